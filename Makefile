@@ -1,0 +1,26 @@
+# The two commands: `make run` and `make test`. Everything else they need, they install.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
+
+.PHONY: run test venv clean-var
+
+$(STAMP): requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet --progress-bar on -r requirements.txt
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	@scripts/run.sh
+
+test: $(STAMP)
+	@scripts/test.sh $(ARGS)
+
+clean-var:
+	rm -rf var

@@ -1,0 +1,89 @@
+"""Test fixtures shared by every app: real PostgreSQL (pytest-django's test database), real Redis
+(the data database flushed around each test), and a real Celery worker process on demand.
+
+`make test` starts throwaway servers and points DATABASE_URL / REDIS_URL at them.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from ugcsite.redis import get_redis
+from ugcsite.testing import ApiClient
+
+ROOT = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def redis_data():
+    """The data Redis, empty at the start and end of every test (its own database, never the broker's)."""
+    client = get_redis()
+    client.flushdb()
+    yield client
+    client.flushdb()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def api(client):
+    """An anonymous JSON client; ``api.as_user("alice")`` gives a signed-in one."""
+    return ApiClient(client)
+
+
+@pytest.fixture
+def eager_tasks():
+    """Run Celery tasks in-process for this test only (pair with django_capture_on_commit_callbacks)."""
+    from ugcsite.celery import app
+
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager = False
+    app.conf.task_eager_propagates = False
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real `celery -A ugcsite worker` process on the test database and test Redis."""
+    from ugcsite.celery import app
+
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env["DATABASE_CONN_MAX_AGE"] = "0"
+    app.control.purge()
+    log = open(ROOT / ".pytest_cache" / "celery-worker.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", "--pool=solo", "--loglevel=info",
+         "--without-gossip", "--without-mingle", "--hostname", f"test-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail("The Celery worker did not start; see .pytest_cache/celery-worker.log")
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def celery_worker(celery_worker_process, transactional_db):
+    """Use in tests whose tasks must run in the real worker; the database is committed for real."""
+    return celery_worker_process

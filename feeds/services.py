@@ -1,0 +1,80 @@
+"""Writes about boards: the only place that combines PostgreSQL, Redis and task enqueues."""
+
+import json
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from feeds import boardcache
+from feeds.ids import board_id_time, next_board_id
+from feeds.models import Board
+
+User = get_user_model()
+_ID_ATTEMPTS = 5
+
+
+def _doc_text(doc: dict) -> str:
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: dict) -> Board:
+    """Insert a board; on commit its G entry is written. O(log |M|) online."""
+    for attempt in range(_ID_ATTEMPTS):
+        board_id = next_board_id()
+        created = board_id_time(board_id)
+        board = Board(
+            id=board_id, author=author, title=title, kind=kind, tags=list(tags), doc_json=_doc_text(doc),
+            created_at=created, updated_at=created,
+        )
+        try:
+            with transaction.atomic():
+                board.save(force_insert=True)
+                User.objects.filter(pk=author.pk).update(boards_count=F("boards_count") + 1)
+            break
+        except IntegrityError:
+            # Only an id collision between two generators sharing a number lands here.
+            if attempt + 1 == _ID_ATTEMPTS or not Board.objects.filter(pk=board_id).exists():
+                raise
+    transaction.on_commit(lambda: _board_published(board))
+    return board
+
+
+def _board_published(board: Board) -> None:
+    boardcache.board_cache_put(board)
+
+
+def board_update(*, board: Board, changes: dict) -> Board:
+    """Apply validated changes (any of title, kind, tags, doc) at once; G is rewritten on commit."""
+    if not changes:
+        return board
+    for field, value in changes.items():
+        if field == "doc":
+            board.doc_json = _doc_text(value)
+        else:
+            setattr(board, field, value)
+    board.updated_at = timezone.now()
+    fields = ["doc_json" if f == "doc" else f for f in changes] + ["updated_at"]
+    board.save(update_fields=fields)
+    transaction.on_commit(lambda: boardcache.board_cache_put(board))
+    return board
+
+
+def board_delete(*, board: Board) -> None:
+    """Mark the board deleted; it answers 404 at once and leaves G on commit."""
+    with transaction.atomic():
+        updated = Board.objects.filter(pk=board.pk, state=Board.State.PUBLISHED).update(
+            state=Board.State.DELETED, updated_at=timezone.now()
+        )
+        if updated:
+            User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") - 1)
+    transaction.on_commit(lambda: boardcache.board_cache_delete(board.pk))
+
+
+def board_record_view(*, board: Board, reader: User | None = None) -> int:
+    """Count one view (``reader``'s read is recorded with social reading); the new total."""
+    Board.objects.filter(pk=board.pk).update(views=F("views") + 1)
+    boardcache.board_cache_add_views(board.pk)
+    board.views += 1
+    return board.views

@@ -1,0 +1,124 @@
+"""The shapes API.md fixes for boards and drawings, checked with pydantic.
+
+Numbers are integers or decimals, never booleans or strings (strict types); NaN and infinities
+never get this far (ugcsite.api.parse_json_object refuses them). Unknown keys are refused.
+What is stored is the JSON as sent, not these models' dump, so a client reads back its own doc.
+"""
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictStr, field_validator, model_validator
+
+MAX_ELEMENTS = 5_000
+MAX_POINTS = 100_000
+MAX_CANVAS = 4_096
+MAX_TAGS = 10
+
+# A strict float takes ints too (kept as sent: the stored doc is the client's JSON), never bools.
+Number = Annotated[StrictFloat, Field(allow_inf_nan=False)]
+Color = Annotated[StrictStr, Field(pattern=r"^#[0-9a-fA-F]{6}$")]
+StrokeWidth = Annotated[Number, Field(ge=1, le=64)]
+Point = Annotated[list[Number], Field(min_length=2, max_length=2)]
+Tag = Annotated[StrictStr, Field(pattern=r"^[a-z0-9-]{1,32}$")]
+KindName = Literal["sketch", "diagram", "note", "comic", "map"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+
+class PathElement(Strict):
+    type: Literal["path"]
+    color: Color
+    width: StrokeWidth
+    points: Annotated[list[Point], Field(min_length=2, max_length=MAX_POINTS)]
+
+
+class TextElement(Strict):
+    type: Literal["text"]
+    color: Color
+    size: Annotated[Number, Field(ge=8, le=128)]
+    x: Number
+    y: Number
+    text: Annotated[StrictStr, Field(min_length=1, max_length=500)]
+
+
+class ShapeElement(Strict):
+    type: Literal["rect", "ellipse"]
+    color: Color
+    width: StrokeWidth
+    x: Number
+    y: Number
+    w: Annotated[Number, Field(gt=0)]
+    h: Annotated[Number, Field(gt=0)]
+    fill: Color | None = None
+
+
+Element = Annotated[PathElement | TextElement | ShapeElement, Field(discriminator="type")]
+
+
+class Doc(Strict):
+    width: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
+    height: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
+    background: Color
+    elements: Annotated[list[Element], Field(max_length=MAX_ELEMENTS)]
+
+    @model_validator(mode="after")
+    def within_canvas(self):
+        width, height = self.width, self.height
+        total = 0
+        for i, element in enumerate(self.elements):
+            where = f"elements[{i}]"
+            if isinstance(element, PathElement):
+                total += len(element.points)
+                if total > MAX_POINTS:
+                    raise ValueError(f"the drawing has more than {MAX_POINTS:,} points in all; simplify it")
+                for j, (x, y) in enumerate(element.points):
+                    if not (0 <= x <= width and 0 <= y <= height):
+                        raise ValueError(f"{where}.points[{j}] ({x}, {y}) lies outside the {width}x{height} canvas")
+            elif isinstance(element, TextElement):
+                if not (0 <= element.x <= width and 0 <= element.y <= height):
+                    raise ValueError(f"{where} ({element.x}, {element.y}) lies outside the {width}x{height} canvas")
+            elif not (
+                0 <= element.x and 0 <= element.y and element.x + element.w <= width and element.y + element.h <= height
+            ):
+                raise ValueError(f"{where}, a {element.type}, does not fit inside the {width}x{height} canvas")
+        return self
+
+
+def _clean_title(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= 120:
+        raise ValueError("a title needs 1 to 120 characters (spaces at both ends do not count)")
+    return value
+
+
+def _clean_tags(value: list[str]) -> list[str]:
+    if len(set(value)) != len(value):
+        raise ValueError("tags must be distinct")
+    return value
+
+
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
+
+
+class BoardCreate(Strict):
+    title: StrictStr
+    kind: KindName
+    tags: Tags = []
+    doc: Doc
+
+    _title = field_validator("title")(_clean_title)
+    _tags = field_validator("tags")(_clean_tags)
+
+
+class BoardPatch(Strict):
+    """Any of the fields; a field given as null is a 400 (the types are not optional)."""
+
+    title: StrictStr = None
+    kind: KindName = None
+    tags: Tags = None
+    doc: Doc = None
+
+    _title = field_validator("title")(_clean_title)
+    _tags = field_validator("tags")(_clean_tags)

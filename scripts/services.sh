@@ -1,0 +1,102 @@
+# Shell functions that install, start and stop the local PostgreSQL and Redis servers.
+# Sourced by scripts/run.sh (make run) and scripts/test.sh (make test).
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf '\033[31merror:\033[0m %s\n' "$*" >&2; exit 1; }
+
+# PostgreSQL refuses to run as root: as root, its commands run as the "postgres" user.
+as_pg() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+find_pg_bin() {
+    if [ -n "${PG_BIN:-}" ]; then echo "$PG_BIN"; return; fi
+    local d
+    for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r) /usr/local/pgsql/bin; do
+        [ -x "$d/initdb" ] && { echo "$d"; return; }
+    done
+    command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return; }
+    return 1
+}
+
+ensure_postgres() {
+    PG_BIN=$(find_pg_bin) || die "PostgreSQL server binaries (initdb, pg_ctl) were not found.
+  On Debian/Ubuntu: sudo apt-get install postgresql   (any version from 13 up)
+  On macOS:         brew install postgresql@15
+  Or set PG_BIN to the folder holding initdb, or DATABASE_URL to a server you already run."
+    export PG_BIN
+    if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+        die "Running as root, but there is no 'postgres' user to run PostgreSQL as (it refuses root).
+  Create one: useradd --system --home /var/lib/postgresql postgres"
+    fi
+}
+
+ensure_redis() {
+    command -v redis-server >/dev/null 2>&1 && return
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "Installing redis-server from the distribution's packages"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null \
+            || die "apt-get could not install redis-server; install it by hand and run again."
+        # Debian starts a system-wide redis on port 6379; we run our own under var/.
+        command -v systemctl >/dev/null 2>&1 && systemctl disable --now redis-server >/dev/null 2>&1 || true
+    else
+        die "redis-server was not found.
+  On Debian/Ubuntu: sudo apt-get install redis-server
+  On macOS:         brew install redis
+  Or set REDIS_URL to a Redis you already run."
+    fi
+}
+
+# pg_start DATADIR PORT [fast]: create the cluster on first use, start it, create the ugcsite database.
+# With "fast" the cluster skips fsync (test runs: data is thrown away).
+pg_start() {
+    local data=$1 port=$2 fast=${3:-}
+    mkdir -p "$data"
+    if [ "$(id -u)" = 0 ]; then chown postgres: "$data"; fi
+    chmod 700 "$data"
+    if [ ! -f "$data/PG_VERSION" ]; then
+        say "Creating a PostgreSQL cluster in $data"
+        as_pg "$PG_BIN/initdb" -D "$data" -U ugcsite --auth=trust --encoding=UTF8 --locale=C.UTF-8 \
+            ${fast:+--no-sync} >"$data.initdb.log" 2>&1 \
+            || die "initdb failed; see $data.initdb.log"
+    fi
+    local opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$data'"
+    [ -n "$fast" ] && opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$data/server.log" -o "$opts" -w -t 60 start >/dev/null \
+        || die "PostgreSQL did not start on port $port; see $data/server.log (is the port taken?)"
+    as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U ugcsite -d postgres -tAq \
+        -c "SELECT 1 FROM pg_database WHERE datname='ugcsite'" | grep -q 1 \
+        || as_pg "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U ugcsite ugcsite
+}
+
+pg_stop() {
+    local data=$1
+    [ -f "$data/postmaster.pid" ] && as_pg "$PG_BIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# redis_start DIR PORT [ephemeral]: a Redis kept under DIR (append-only file), or with no persistence.
+redis_start() {
+    local dir=$1 port=$2 ephemeral=${3:-}
+    mkdir -p "$dir"
+    local persist=(--appendonly yes --save "300 1")
+    [ -n "$ephemeral" ] && persist=(--appendonly no --save "")
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --daemonize yes \
+        --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" "${persist[@]}" \
+        || die "Redis did not start on port $port; see $dir/redis.log"
+    local i
+    for i in $(seq 1 50); do
+        redis-cli -p "$port" ping >/dev/null 2>&1 && return
+        sleep 0.1
+    done
+    die "Redis did not answer on port $port; see $dir/redis.log (is the port taken?)"
+}
+
+redis_stop() {
+    local dir=$1 port=$2
+    redis-cli -p "$port" shutdown >/dev/null 2>&1 || true
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

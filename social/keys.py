@@ -1,0 +1,32 @@
+"""Every Redis key of the follow graph and the per-user counters.
+
+Each per-user key carries the owner's hash tag ``{u:<id>}`` so that all of one user's keys sit
+in one Redis Cluster slot. Nothing outside this module spells a key.
+"""
+
+
+def _user_tag(user_id: int) -> str:
+    return f"{{u:{int(user_id)}}}"
+
+
+def followers(user_id: int) -> str:
+    """Sorted set F: follower ids scored by follow time (epoch seconds). Example: ``f:{u:42}``."""
+    return f"f:{_user_tag(user_id)}"
+
+
+def following(user_id: int) -> str:
+    """Sorted set, the mirror of F: followee ids scored by follow time. Example: ``fg:{u:42}``."""
+    return f"fg:{_user_tag(user_id)}"
+
+
+def counts(user_id: int) -> str:
+    """Hash of the profile counters: ``followers``, ``following``, ``boards``. Example: ``c:{u:42}``."""
+    return f"c:{_user_tag(user_id)}"
+
+
+def auth_attempts(client: str) -> str:
+    """String counter of sign-up/log-in attempts of one client address this minute, with a TTL.
+
+    Example: ``rl:auth:{ip:127.0.0.1}``.
+    """
+    return f"rl:auth:{{ip:{client}}}"

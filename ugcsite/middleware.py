@@ -1,0 +1,46 @@
+from django.conf import settings
+from django.http import JsonResponse
+
+# Pages load nothing from other hosts and run no inline script (API.md, "Pages").
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+
+class ContentSecurityPolicyMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        return response
+
+
+class BodySizeLimitMiddleware:
+    """A body over the limit answers 413 before anything reads it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return JsonResponse({"detail": "The Content-Length header is not a number."}, status=400)
+        if length > settings.API_MAX_BODY_BYTES:
+            limit_mib = settings.API_MAX_BODY_BYTES / 1024 / 1024
+            return JsonResponse(
+                {"detail": f"The body is {length:,} bytes; at most {limit_mib:g} MiB is accepted. Send a smaller drawing."},
+                status=413,
+            )
+        return self.get_response(request)

@@ -1,0 +1,101 @@
+"""The OpenAPI document of /api/v1 (``/api/v1/openapi.json``), built from the same pydantic
+models that validate the bodies, so the two cannot drift apart."""
+
+from functools import lru_cache
+
+from django.http import JsonResponse
+from pydantic.json_schema import models_json_schema
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+def _answer(description: str, schema: dict | None = None, content_type: str = "application/json") -> dict:
+    answer: dict = {"description": description}
+    if schema is not None:
+        answer["content"] = {content_type: {"schema": schema}}
+    return answer
+
+
+def _errors(*codes: int) -> dict:
+    text = {400: "invalid input", 401: "no or bad credentials", 403: "not allowed", 404: "not found",
+            409: "conflict", 413: "body too large", 429: "rate limit reached"}
+    return {str(code): _answer(text[code], ERROR) for code in codes}
+
+
+def _body(ref: str) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
+
+
+def _board_id_param() -> dict:
+    return {"name": "board_id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+
+
+def _paths() -> dict:
+    board = {"$ref": "#/components/schemas/Board"}
+    profile = {"$ref": "#/components/schemas/Profile"}
+    secured = [{"bearer": []}]
+    return {
+        "/api/v1/users": {"post": {
+            "summary": "Sign up", "requestBody": _body("SignUp"),
+            "responses": {"201": _answer("created", {"type": "object", "properties": {
+                "id": {"type": "integer"}, "username": {"type": "string"}}}), **_errors(400, 409, 413, 429)}}},
+        "/api/v1/tokens": {"post": {
+            "summary": "Get a bearer token", "requestBody": _body("Credentials"),
+            "responses": {"201": _answer("a token", {"type": "object", "properties": {"token": {"type": "string"}}}),
+                          **_errors(400, 401, 413, 429)}}},
+        "/api/v1/me": {"get": {"summary": "The caller's profile", "security": secured,
+                               "responses": {"200": _answer("profile", profile), **_errors(401)}}},
+        "/api/v1/boards": {"post": {
+            "summary": "Publish a board", "security": secured, "requestBody": _body("BoardCreate"),
+            "responses": {"201": _answer("the new board", board), **_errors(400, 401, 413)}}},
+        "/api/v1/boards/{board_id}": {
+            "parameters": [_board_id_param()],
+            "get": {"summary": "Read a board (counts a view)", "responses": {"200": _answer("the board", board), **_errors(401, 404)}},
+            "patch": {"summary": "Change a board (author only)", "security": secured, "requestBody": _body("BoardPatch"),
+                      "responses": {"200": _answer("the board", board), **_errors(400, 401, 403, 404, 413)}},
+            "delete": {"summary": "Delete a board (author or staff)", "security": secured,
+                       "responses": {"204": _answer("deleted"), **_errors(401, 403, 404)}},
+        },
+        "/api/v1/boards/{board_id}/preview.svg": {
+            "parameters": [_board_id_param()],
+            "get": {"summary": "The drawing rendered as SVG",
+                    "responses": {"200": _answer("SVG", {"type": "string"}, "image/svg+xml"), **_errors(401, 404)}}},
+    }
+
+
+@lru_cache(maxsize=1)
+def build() -> dict:
+    from feeds.validation import BoardCreate, BoardPatch, Doc
+    from social.api import Credentials, SignUp
+
+    _, schemas = models_json_schema(
+        [(m, "validation") for m in (SignUp, Credentials, BoardCreate, BoardPatch, Doc)],
+        ref_template="#/components/schemas/{model}",
+    )
+    components = schemas.get("$defs", {})
+    summary_props = {
+        "id": {"type": "integer"}, "author": {"type": "string"}, "title": {"type": "string"},
+        "kind": {"type": "string", "enum": ["sketch", "diagram", "note", "comic", "map"]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
+        "views": {"type": "integer"}, "preview_url": {"type": "string"},
+    }
+    components["BoardSummary"] = {"type": "object", "properties": summary_props, "required": list(summary_props)}
+    components["Board"] = {"type": "object", "properties": {**summary_props, "doc": {"$ref": "#/components/schemas/Doc"}},
+                           "required": [*summary_props, "doc"]}
+    components["Profile"] = {"type": "object", "properties": {
+        "id": {"type": "integer"}, "username": {"type": "string"}, "followers": {"type": "integer"},
+        "following": {"type": "integer"}, "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"}}}
+    components["Error"] = {"type": "object", "required": ["detail"], "properties": {
+        "detail": {"type": "string"}, "errors": {"type": "array", "items": {"type": "string"}}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "ugcsite API", "version": "1"},
+        "paths": _paths(),
+        "components": {"schemas": components,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+    }
+
+
+def document(request):
+    return JsonResponse(build())

@@ -1,0 +1,66 @@
+"""Helpers for tests: a JSON API client and polling for work the Celery worker does."""
+
+import json
+import time
+
+import pytest
+
+
+class ApiClient:
+    """django.test.Client speaking JSON, optionally with a bearer token."""
+
+    def __init__(self, client, token: str | None = None):
+        self.client = client
+        self.token = token
+
+    def _headers(self, headers):
+        merged = {}
+        if self.token:
+            merged["Authorization"] = f"Bearer {self.token}"
+        merged.update(headers or {})
+        return merged
+
+    def request(self, method: str, path: str, body=None, *, raw: bytes | str | None = None, headers=None, **query):
+        kwargs = {"headers": self._headers(headers)}
+        if body is not None or raw is not None:
+            kwargs["data"] = raw if raw is not None else json.dumps(body)
+            kwargs["content_type"] = "application/json"
+        if query:
+            kwargs["QUERY_STRING"] = "&".join(
+                f"{k}={v}" for k, values in query.items() for v in (values if isinstance(values, list) else [values])
+            )
+        return getattr(self.client, method.lower())(path, **kwargs)
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def patch(self, path, body=None, **kw):
+        return self.request("PATCH", path, body, **kw)
+
+    def put(self, path, body=None, **kw):
+        return self.request("PUT", path, body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+    def as_user(self, username: str, password: str = "password123") -> "ApiClient":
+        """A client signed in as ``username`` (created through the API if new)."""
+        self.post("/api/v1/users", {"username": username, "password": password})
+        response = self.post("/api/v1/tokens", {"username": username, "password": password})
+        assert response.status_code == 201, response.content
+        return ApiClient(self.client.__class__(), response.json()["token"])
+
+
+def wait_for(predicate, *, timeout: float = 10.0, interval: float = 0.05, what: str = "the condition"):
+    """Poll until ``predicate()`` is truthy (for work done by the worker); fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)

@@ -1,0 +1,43 @@
+"""Site-wide pages and the error handlers: JSON under /api/, pages in the site's look elsewhere."""
+
+from django.http import HttpRequest
+from django.shortcuts import render
+
+from ugcsite.api import error_response
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def _error(request, status: int, api_detail: str, title: str, message: str):
+    if _is_api(request):
+        return error_response(status, api_detail)
+    return render(request, "error.html", {"status": status, "title": title, "message": message}, status=status)
+
+
+def bad_request(request, exception=None):
+    return _error(request, 400, "The request could not be understood; check its URL and body.",
+                  "Bad request", "The request could not be understood.")
+
+
+def permission_denied(request, exception=None):
+    return _error(request, 403, "You are not allowed to do that.",
+                  "Not allowed", "You are not allowed to see or change this page.")
+
+
+def page_not_found(request, exception=None):
+    return _error(request, 404, "There is nothing at this address; see /api/v1/openapi.json for the API.",
+                  "Not found", "There is nothing at this address. It may have been deleted.")
+
+
+def server_error(request):
+    return _error(request, 500, "Something went wrong on our side; try again in a moment.",
+                  "Something went wrong", "Something went wrong on our side. Try again in a moment.")
+
+
+def home(request):
+    from feeds.models import Board
+
+    recent = Board.objects.filter(state=Board.State.PUBLISHED).select_related("author").order_by("-id")[:24]
+    return render(request, "home.html", {"boards": recent})
