@@ -29,6 +29,12 @@ def redis_data():
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """PBKDF2's cost is for attackers, not for the hundreds of test accounts."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     from django.core.cache import cache
 

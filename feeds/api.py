@@ -5,7 +5,7 @@ from django.http import HttpResponse
 from feeds import selectors, services
 from feeds.svg import render_svg
 from feeds.validation import BoardCreate, BoardPatch
-from ugcsite.api import ApiError, endpoint, login_required, parse_json_object, validate
+from ugcsite.api import ApiError, endpoint, get_user_by_name, login_required, paging, parse_json_object, validate
 
 # The preview is a standalone document: no script may run in it even when opened directly.
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
@@ -67,6 +67,18 @@ def board_preview(request, board_id: int):
     return response
 
 
+def user_boards(request, username: str):
+    author = get_user_by_name(username)
+    return selectors.profile_boards(author.pk, **paging(request, allow_before=True))
+
+
+@login_required
+def feed(request):
+    return selectors.home_feed(request.api_user.pk, **paging(request, allow_before=True))
+
+
 boards = endpoint(POST=board_create)
+profile_boards = endpoint(GET=user_boards)
+home_feed = endpoint(GET=feed)
 board = endpoint(GET=board_read, PATCH=board_update, DELETE=board_delete)
 preview = endpoint(GET=board_preview)

@@ -13,7 +13,8 @@ from feeds import keys
 from ugcsite.redis import get_redis
 
 
-def _fields(board) -> dict:
+def fields_of(board) -> dict:
+    """The G hash of a board (strings and numbers, as Redis stores them)."""
     return {
         "id": board.id,
         "author": board.author.username,
@@ -48,7 +49,7 @@ def board_cache_put(board, *, pipe=None) -> None:
     client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
     key = keys.board(board.id)
     client.delete(key)
-    client.hset(key, mapping=_fields(board))
+    client.hset(key, mapping=fields_of(board))
     client.expire(key, settings.BOARD_CACHE_TTL_SECONDS)
     if pipe is None:
         client.execute()

@@ -7,7 +7,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from feeds import boardcache
+from feeds import boardcache, tasks, timelines
+from ugcsite.redis import get_redis
 from feeds.ids import board_id_time, next_board_id
 from feeds.models import Board
 
@@ -20,7 +21,8 @@ def _doc_text(doc: dict) -> str:
 
 
 def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: dict) -> Board:
-    """Insert a board; on commit its G entry is written. O(log |M|) online."""
+    """Insert a board; on commit one pipeline writes G and M[author], then a task fans it out.
+    O(log |M|) online; the fan-out, proportional to followers, runs in Celery."""
     for attempt in range(_ID_ATTEMPTS):
         board_id = next_board_id()
         created = board_id_time(board_id)
@@ -42,7 +44,11 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
 
 
 def _board_published(board: Board) -> None:
-    boardcache.board_cache_put(board)
+    pipe = get_redis().pipeline(transaction=False)
+    boardcache.board_cache_put(board, pipe=pipe)
+    timelines.profile_add(board.author_id, board.id, pipe=pipe)
+    pipe.execute()
+    tasks.board_fanout.delay(board.id)
 
 
 def board_update(*, board: Board, changes: dict) -> Board:
@@ -62,14 +68,24 @@ def board_update(*, board: Board, changes: dict) -> Board:
 
 
 def board_delete(*, board: Board) -> None:
-    """Mark the board deleted; it answers 404 at once and leaves G on commit."""
+    """Mark the board deleted: it answers 404 at once, leaves G and M on commit, and a task
+    takes it out of every follower's P."""
     with transaction.atomic():
         updated = Board.objects.filter(pk=board.pk, state=Board.State.PUBLISHED).update(
             state=Board.State.DELETED, updated_at=timezone.now()
         )
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") - 1)
-    transaction.on_commit(lambda: boardcache.board_cache_delete(board.pk))
+    if updated:
+        transaction.on_commit(lambda: _board_withdrawn(board))
+
+
+def _board_withdrawn(board: Board) -> None:
+    pipe = get_redis().pipeline(transaction=False)
+    boardcache.board_cache_delete(board.pk, pipe=pipe)
+    timelines.profile_remove(board.author_id, board.pk, pipe=pipe)
+    pipe.execute()
+    tasks.board_retract.delay(board.pk)
 
 
 def board_record_view(*, board: Board, reader: User | None = None) -> int:

@@ -3,13 +3,15 @@
 from typing import Annotated
 
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.contrib.auth import authenticate as password_authenticate
 from pydantic import Field, StrictStr
 
 from feeds.validation import Strict
 from social import keys, selectors, services
-from ugcsite.api import ApiError, client_address, endpoint, login_required, parse_json_object, validate
+from ugcsite.api import (
+    ApiError, client_address, endpoint, get_user_by_name, login_required, paging, parse_json_object, validate,
+)
 from ugcsite.redis import get_redis
 
 
@@ -63,6 +65,42 @@ def me(request):
     return selectors.profile(request.api_user, viewer=request.api_user)
 
 
+def user_profile(request, username: str):
+    return selectors.profile(get_user_by_name(username), viewer=request.api_user)
+
+
+@login_required
+def follow_put(request, username: str):
+    followee = get_user_by_name(username)
+    try:
+        services.follow_create(follower=request.api_user, followee=followee)
+    except services.FollowSelf:
+        raise ApiError(400, "You cannot follow yourself.") from None
+    return HttpResponse(status=204)
+
+
+@login_required
+def follow_delete(request, username: str):
+    services.follow_delete(follower=request.api_user, followee=get_user_by_name(username))
+    return HttpResponse(status=204)
+
+
+def followers(request, username: str):
+    user = get_user_by_name(username)
+    page = paging(request)
+    return selectors.followers_list(user, offset=page["offset"], limit=page["limit"])
+
+
+def following(request, username: str):
+    user = get_user_by_name(username)
+    page = paging(request)
+    return selectors.following_list(user, offset=page["offset"], limit=page["limit"])
+
+
 users = endpoint(POST=users_create)
+profile = endpoint(GET=user_profile)
+follow = endpoint(PUT=follow_put, DELETE=follow_delete)
+followers_view = endpoint(GET=followers)
+following_view = endpoint(GET=following)
 tokens = endpoint(POST=tokens_create)
 me_view = endpoint(GET=me)

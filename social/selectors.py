@@ -16,3 +16,25 @@ def profile(user, *, viewer=None) -> dict:
         "boards": user.boards_count,
         "followed_by_me": followed_by_me,
     }
+
+
+def people_page(ids: list[int]) -> list[dict]:
+    """``{"id", "username"}`` for each id, in the given order (one query)."""
+    from django.contrib.auth import get_user_model
+
+    names = dict(get_user_model().objects.filter(pk__in=ids).values_list("id", "username"))
+    return [{"id": user_id, "username": names[user_id]} for user_id in ids if user_id in names]
+
+
+def followers_list(user, *, offset: int, limit: int) -> dict:
+    from social import graph
+
+    ids, total = graph.followers_page(user.pk, offset=offset, limit=limit)
+    return {"items": people_page(ids), "total": total}
+
+
+def following_list(user, *, offset: int, limit: int) -> dict:
+    from social import graph
+
+    ids, total = graph.following_page(user.pk, offset=offset, limit=limit)
+    return {"items": people_page(ids), "total": total}

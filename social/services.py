@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from social.models import ApiToken
@@ -35,3 +36,54 @@ def token_create(*, user: User) -> str:
     key = ApiToken.new_key()
     ApiToken.objects.create(user=user, key_hash=ApiToken.hash_key(key), expires_at=now + settings.API_TOKEN_LIFETIME)
     return key
+
+
+class FollowSelf(Exception):
+    pass
+
+
+def follow_create(*, follower: User, followee: User) -> bool:
+    """Follow someone (idempotent). The edge goes into PostgreSQL and, on commit, into F and
+    following at once; a task back-fills the followee's recent boards. True if it is new."""
+    from feeds import tasks
+    from social import graph
+    from social.models import Follow
+
+    if follower.pk == followee.pk:
+        raise FollowSelf()
+    with transaction.atomic():
+        edge, created = Follow.objects.get_or_create(follower=follower, followee=followee)
+        if created:
+            User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") + 1)
+            User.objects.filter(pk=follower.pk).update(following_count=F("following_count") + 1)
+
+    def publish():
+        # Written even when the edge existed: a repeated PUT repairs a Redis that lost it.
+        graph.follow_add(follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp())
+        if created:
+            tasks.follow_backfill.delay(follower.pk, followee.pk)
+
+    transaction.on_commit(publish)
+    return created
+
+
+def follow_delete(*, follower: User, followee: User) -> bool:
+    """Unfollow (idempotent). The edge leaves PostgreSQL and F/following at once; a task takes
+    the followee's boards out of the follower's P. True if there was an edge."""
+    from feeds import tasks
+    from social import graph
+    from social.models import Follow
+
+    with transaction.atomic():
+        deleted, _ = Follow.objects.filter(follower=follower, followee=followee).delete()
+        if deleted:
+            User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") - 1)
+            User.objects.filter(pk=follower.pk).update(following_count=F("following_count") - 1)
+
+    def publish():
+        graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk)
+        if deleted:
+            tasks.unfollow_cleanup.delay(follower.pk, followee.pk)
+
+    transaction.on_commit(publish)
+    return bool(deleted)

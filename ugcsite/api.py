@@ -212,6 +212,28 @@ def validate(model: type[BaseModel], data: dict) -> BaseModel:
         raise ApiError(400, errors[0] + more + ".", errors=errors) from None
 
 
+def _int_param(request: HttpRequest, name: str, default: int | None, low: int, high: int | None = None) -> int | None:
+    raw = request.GET.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or len(raw) > 18:
+        raise ApiError(400, f"{name} must be a whole number{f' from {low} to {high}' if high else f' of at least {low}'}.")
+    value = int(raw)
+    if value < low or (high is not None and value > high):
+        raise ApiError(400, f"{name} must be {f'from {low} to {high}' if high else f'at least {low}'}; it was {value}.")
+    return value
+
+
+def paging(request: HttpRequest, *, allow_before: bool = False) -> dict:
+    """``offset``/``limit`` (and ``before`` where allowed) of a list endpoint (API.md), or a 400."""
+    limit = _int_param(request, "limit", 20, 1, 100)
+    offset = _int_param(request, "offset", None, 0)
+    before = _int_param(request, "before", None, 1) if allow_before else None
+    if offset is not None and before is not None:
+        raise ApiError(400, "Give either offset or before, not both.")
+    return {"offset": offset if before is not None or offset is not None else 0, "before": before, "limit": limit}
+
+
 def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR") or "unknown"
 

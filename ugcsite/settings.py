@@ -161,3 +161,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# --- timelines and fan-out ---------------------------------------------------------------------
+# P keeps the newest HOME_TIMELINE_HOT ids (Twitter kept 800); fan-out trims it back to that
+# once it grows past HOT + SLACK, so a trim runs once per SLACK deliveries, not on every one.
+HOME_TIMELINE_HOT = int(os.environ.get("HOME_TIMELINE_HOT", "800"))
+HOME_TIMELINE_SLACK = int(os.environ.get("HOME_TIMELINE_SLACK", "100"))
+# Followers reached per fan-out task; the task re-enqueues itself for the next batch.
+FANOUT_BATCH_SIZE = int(os.environ.get("FANOUT_BATCH_SIZE", "1000"))
+# How many of a followee's newest boards a new follow brings into the follower's feed.
+FOLLOW_BACKFILL_COUNT = int(os.environ.get("FOLLOW_BACKFILL_COUNT", "100"))

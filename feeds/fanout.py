@@ -1,0 +1,58 @@
+"""Who gets what: fan-out of a new board, retraction of a deleted one, follow back-fill and
+unfollow clean-up, each in bounded steps for Celery (feeds.tasks). Storage work only."""
+
+from django.conf import settings
+
+from feeds import boardcache, timelines
+from feeds.models import Board
+from social import graph
+from social.graph import FollowerCursor
+
+
+def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int) -> FollowerCursor | None:
+    """Deliver a board to the next ``batch_size`` followers; the cursor to go on from, or None.
+    One ZRANGEBYSCORE plus one pipeline: O(batch log |P|). Idempotent: a retried batch re-adds
+    what is there already."""
+    followers, next_cursor = graph.followers_batch(author_id, cursor, batch_size)
+    timelines.home_deliver(followers, author_id, [board_id])
+    return next_cursor
+
+
+def retract_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int) -> FollowerCursor | None:
+    """Take a board out of the next ``batch_size`` followers' P. O(batch log |P|)."""
+    followers, next_cursor = graph.followers_batch(author_id, cursor, batch_size)
+    timelines.home_remove(followers, [board_id])
+    return next_cursor
+
+
+def follow_backfill(*, follower_id: int, followee_id: int) -> None:
+    """Bring the followee's newest boards into the follower's P (if the follow still holds).
+    O(n log |P|) for n = FOLLOW_BACKFILL_COUNT."""
+    board_ids = timelines.profile_recent_ids(followee_id, settings.FOLLOW_BACKFILL_COUNT)
+    timelines.home_deliver([follower_id], followee_id, board_ids)
+
+
+def board_authors(board_ids: list[int]) -> dict[int, int]:
+    """The author id of each board, from G where cached, else PostgreSQL (deleted boards too)."""
+    cached = boardcache.board_cache_get_many(board_ids)
+    authors = {board_id: int(fields["author_id"]) for board_id, fields in cached.items()}
+    missing = [board_id for board_id in board_ids if board_id not in authors]
+    if missing:
+        authors.update(Board.objects.filter(pk__in=missing).values_list("id", "author_id"))
+    return authors
+
+
+def unfollow_cleanup(*, follower_id: int, followee_id: int) -> int:
+    """Remove every board of the followee from the follower's P, unless they follow again.
+
+    Scans P, which is bounded by its hot size: O(|P|). Scanning P rather than the followee's M
+    also catches boards the followee deleted meanwhile (gone from M, maybe not yet from P).
+    Returns how many ids were removed.
+    """
+    if graph.is_following(follower_id=follower_id, followee_id=followee_id):
+        return 0  # followed again before this ran: the new follow's back-fill owns the feed
+    ids = timelines.home_ids(follower_id)
+    authors = board_authors(ids)
+    stale = [board_id for board_id in ids if authors.get(board_id) == followee_id]
+    timelines.home_remove([follower_id], stale)
+    return len(stale)

@@ -1,0 +1,24 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from feeds import rebuild
+
+
+class Command(BaseCommand):
+    help = "Rebuilds every Redis structure (follow graph, timelines, counts) from PostgreSQL."
+
+    def handle(self, *args, **options):
+        user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
+        rebuild.recount_profiles()
+        steps = [
+            ("follow graph", rebuild.rebuild_graph),
+            ("profile timelines", rebuild.rebuild_profiles),
+            ("home timelines", rebuild.rebuild_home),
+        ]
+        for label, step in steps:
+            with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
+                step(user_ids, bar.update)
+        self.stdout.write(self.style.SUCCESS(
+            f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read."
+        ))

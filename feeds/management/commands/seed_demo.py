@@ -1,0 +1,51 @@
+import random
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from tqdm import tqdm
+
+from feeds.demo import drawing
+from feeds.services import board_create
+from social.services import user_create
+
+DEMO_PASSWORD = "demo-password"
+STAFF = ("admin", "admin-password")
+PEOPLE = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+# Who follows whom: everyone follows alice; a ring; a few extra edges.
+FOLLOWS = [(p, "alice") for p in PEOPLE if p != "alice"] + [
+    (a, b) for a, b in zip(PEOPLE, PEOPLE[1:] + PEOPLE[:1]) if b != "alice"
+] + [("alice", "bob"), ("alice", "carol"), ("grace", "erin")]
+BOARDS_PER_PERSON = 8
+
+
+class Command(BaseCommand):
+    help = "Creates the demo world: people, follows, boards with drawings, and a staff account."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--if-empty", action="store_true", help="do nothing if any user exists")
+        parser.add_argument("--seed", type=int, default=2026)
+
+    def handle(self, *args, if_empty: bool, seed: int, **options):
+        User = get_user_model()
+        if if_empty and User.objects.exists():
+            self.stdout.write("Demo world already there; keeping your data.")
+            return
+        rng = random.Random(seed)
+        user_create(username=STAFF[0], password=STAFF[1], is_staff=True)
+        people = {name: user_create(username=name, password=DEMO_PASSWORD) for name in PEOPLE}
+        from social.services import follow_create
+
+        for follower, followee in FOLLOWS:
+            follow_create(follower=people[follower], followee=people[followee])
+        total = len(PEOPLE) * BOARDS_PER_PERSON
+        with tqdm(total=total, desc="demo boards", unit="board", disable=None) as bar:
+            for i in range(total):
+                title, kind, tags, doc = drawing(rng, i)
+                with transaction.atomic():
+                    board_create(author=people[PEOPLE[i % len(PEOPLE)]], title=title, kind=kind, tags=tags, doc=doc)
+                bar.update()
+        self.stdout.write(self.style.SUCCESS(
+            f"Demo world: {len(PEOPLE)} people (password {DEMO_PASSWORD!r}), {len(FOLLOWS)} follows, "
+            f"{total} boards; staff login {STAFF[0]} / {STAFF[1]}."
+        ))

@@ -1,0 +1,68 @@
+"""Rebuilding the Redis structures from PostgreSQL (``manage.py rebuild_redis``).
+
+Every function here is offline work, proportional to the data it rebuilds.
+"""
+
+from itertools import groupby
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Subquery
+
+from feeds import keys, timelines
+from feeds.models import Board
+from social import graph
+from social.models import Follow
+
+
+def recount_profiles() -> None:
+    """Recompute every user's followers/following/boards counts in one statement each."""
+    User = get_user_model()
+    table, follow, board = User._meta.db_table, Follow._meta.db_table, Board._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} u SET "
+            f"followers_count = (SELECT count(*) FROM {follow} f WHERE f.followee_id = u.id), "
+            f"following_count = (SELECT count(*) FROM {follow} f WHERE f.follower_id = u.id), "
+            f"boards_count = (SELECT count(*) FROM {board} b WHERE b.author_id = u.id AND b.state = %s)",
+            [Board.State.PUBLISHED],
+        )
+
+
+def _edges_by(field: str):
+    """{user id: [(other id, follow time)]}, grouped on ``field`` (one streaming query)."""
+    other = "follower_id" if field == "followee_id" else "followee_id"
+    rows = Follow.objects.order_by(field).values_list(field, other, "created_at").iterator(chunk_size=10_000)
+    return {uid: [(o, at.timestamp()) for _, o, at in group] for uid, group in groupby(rows, key=lambda r: r[0])}
+
+
+def rebuild_graph(user_ids, progress) -> None:
+    followers, following = _edges_by("followee_id"), _edges_by("follower_id")
+    for user_id in user_ids:
+        graph.graph_replace(user_id, followers=followers.get(user_id, ()), following=following.get(user_id, ()))
+        progress()
+
+
+def rebuild_profiles(user_ids, progress) -> None:
+    rows = (
+        Board.objects.filter(state=Board.State.PUBLISHED).order_by("author_id", "-id")
+        .values_list("author_id", "id").iterator(chunk_size=10_000)
+    )
+    by_author = {uid: [board_id for _, board_id in group] for uid, group in groupby(rows, key=lambda r: r[0])}
+    for user_id in user_ids:
+        timelines.timeline_replace(keys.profile_timeline(user_id), by_author.get(user_id, ()))
+        progress()
+
+
+def rebuild_home(user_ids, progress) -> None:
+    """Each P from the newest boards of the user's followees: one indexed query per user."""
+    hot = settings.HOME_TIMELINE_HOT
+    for user_id in user_ids:
+        followees = Follow.objects.filter(follower_id=user_id).values("followee_id")
+        ids = list(
+            Board.objects.filter(author_id__in=Subquery(followees), state=Board.State.PUBLISHED)
+            .order_by("-id").values_list("id", flat=True)[:hot]
+        )
+        timelines.timeline_replace(keys.home_timeline(user_id), ids)
+        progress()

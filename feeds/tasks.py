@@ -1,0 +1,51 @@
+"""Celery tasks: thin, idempotent, taking ids. Each reloads what it needs, treats a vanished
+record as done, and calls one function of feeds.fanout."""
+
+from celery import shared_task
+from django.conf import settings
+
+from feeds import fanout
+from feeds.models import Board
+from social.graph import FollowerCursor
+
+
+def _cursor(score, done) -> FollowerCursor:
+    return FollowerCursor() if score is None else FollowerCursor(score, done)
+
+
+@shared_task(acks_late=True)
+def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
+    """Push a new board to its author's followers, one batch a run, re-enqueued until done."""
+    row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
+    if row is None or row["state"] != Board.State.PUBLISHED:
+        return  # deleted or hidden meanwhile: the retraction owns it now
+    next_cursor = fanout.fanout_batch(
+        board_id=board_id, author_id=row["author_id"], cursor=_cursor(cursor_score, cursor_done),
+        batch_size=settings.FANOUT_BATCH_SIZE,
+    )
+    if next_cursor is not None:
+        board_fanout.delay(board_id, *next_cursor)
+
+
+@shared_task(acks_late=True)
+def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
+    """Take a deleted or hidden board out of its author's followers' feeds, batch by batch."""
+    row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
+    if row is None or row["state"] == Board.State.PUBLISHED:
+        return  # unhidden meanwhile: it belongs in the feeds again
+    next_cursor = fanout.retract_batch(
+        board_id=board_id, author_id=row["author_id"], cursor=_cursor(cursor_score, cursor_done),
+        batch_size=settings.FANOUT_BATCH_SIZE,
+    )
+    if next_cursor is not None:
+        board_retract.delay(board_id, *next_cursor)
+
+
+@shared_task(acks_late=True)
+def follow_backfill(follower_id: int, followee_id: int) -> None:
+    fanout.follow_backfill(follower_id=follower_id, followee_id=followee_id)
+
+
+@shared_task(acks_late=True)
+def unfollow_cleanup(follower_id: int, followee_id: int) -> None:
+    fanout.unfollow_cleanup(follower_id=follower_id, followee_id=followee_id)

@@ -1,0 +1,94 @@
+"""The follow graph in Redis: F[u] (followers) and its mirror following[u], both sorted sets
+scored by follow time, so fan-out can walk followers in batches from a score cursor.
+
+Storage only: no tasks are enqueued here (social.services does that). Each function touches
+the keys of one or two users with one command per key: never a command across two users' keys.
+"""
+
+from collections.abc import Iterable
+
+from social import keys
+from ugcsite.redis import get_redis
+
+
+def follow_add(*, follower_id: int, followee_id: int, at: float, pipe=None) -> None:
+    """Record an edge in F[followee] and following[follower]. O(log n) each."""
+    client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
+    client.zadd(keys.followers(followee_id), {follower_id: at})
+    client.zadd(keys.following(follower_id), {followee_id: at})
+    if pipe is None:
+        client.execute()
+
+
+def follow_remove(*, follower_id: int, followee_id: int, pipe=None) -> None:
+    """Remove an edge. The following side goes first: fan-out checks it (home_add_if_following.lua)."""
+    client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
+    client.zrem(keys.following(follower_id), followee_id)
+    client.zrem(keys.followers(followee_id), follower_id)
+    if pipe is None:
+        client.execute()
+
+
+def is_following(*, follower_id: int, followee_id: int) -> bool:
+    """Whether the edge exists. O(1)."""
+    return get_redis().zscore(keys.following(follower_id), followee_id) is not None
+
+
+def followers_page(user_id: int, *, offset: int, limit: int) -> tuple[list[int], int]:
+    """Follower ids, newest follow first, and the total. O(log n + limit)."""
+    return _page(keys.followers(user_id), offset, limit)
+
+
+def following_page(user_id: int, *, offset: int, limit: int) -> tuple[list[int], int]:
+    """Followee ids, newest follow first, and the total. O(log n + limit)."""
+    return _page(keys.following(user_id), offset, limit)
+
+
+def _page(key: str, offset: int, limit: int) -> tuple[list[int], int]:
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.zrevrange(key, offset, offset + limit - 1)
+    pipe.zcard(key)
+    ids, total = pipe.execute()
+    return [int(i) for i in ids], total
+
+
+def following_ids(user_id: int) -> list[int]:
+    """Every followee of a user. O(n): for offline work (back-fill, regeneration)."""
+    return [int(i) for i in get_redis().zrange(keys.following(user_id), 0, -1)]
+
+
+class FollowerCursor(tuple):
+    """Where a walk of F stopped: the last score seen and how many members at that score are done.
+
+    Several followers can share a score (same follow time), so the score alone would skip some.
+    """
+
+    def __new__(cls, score: float = float("-inf"), done_at_score: int = 0):
+        return super().__new__(cls, (score, done_at_score))
+
+
+def followers_batch(user_id: int, cursor: FollowerCursor, count: int) -> tuple[list[int], FollowerCursor | None]:
+    """The next ``count`` followers after ``cursor`` in follow order, and the cursor after them
+    (None when the walk is over). O(log n + count). Followers added during a walk are reached
+    if they sort after the cursor; removed ones are simply not returned."""
+    score, done = cursor
+    low = "-inf" if score == float("-inf") else repr(score)
+    rows = get_redis().zrangebyscore(keys.followers(user_id), low, "+inf", start=done, num=count, withscores=True)
+    if not rows:
+        return [], None
+    ids = [int(member) for member, _ in rows]
+    last = rows[-1][1]
+    same = sum(1 for _, s in rows if s == last)
+    next_cursor = FollowerCursor(last, same + (done if last == score else 0))
+    return ids, (next_cursor if len(rows) == count else None)
+
+
+def graph_replace(user_id: int, *, followers: Iterable[tuple[int, float]], following: Iterable[tuple[int, float]]) -> None:
+    """Rewrite one user's F and following sets (rebuild_redis). O(n log n)."""
+    pipe = get_redis().pipeline(transaction=False)
+    for key, members in ((keys.followers(user_id), followers), (keys.following(user_id), following)):
+        pipe.delete(key)
+        mapping = {member: score for member, score in members}
+        if mapping:
+            pipe.zadd(key, mapping)
+    pipe.execute()
