@@ -69,6 +69,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     env = dict(os.environ)
     env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     env["DATABASE_CONN_MAX_AGE"] = "0"
+    env["FANOUT_BATCH_SIZE"] = "2"  # so that tests see fan-out chain across several tasks
     app.control.purge()
     log = open(ROOT / ".pytest_cache" / "celery-worker.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
     process = subprocess.Popen(

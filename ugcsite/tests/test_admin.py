@@ -1,0 +1,67 @@
+"""Staff pages of the Django admin load and filter; others are sent to log in."""
+
+import pytest
+
+from feeds.models import Board
+from feeds.services import board_create
+from social.services import follow_create, user_create
+
+pytestmark = pytest.mark.django_db
+
+DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
+
+
+@pytest.fixture
+def world(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        staff = user_create(username="staffer", password="password123", is_staff=True)
+        alice = user_create(username="alice", password="password123")
+        bob = user_create(username="bob", password="password123")
+        follow_create(follower=bob, followee=alice)
+        cat = board_create(author=alice, title="A cat", kind="sketch", tags=["cat", "pet"], doc=DOC)
+        map_ = board_create(author=bob, title="A map", kind="map", tags=["walk"], doc=DOC)
+    Board.objects.filter(pk=map_.pk).update(state=Board.State.HIDDEN)
+    return {"staff": staff, "alice": alice, "cat": cat, "map": map_}
+
+
+def titles(response):
+    return [board.title for board in response.context["cl"].result_list]
+
+
+def test_staff_see_and_filter_boards(client, world):
+    client.force_login(world["staff"])
+    assert client.get("/admin/").status_code == 200
+    assert sorted(titles(client.get("/admin/feeds/board/"))) == ["A cat", "A map"]
+    assert titles(client.get("/admin/feeds/board/", {"kind": "map"})) == ["A map"]
+    assert titles(client.get("/admin/feeds/board/", {"tag": "pet"})) == ["A cat"]
+    assert titles(client.get("/admin/feeds/board/", {"state": "hidden"})) == ["A map"]
+    assert titles(client.get("/admin/feeds/board/", {"q": "alice"})) == ["A cat"]
+    assert titles(client.get("/admin/feeds/board/", {"q": "cat"})) == ["A cat"]
+    page = client.get(f"/admin/feeds/board/{world['cat'].pk}/change/")
+    assert page.status_code == 200 and b"A cat" in page.content
+
+
+@pytest.mark.parametrize("path", ["/admin/social/user/", "/admin/social/follow/", "/admin/social/apitoken/"])
+def test_staff_pages_load(client, world, path):
+    client.force_login(world["staff"])
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response.context["cl"].result_count >= 1 or path.endswith("apitoken/")
+
+
+def test_user_change_page_shows_counts(client, world):
+    client.force_login(world["staff"])
+    page = client.get(f"/admin/social/user/{world['alice'].pk}/change/")
+    assert page.status_code == 200 and b"Followers count" in page.content
+
+
+def test_non_staff_are_sent_to_log_in(client, world):
+    client.force_login(world["alice"])
+    response = client.get("/admin/feeds/board/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_staff_can_log_in_with_the_form(client, world):
+    response = client.post("/admin/login/?next=/admin/", {"username": "staffer", "password": "password123"})
+    assert response.status_code == 302
+    assert client.get("/admin/").status_code == 200
