@@ -17,7 +17,8 @@ _ID_ATTEMPTS = 5
 
 
 def _doc_text(doc: dict) -> str:
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # ASCII with escapes: any JSON string (NUL, lone surrogates) survives PostgreSQL and reads back as sent.
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
 def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: dict) -> Board:

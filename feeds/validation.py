@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictStr, field_validator, model_validator
 
+from ugcsite.api import Text
+
 MAX_ELEMENTS = 5_000
 MAX_POINTS = 100_000
 MAX_CANVAS = 4_096
@@ -40,7 +42,7 @@ class TextElement(Strict):
     size: Annotated[Number, Field(ge=8, le=128)]
     x: Number
     y: Number
-    text: Annotated[StrictStr, Field(min_length=1, max_length=500)]
+    text: Annotated[StrictStr, Field(min_length=1, max_length=500)]  # stored as escaped JSON: any string
 
 
 class ShapeElement(Strict):
@@ -103,7 +105,7 @@ Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
 
 
 class BoardCreate(Strict):
-    title: StrictStr
+    title: Text
     kind: KindName
     tags: Tags = []
     doc: Doc
@@ -115,7 +117,7 @@ class BoardCreate(Strict):
 class BoardPatch(Strict):
     """Any of the fields; a field given as null is a 400 (the types are not optional)."""
 
-    title: StrictStr = None
+    title: Text = None
     kind: KindName = None
     tags: Tags = None
     doc: Doc = None

@@ -10,19 +10,19 @@ from pydantic import Field, StrictStr
 from feeds.validation import Strict
 from social import keys, selectors, services
 from ugcsite.api import (
-    ApiError, client_address, endpoint, get_user_by_name, login_required, paging, parse_json_object, validate,
+    ApiError, Text, client_address, endpoint, get_user_by_name, login_required, paging, parse_json_object, validate,
 )
 from ugcsite.redis import get_redis
 
 
 class SignUp(Strict):
     username: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_]{3,30}$")]
-    password: Annotated[StrictStr, Field(min_length=8, max_length=128)]
+    password: Annotated[Text, Field(min_length=8, max_length=128)]
 
 
 class Credentials(Strict):
-    username: StrictStr
-    password: StrictStr
+    username: Text
+    password: Text
 
 
 def _throttle(request) -> None:

@@ -1,4 +1,5 @@
 import hashlib
+import re
 import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
@@ -6,7 +7,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models.functions import Lower
 
-USERNAME_PATTERN = r"^[A-Za-z0-9_]{3,30}$"
+USERNAME_PATTERN = r"^[A-Za-z0-9_]{3,30}\Z"
+USERNAME_RE = re.compile(USERNAME_PATTERN)
 
 
 class CaseInsensitiveUserManager(UserManager):

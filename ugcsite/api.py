@@ -9,14 +9,14 @@ import json
 import math
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Annotated, Any
 
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, StrictStr, ValidationError
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
@@ -212,11 +212,26 @@ def validate(model: type[BaseModel], data: dict) -> BaseModel:
         raise ApiError(400, errors[0] + more + ".", errors=errors) from None
 
 
+def _storable(value: str) -> str:
+    """PostgreSQL text holds no NUL, and UTF-8 no unpaired surrogate (JSON can spell both)."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must not contain unpaired surrogates (invalid Unicode)") from None
+    return value
+
+
+# Every free-text field of a body: a JSON string that can be stored and hashed.
+Text = Annotated[StrictStr, AfterValidator(_storable)]
+
+
 def _int_param(request: HttpRequest, name: str, default: int | None, low: int, high: int | None = None) -> int | None:
     raw = request.GET.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or len(raw) > 18:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
         raise ApiError(400, f"{name} must be a whole number{f' from {low} to {high}' if high else f' of at least {low}'}.")
     value = int(raw)
     if value < low or (high is not None and value > high):
@@ -240,7 +255,11 @@ def client_address(request: HttpRequest) -> str:
 
 def get_user_by_name(username: str):
     """The user of a path or filter, matched case-insensitively; a 404 if none."""
-    user = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
+    from social.models import USERNAME_RE
+
+    user = None
+    if USERNAME_RE.match(username):  # anything else can name nobody: no query
+        user = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
     if user is None:
         raise not_found(f"user named {username!r}")
     return user
