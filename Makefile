@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test venv clean-var
+.PHONY: run test bench-fanout venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -20,7 +20,11 @@ run: $(STAMP)
 	@scripts/run.sh
 
 test: $(STAMP)
-	@scripts/test.sh $(ARGS)
+	@scripts/with-servers.sh pytest $(ARGS)
+
+# One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
+bench-fanout: $(STAMP)
+	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
 
 clean-var:
 	rm -rf var

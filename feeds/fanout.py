@@ -9,20 +9,26 @@ from social import graph
 from social.graph import FollowerCursor
 
 
-def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int) -> FollowerCursor | None:
-    """Deliver a board to the next ``batch_size`` followers; the cursor to go on from, or None.
-    One ZRANGEBYSCORE plus one pipeline: O(batch log |P|). Idempotent: a retried batch re-adds
-    what is there already."""
+def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then=None) -> None:
+    """Deliver a board to the next ``batch_size`` followers after ``cursor``.
+
+    ``then(next_cursor)`` is called between reading the batch and writing it, so the next batch
+    can start on another worker while this one writes. One ZRANGEBYSCORE plus one pipeline:
+    O(batch log |P|). Idempotent: a retried batch re-adds what is there already.
+    """
     followers, next_cursor = graph.followers_batch(author_id, cursor, batch_size)
+    if next_cursor is not None and then is not None:
+        then(next_cursor)
     timelines.home_deliver(followers, author_id, [board_id])
-    return next_cursor
 
 
-def retract_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int) -> FollowerCursor | None:
-    """Take a board out of the next ``batch_size`` followers' P. O(batch log |P|)."""
+def retract_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then=None) -> None:
+    """Take a board out of the next ``batch_size`` followers' P (``then`` as in fanout_batch).
+    O(batch log |P|)."""
     followers, next_cursor = graph.followers_batch(author_id, cursor, batch_size)
+    if next_cursor is not None and then is not None:
+        then(next_cursor)
     timelines.home_remove(followers, [board_id])
-    return next_cursor
 
 
 def follow_backfill(*, follower_id: int, followee_id: int) -> None:

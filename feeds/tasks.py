@@ -15,16 +15,15 @@ def _cursor(score, done) -> FollowerCursor:
 
 @shared_task(acks_late=True)
 def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
-    """Push a new board to its author's followers, one batch a run, re-enqueued until done."""
+    """Push a new board to its author's followers, one batch a run; each run enqueues the next
+    before writing its own, so batches overlap across worker processes."""
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] != Board.State.PUBLISHED:
         return  # deleted or hidden meanwhile: the retraction owns it now
-    next_cursor = fanout.fanout_batch(
+    fanout.fanout_batch(
         board_id=board_id, author_id=row["author_id"], cursor=_cursor(cursor_score, cursor_done),
-        batch_size=settings.FANOUT_BATCH_SIZE,
+        batch_size=settings.FANOUT_BATCH_SIZE, then=lambda cursor: board_fanout.delay(board_id, *cursor),
     )
-    if next_cursor is not None:
-        board_fanout.delay(board_id, *next_cursor)
 
 
 @shared_task(acks_late=True)
@@ -33,12 +32,10 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] == Board.State.PUBLISHED:
         return  # unhidden meanwhile: it belongs in the feeds again
-    next_cursor = fanout.retract_batch(
+    fanout.retract_batch(
         board_id=board_id, author_id=row["author_id"], cursor=_cursor(cursor_score, cursor_done),
-        batch_size=settings.FANOUT_BATCH_SIZE,
+        batch_size=settings.FANOUT_BATCH_SIZE, then=lambda cursor: board_retract.delay(board_id, *cursor),
     )
-    if next_cursor is not None:
-        board_retract.delay(board_id, *next_cursor)
 
 
 @shared_task(acks_late=True)

@@ -25,18 +25,34 @@ def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
     (pipe if pipe is not None else get_redis()).zrem(keys.profile_timeline(author_id), board_id)
 
 
+def _by_slot(user_ids: Iterable[int], chunk: int) -> list[list[int]]:
+    """Users whose keys may share one script call: chunks on a plain Redis; on a cluster,
+    users of one hash slot (their {u:id} tags decide it), so no call spans two slots."""
+    user_ids = list(user_ids)
+    if not settings.REDIS_CLUSTER:
+        return [user_ids[i:i + chunk] for i in range(0, len(user_ids), chunk)]
+    from redis.crc import key_slot
+
+    groups: dict[int, list[int]] = {}
+    for user_id in user_ids:
+        groups.setdefault(key_slot(keys.home_timeline(user_id).encode()), []).append(user_id)
+    return [ids[i:i + chunk] for ids in groups.values() for i in range(0, len(ids), chunk)]
+
+
 def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[int], *, pipe=None) -> None:
     """Add ``board_ids`` by ``author_id`` to each follower's P, only where the follow still holds,
-    trimming each P to its hot size once it passes the slack. One script call per follower,
-    all in one pipeline: O(k log |P|) for k followers (a trim is amortised by the slack)."""
+    trimming each P to its hot size once it passes the slack (home_deliver.lua). Followers go
+    FANOUT_SCRIPT_CHUNK to a script call, all calls in one pipeline: O(k log |P|) for k
+    followers, one round trip (a trim is amortised by the slack)."""
     if not board_ids:
         return
     client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
     args = [author_id, settings.HOME_TIMELINE_HOT, settings.HOME_TIMELINE_SLACK, *board_ids]
-    for follower_id in follower_ids:
-        scripts.home_add_if_following(
-            keys=[keys.home_timeline(follower_id), social_keys.following(follower_id)], args=args, client=client
-        )
+    for group in _by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK):
+        timeline_keys = []
+        for follower_id in group:
+            timeline_keys += [keys.home_timeline(follower_id), social_keys.following(follower_id)]
+        scripts.home_deliver(keys=timeline_keys, args=args, client=client)
     if pipe is None:
         client.execute()
 

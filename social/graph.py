@@ -21,7 +21,7 @@ def follow_add(*, follower_id: int, followee_id: int, at: float, pipe=None) -> N
 
 
 def follow_remove(*, follower_id: int, followee_id: int, pipe=None) -> None:
-    """Remove an edge. The following side goes first: fan-out checks it (home_add_if_following.lua)."""
+    """Remove an edge. The following side goes first: fan-out checks it (home_deliver.lua)."""
     client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
     client.zrem(keys.following(follower_id), followee_id)
     client.zrem(keys.followers(followee_id), follower_id)

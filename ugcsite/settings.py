@@ -169,5 +169,8 @@ HOME_TIMELINE_HOT = int(os.environ.get("HOME_TIMELINE_HOT", "800"))
 HOME_TIMELINE_SLACK = int(os.environ.get("HOME_TIMELINE_SLACK", "100"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch.
 FANOUT_BATCH_SIZE = int(os.environ.get("FANOUT_BATCH_SIZE", "1000"))
+# Followers per Lua call inside a batch: big enough to amortise the call, small enough that
+# one call holds Redis for well under a millisecond.
+FANOUT_SCRIPT_CHUNK = int(os.environ.get("FANOUT_SCRIPT_CHUNK", "200"))
 # How many of a followee's newest boards a new follow brings into the follower's feed.
 FOLLOW_BACKFILL_COUNT = int(os.environ.get("FOLLOW_BACKFILL_COUNT", "100"))

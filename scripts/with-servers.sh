@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make test: throwaway PostgreSQL + Redis on free ports, the whole suite, then both stopped.
-# Works while `make run` is up: nothing here touches var/ or its ports.
+# with-servers.sh CMD...: run CMD against a throwaway PostgreSQL and Redis on free ports, then
+# stop both and delete their data. Used by `make test` and the benchmarks; never touches var/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
@@ -8,7 +8,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 
 ensure_postgres
 ensure_redis
-TMP=$(mktemp -d /tmp/ugcsite-test.XXXXXX)
+TMP=$(mktemp -d /tmp/ugcsite-run.XXXXXX)
 chmod 755 "$TMP"
 PG_PORT=$(free_port); REDIS_PORT=$(free_port)
 cleanup() {
@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-say "Starting test PostgreSQL on :$PG_PORT and Redis on :$REDIS_PORT"
+say "Starting throwaway PostgreSQL on :$PG_PORT and Redis on :$REDIS_PORT"
 pg_start "$TMP/pg" "$PG_PORT" fast
 redis_start "$TMP/redis" "$REDIS_PORT" ephemeral
 
@@ -27,9 +27,10 @@ export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 export CELERY_BROKER_URL="redis://127.0.0.1:$REDIS_PORT/14"
 export CACHE_URL="redis://127.0.0.1:$REDIS_PORT/15"
+export REDIS_PORT
 export DJANGO_SETTINGS_MODULE=ugcsite.settings
 set +e
-pytest "$@"
+"$@"
 status=$?
 set -e
 exit $status
