@@ -30,11 +30,50 @@ def _board_id_param() -> dict:
     return {"name": "board_id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 
 
+def _query(name: str, schema: dict, description: str) -> dict:
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+
+
+PAGING = [
+    _query("offset", {"type": "integer", "minimum": 0}, "items to skip (not with before)"),
+    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "page size"),
+]
+BEFORE = _query("before", {"type": "integer", "minimum": 1}, "only items older than this id (not with offset)")
+USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type": "string"},
+            "description": "matched case-insensitively"}
+
+
 def _paths() -> dict:
     board = {"$ref": "#/components/schemas/Board"}
     profile = {"$ref": "#/components/schemas/Profile"}
     secured = [{"bearer": []}]
+    timeline = {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
+        "next": {"type": ["string", "null"], "description": "pass as before= for the next page; null when no older item"}}}
+    people = {"type": "object", "properties": {
+        "items": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "integer"}, "username": {"type": "string"}}}},
+        "total": {"type": "integer"}}}
     return {
+        "/api/v1/users/{username}": {"parameters": [USERNAME], "get": {
+            "summary": "A profile", "responses": {"200": _answer("profile", profile), **_errors(401, 404)}}},
+        "/api/v1/users/{username}/follow": {"parameters": [USERNAME],
+            "put": {"summary": "Follow (idempotent)", "security": secured,
+                    "responses": {"204": _answer("following"), **_errors(400, 401, 404)}},
+            "delete": {"summary": "Unfollow (idempotent)", "security": secured,
+                       "responses": {"204": _answer("not following"), **_errors(401, 404)}}},
+        "/api/v1/users/{username}/followers": {"parameters": [USERNAME], "get": {
+            "summary": "Followers, newest follow first", "parameters": PAGING,
+            "responses": {"200": _answer("people", people), **_errors(400, 401, 404)}}},
+        "/api/v1/users/{username}/following": {"parameters": [USERNAME], "get": {
+            "summary": "Followees, newest follow first", "parameters": PAGING,
+            "responses": {"200": _answer("people", people), **_errors(400, 401, 404)}}},
+        "/api/v1/users/{username}/boards": {"parameters": [USERNAME], "get": {
+            "summary": "A user's boards, newest first", "parameters": [*PAGING, BEFORE],
+            "responses": {"200": _answer("a page", timeline), **_errors(400, 401, 404)}}},
+        "/api/v1/feed": {"get": {
+            "summary": "The caller's home feed, newest first", "security": secured, "parameters": [*PAGING, BEFORE],
+            "responses": {"200": _answer("a page", timeline), **_errors(400, 401)}}},
         "/api/v1/users": {"post": {
             "summary": "Sign up", "requestBody": _body("SignUp"),
             "responses": {"201": _answer("created", {"type": "object", "properties": {

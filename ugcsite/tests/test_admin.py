@@ -65,3 +65,4 @@ def test_staff_can_log_in_with_the_form(client, world):
     response = client.post("/admin/login/?next=/admin/", {"username": "staffer", "password": "password123"})
     assert response.status_code == 302
     assert client.get("/admin/").status_code == 200
+
