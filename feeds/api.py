@@ -74,7 +74,10 @@ def user_boards(request, username: str):
 
 @login_required
 def feed(request):
-    return selectors.home_feed(request.api_user.pk, **paging(request, allow_before=True))
+    page = paging(request, allow_before=True)
+    services.home_feed_ready(user_id=request.api_user.pk)
+    return selectors.home_feed(request.api_user.pk, **page)
+
 
 
 boards = endpoint(POST=board_create)

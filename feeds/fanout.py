@@ -1,25 +1,29 @@
 """Who gets what: fan-out of a new board, retraction of a deleted one, follow back-fill and
 unfollow clean-up, each in bounded steps for Celery (feeds.tasks). Storage work only."""
 
+from itertools import islice
+
 from django.conf import settings
 
 from feeds import boardcache, timelines
 from feeds.models import Board
 from social import graph
 from social.graph import FollowerCursor
+from ugcsite.redis import get_redis
 
 
-def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then=None) -> None:
+def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then=None) -> list[int]:
     """Deliver a board to the next ``batch_size`` followers after ``cursor``.
 
     ``then(next_cursor)`` is called between reading the batch and writing it, so the next batch
     can start on another worker while this one writes. One ZRANGEBYSCORE plus one pipeline:
-    O(batch log |P|). Idempotent: a retried batch re-adds what is there already.
+    O(batch log |P|). Idempotent: a retried batch re-adds what is there already. Returns the
+    followers whose P now waits for the archiver.
     """
     followers, next_cursor = graph.followers_batch(author_id, cursor, batch_size)
     if next_cursor is not None and then is not None:
         then(next_cursor)
-    timelines.home_deliver(followers, author_id, [board_id])
+    return timelines.home_deliver(followers, author_id, [board_id])
 
 
 def retract_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then=None) -> None:
@@ -31,11 +35,11 @@ def retract_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batc
     timelines.home_remove(followers, [board_id])
 
 
-def follow_backfill(*, follower_id: int, followee_id: int) -> None:
+def follow_backfill(*, follower_id: int, followee_id: int) -> list[int]:
     """Bring the followee's newest boards into the follower's P (if the follow still holds).
-    O(n log |P|) for n = FOLLOW_BACKFILL_COUNT."""
+    O(n log |P|) for n = FOLLOW_BACKFILL_COUNT. Returns [follower_id] if P now waits for archival."""
     board_ids = timelines.profile_recent_ids(followee_id, settings.FOLLOW_BACKFILL_COUNT)
-    timelines.home_deliver([follower_id], followee_id, board_ids)
+    return timelines.home_deliver([follower_id], followee_id, board_ids)
 
 
 def board_authors(board_ids: list[int]) -> dict[int, int]:
@@ -62,3 +66,46 @@ def unfollow_cleanup(*, follower_id: int, followee_id: int) -> int:
     stale = [board_id for board_id in ids if authors.get(board_id) == followee_id]
     timelines.home_remove([follower_id], stale)
     return len(stale)
+
+
+def home_regenerate(user_id: int) -> int:
+    """Rebuild a returning user's P from their followees' M heads (and M archives where a head
+    is short): the newest HOME_TIMELINE_HOT ids. O(F log |M| + hot) for F followees, one
+    pipeline, so the first page is whole. Returns the size of the new P."""
+    from feeds import archive, keys
+
+    followees = graph.following_ids(user_id)
+    hot = settings.HOME_TIMELINE_HOT
+    pipe = get_redis().pipeline(transaction=False)
+    for followee_id in followees:
+        pipe.zrevrange(keys.profile_timeline(followee_id), 0, hot - 1)
+    streams = []
+    for followee_id, head in zip(followees, pipe.execute()):
+        ids = [int(i) for i in head]
+        if len(ids) < hot and archive.archived_max(followee_id, "m"):
+            below = ids[-1] if ids else None
+            ids += islice(archive.archived_ids_desc(followee_id, "m", below=below), hot - len(ids))
+        streams.append(ids)
+    newest = list(islice(timelines.desc_unique(*streams), hot))
+    timelines.timeline_replace(keys.home_timeline(user_id), newest, ttl=int(settings.IDLE_AFTER.total_seconds()))
+    return len(newest)
+
+
+def home_gap_fill(user_id: int) -> int:
+    """Archive the followees' boards between a regenerated P's oldest id and what P's archive
+    already holds, so deep paging has no hole (at most REGENERATE_GAP_MAX ids). Offline:
+    one indexed query over the followees' boards. Returns the number of ids archived."""
+    from feeds import archive, keys
+
+    archived = archive.archived_max(user_id, "p")
+    oldest = get_redis().zrange(keys.home_timeline(user_id), 0, 0)
+    if not archived or not oldest:
+        return 0  # no history to join up with
+    ids = list(
+        Board.objects.filter(
+            author_id__in=graph.following_ids(user_id), state=Board.State.PUBLISHED,
+            id__gt=archived, id__lt=int(oldest[0]),
+        ).order_by("-id").values_list("id", flat=True)[:settings.REGENERATE_GAP_MAX]
+    )
+    archive.chunks_write(user_id, "p", ids)
+    return len(ids)

@@ -28,3 +28,37 @@ def home_timeline(user_id: int) -> str:
 def id_generator_lease() -> str:
     """String counter handing each process one of the 32 snowflake generator numbers. ``idgen:lease``."""
     return "idgen:lease"
+
+
+def timeline_meta(user_id: int) -> str:
+    """Hash of per-user timeline facts, e.g. ``m_archived_max`` / ``p_archived_max``: the largest
+    id archived to PostgreSQL from M / P (0 when none). Example: ``tm:{u:42}``."""
+    return f"tm:{_user_tag(user_id)}"
+
+
+def active(user_id: int) -> str:
+    """String with a TTL: present while the user has been active within IDLE_AFTER. ``a:{u:42}``."""
+    return f"a:{_user_tag(user_id)}"
+
+
+def archive_waiting() -> str:
+    """Sorted set of timelines past their hot window, ``m:42`` / ``p:42``, scored by when they
+    were flagged. One key for the site (written by its own command, never inside a per-user
+    script). Example: ``archive:waiting``."""
+    return "archive:waiting"
+
+
+def timeline_key(kind: str, user_id: int) -> str:
+    """The key of timeline ``kind`` ("m" or "p") of a user."""
+    return profile_timeline(user_id) if kind == "m" else home_timeline(user_id)
+
+
+def parse_waiting(member: str) -> tuple[str, int]:
+    """``"p:42"`` -> ``("p", 42)``: a member of archive_waiting."""
+    kind, _, user_id = member.partition(":")
+    return kind, int(user_id)
+
+
+def waiting_member(kind: str, user_id: int) -> str:
+    """The member of archive_waiting for a timeline."""
+    return f"{kind}:{int(user_id)}"

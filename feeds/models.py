@@ -51,3 +51,49 @@ class Board(models.Model):
     @property
     def is_visible(self) -> bool:
         return self.state == self.State.PUBLISHED
+
+
+class TimelineChunk(models.Model):
+    """Up to 100 ids of a timeline that fell out of its hot head in Redis (list of lists).
+
+    One row a chunk; (owner, timeline, first_id, last_id) is unique, so re-archiving the same
+    ids after a crash between the commit and the Redis trim inserts nothing.
+    """
+
+    class Timeline(models.TextChoices):
+        PROFILE = "m", "profile (M)"
+        HOME = "p", "home (P)"
+
+    owner_id = models.BigIntegerField()  # a user id; no foreign key: chunks outlive nothing but are never joined
+    timeline = models.CharField(max_length=1, choices=Timeline.choices)
+    first_id = models.BigIntegerField()  # the smallest id in the chunk
+    last_id = models.BigIntegerField()  # the largest
+    ids = ArrayField(models.BigIntegerField())  # newest first
+    archived_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner_id", "timeline", "first_id", "last_id"], name="chunk_unique_range"),
+        ]
+        indexes = [models.Index(fields=["owner_id", "timeline", "-last_id"], name="chunk_read_idx")]
+
+    def __str__(self):
+        return f"{self.get_timeline_display()} of user {self.owner_id}: {len(self.ids)} ids {self.first_id}..{self.last_id}"
+
+
+class ArchiveRun(models.Model):
+    """What one run of the archival did, for staff (admin) and for debugging."""
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True)
+    trigger = models.CharField(max_length=16)  # beat, task, command
+    timelines = models.PositiveIntegerField(default=0)
+    chunks = models.PositiveIntegerField(default=0)
+    ids = models.PositiveIntegerField(default=0)
+    errors = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def summary(self) -> dict:
+        return {"timelines": self.timelines, "chunks": self.chunks, "ids": self.ids, "errors": bool(self.errors)}

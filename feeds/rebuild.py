@@ -14,6 +14,7 @@ from feeds import keys, timelines
 from feeds.models import Board
 from social import graph
 from social.models import Follow
+from ugcsite.redis import get_redis
 
 
 def recount_profiles() -> None:
@@ -45,24 +46,52 @@ def rebuild_graph(user_ids, progress) -> None:
 
 
 def rebuild_profiles(user_ids, progress) -> None:
+    """Each M from its author's published boards newer than what M's archive holds (run after
+    rebuild_archive_marks); an M past its window is flagged for the archiver."""
+    from feeds import archive
+
     rows = (
         Board.objects.filter(state=Board.State.PUBLISHED).order_by("author_id", "-id")
         .values_list("author_id", "id").iterator(chunk_size=10_000)
     )
     by_author = {uid: [board_id for _, board_id in group] for uid, group in groupby(rows, key=lambda r: r[0])}
+    due = settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK
     for user_id in user_ids:
-        timelines.timeline_replace(keys.profile_timeline(user_id), by_author.get(user_id, ()))
+        mark = archive.archived_max(user_id, "m")
+        ids = [board_id for board_id in by_author.get(user_id, ()) if board_id > mark]
+        timelines.timeline_replace(keys.profile_timeline(user_id), ids)
+        if len(ids) >= due:
+            archive.flag_waiting("m", [user_id])
         progress()
 
 
 def rebuild_home(user_ids, progress) -> None:
     """Each P from the newest boards of the user's followees: one indexed query per user."""
     hot = settings.HOME_TIMELINE_HOT
+    ttl = int(settings.IDLE_AFTER.total_seconds())
     for user_id in user_ids:
         followees = Follow.objects.filter(follower_id=user_id).values("followee_id")
         ids = list(
             Board.objects.filter(author_id__in=Subquery(followees), state=Board.State.PUBLISHED)
             .order_by("-id").values_list("id", flat=True)[:hot]
         )
-        timelines.timeline_replace(keys.home_timeline(user_id), ids)
+        timelines.timeline_replace(keys.home_timeline(user_id), ids, ttl=ttl)
+        progress()
+
+
+def rebuild_archive_marks(user_ids, progress) -> None:
+    """The archived max of every timeline, from PostgreSQL (one grouped query)."""
+    from django.db.models import Max
+
+    from feeds.models import TimelineChunk
+
+    marks = {
+        (owner, kind): last
+        for owner, kind, last in TimelineChunk.objects.values_list("owner_id", "timeline")
+        .annotate(last=Max("last_id")).values_list("owner_id", "timeline", "last")
+    }
+    client = get_redis()
+    for user_id in user_ids:
+        client.hset(keys.timeline_meta(user_id), mapping={
+            "m_archived_max": marks.get((user_id, "m"), 0), "p_archived_max": marks.get((user_id, "p"), 0)})
         progress()

@@ -6,6 +6,7 @@ from feeds import boardcache, keys, timelines
 from feeds.boardcache import summary_from_fields
 from feeds.models import Board
 from ugcsite.api import not_found
+from social import keys as social_keys
 from ugcsite.redis import get_redis
 
 
@@ -28,8 +29,8 @@ def board_full_json(board: Board) -> str:
     return f'{summary[:-1]}, "doc": {board.doc_json}}}'
 
 
-def boards_hydrate(board_ids: list[int]) -> tuple[list[dict], list[int]]:
-    """Summaries of the given boards in the given order, and the ids that are not visible.
+def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
+    """The G hashes of the visible boards among ``board_ids``; invisible ones are left out.
 
     One pipelined round trip to G; only the misses touch PostgreSQL (one query), and they are
     written back to G. Cost O(k) for k ids.
@@ -40,28 +41,35 @@ def boards_hydrate(board_ids: list[int]) -> tuple[list[dict], list[int]]:
         found = Board.objects.select_related("author").filter(pk__in=missing, state=Board.State.PUBLISHED)
         pipe = get_redis().pipeline(transaction=False)
         for board in found:
-            fields = boardcache.fields_of(board)
-            cached[board.id] = fields
+            cached[board.id] = boardcache.fields_of(board)
             boardcache.board_cache_put(board, pipe=pipe)
         pipe.execute()
-    summaries = [summary_from_fields(cached[board_id]) for board_id in board_ids if board_id in cached]
-    gone = [board_id for board_id in board_ids if board_id not in cached]
-    return summaries, gone
+    return cached
 
 
-def _timeline_answer(key: str, *, offset, before, limit) -> dict:
-    page = timelines.page(key, offset=offset, before=before, limit=limit)
-    items, gone = boards_hydrate(page.ids)
-    if gone:  # deleted or hidden boards a retraction has not reached yet: drop them now
-        get_redis().zrem(key, *gone)
+def _timeline_answer(user_id: int, kind: str, *, offset, before, limit) -> dict:
+    page = timelines.page(user_id, kind, offset=offset, before=before, limit=limit)
+    found = boards_hydrate(page.ids)
+    if kind == "p" and found:
+        # A feed shows only boards of people the reader follows now: an unfollow's clean-up
+        # may lag, and archived chunks keep what was delivered while they were followed.
+        authors = sorted({int(fields["author_id"]) for fields in found.values()})
+        followed = {a for a, score in zip(authors, get_redis().zmscore(social_keys.following(user_id), authors)) if score}
+        found = {i: f for i, f in found.items() if int(f["author_id"]) in followed}
+    stale = [board_id for board_id in page.ids if board_id not in found]
+    if stale:  # deleted, hidden or unfollowed: drop them from the head now (no-op for archived ids)
+        get_redis().zrem(keys.timeline_key(kind, user_id), *stale)
+    items = [summary_from_fields(found[board_id]) for board_id in page.ids if board_id in found]
     return {"items": items, "next": str(page.ids[-1]) if page.has_more else None}
 
 
 def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
-    """A user's boards, newest first (list_recent). O(log |M| + limit) plus hydration."""
-    return _timeline_answer(keys.profile_timeline(user_id), offset=offset, before=before, limit=limit)
+    """A user's boards, newest first (list_recent), across head and archive.
+    O(log |M| + limit) plus hydration on the head; a chunk row or two past it."""
+    return _timeline_answer(user_id, "m", offset=offset, before=before, limit=limit)
 
 
 def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
-    """A user's home feed, newest first (list_public_feed). O(log |P| + limit) plus hydration."""
-    return _timeline_answer(keys.home_timeline(user_id), offset=offset, before=before, limit=limit)
+    """A user's home feed, newest first (list_public_feed), across head and archive.
+    O(log |P| + limit) plus hydration; call services.home_feed_ready first."""
+    return _timeline_answer(user_id, "p", offset=offset, before=before, limit=limit)

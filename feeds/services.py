@@ -2,6 +2,7 @@
 
 import json
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -47,9 +48,35 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
 def _board_published(board: Board) -> None:
     pipe = get_redis().pipeline(transaction=False)
     boardcache.board_cache_put(board, pipe=pipe)
-    timelines.profile_add(board.author_id, board.id, pipe=pipe)
-    pipe.execute()
+    timelines.profile_add_and_size(board.author_id, board.id, pipe=pipe)
+    profile_size = pipe.execute()[-1]
     tasks.board_fanout.delay(board.id)
+    if profile_size >= settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK:
+        tasks.archive_soon("m", [board.author_id])
+
+
+def user_seen(*, user_id: int) -> None:
+    """Record activity (any authenticated call). A user back from being idle has had their
+    stale P dropped; home_feed_ready regenerates it before the first page. O(1)."""
+    timelines.home_touch(user_id)
+
+
+def home_feed_ready(*, user_id: int) -> None:
+    """Make sure the user's P exists before it is read: a returning idle user's P is
+    regenerated from their followees' timelines at once (O(followees) pipelined), and a task
+    archives the stretch between it and the older archive."""
+    from feeds import fanout, keys
+    from social import keys as social_keys
+
+    client = get_redis()
+    pipe = client.pipeline(transaction=False)
+    pipe.exists(keys.home_timeline(user_id))
+    pipe.zcard(social_keys.following(user_id))
+    has_feed, following = pipe.execute()
+    if has_feed or not following:
+        return
+    if fanout.home_regenerate(user_id):
+        tasks.home_gap_fill.delay(user_id)
 
 
 def board_update(*, board: Board, changes: dict) -> Board:

@@ -4,7 +4,7 @@ record as done, and calls one function of feeds.fanout."""
 from celery import shared_task
 from django.conf import settings
 
-from feeds import fanout
+from feeds import archive, fanout
 from feeds.models import Board
 from social.graph import FollowerCursor
 
@@ -20,10 +20,11 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] != Board.State.PUBLISHED:
         return  # deleted or hidden meanwhile: the retraction owns it now
-    fanout.fanout_batch(
+    waiting = fanout.fanout_batch(
         board_id=board_id, author_id=row["author_id"], cursor=_cursor(cursor_score, cursor_done),
         batch_size=settings.FANOUT_BATCH_SIZE, then=lambda cursor: board_fanout.delay(board_id, *cursor),
     )
+    archive_soon("p", waiting)
 
 
 @shared_task(acks_late=True)
@@ -40,9 +41,34 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
 
 @shared_task(acks_late=True)
 def follow_backfill(follower_id: int, followee_id: int) -> None:
-    fanout.follow_backfill(follower_id=follower_id, followee_id=followee_id)
+    archive_soon("p", fanout.follow_backfill(follower_id=follower_id, followee_id=followee_id))
 
 
 @shared_task(acks_late=True)
 def unfollow_cleanup(follower_id: int, followee_id: int) -> None:
     fanout.unfollow_cleanup(follower_id=follower_id, followee_id=followee_id)
+
+
+def archive_soon(kind: str, user_ids: list[int]) -> None:
+    """Flag timelines past their window; each newly flagged one is archived by a task at once
+    (the beat run is the safety net)."""
+    for user_id in archive.flag_waiting(kind, user_ids):
+        archive_timeline.delay(kind, user_id)
+
+
+@shared_task(acks_late=True)
+def archive_timeline(kind: str, user_id: int) -> None:
+    """Archive one timeline's fallen-out chunks."""
+    archive.unflag(kind, user_id)
+    archive.timeline_archive(kind, user_id)
+
+
+@shared_task
+def archive_run() -> dict:
+    """The scheduled archival (Celery beat): every waiting timeline, recorded as an ArchiveRun."""
+    return archive.archive_waiting(trigger="beat").summary()
+
+
+@shared_task(acks_late=True)
+def home_gap_fill(user_id: int) -> None:
+    fanout.home_gap_fill(user_id)

@@ -4,8 +4,10 @@ sorted sets of board ids scored by the id itself (ids are time-ordered, below 2^
 Storage only: Redis in, Redis out; no tasks are enqueued here.
 """
 
-from collections.abc import Iterable
+import heapq
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from django.conf import settings
 
@@ -13,11 +15,6 @@ from feeds import keys
 from feeds.scripts import scripts
 from social import keys as social_keys
 from ugcsite.redis import get_redis
-
-
-def profile_add(author_id: int, board_id: int, *, pipe=None) -> None:
-    """Add a board to its author's M. O(log |M|)."""
-    (pipe if pipe is not None else get_redis()).zadd(keys.profile_timeline(author_id), {board_id: board_id})
 
 
 def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
@@ -39,22 +36,37 @@ def _by_slot(user_ids: Iterable[int], chunk: int) -> list[list[int]]:
     return [ids[i:i + chunk] for ids in groups.values() for i in range(0, len(ids), chunk)]
 
 
-def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[int], *, pipe=None) -> None:
-    """Add ``board_ids`` by ``author_id`` to each follower's P, only where the follow still holds,
-    trimming each P to its hot size once it passes the slack (home_deliver.lua). Followers go
+def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[int]) -> list[int]:
+    """Add ``board_ids`` by ``author_id`` to each follower's P where the follow still holds and
+    the follower is active (home_deliver.lua); P is capped at hot size + slack. Followers go
     FANOUT_SCRIPT_CHUNK to a script call, all calls in one pipeline: O(k log |P|) for k
-    followers, one round trip (a trim is amortised by the slack)."""
+    followers, one round trip. Returns the followers whose P now waits for the archiver."""
     if not board_ids:
-        return
-    client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
-    args = [author_id, settings.HOME_TIMELINE_HOT, settings.HOME_TIMELINE_SLACK, *board_ids]
-    for group in _by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK):
-        timeline_keys = []
+        return []
+    client = get_redis().pipeline(transaction=False)
+    hot = settings.HOME_TIMELINE_HOT
+    args = [author_id, hot + settings.HOME_TIMELINE_SLACK, hot + settings.TIMELINE_CHUNK, *board_ids]
+    groups = _by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK)
+    for group in groups:
+        triple_keys = []
         for follower_id in group:
-            timeline_keys += [keys.home_timeline(follower_id), social_keys.following(follower_id)]
-        scripts.home_deliver(keys=timeline_keys, args=args, client=client)
-    if pipe is None:
-        client.execute()
+            triple_keys += [keys.home_timeline(follower_id), social_keys.following(follower_id), keys.active(follower_id)]
+        scripts.home_deliver(keys=triple_keys, args=args, client=client)
+    return [group[i - 1] for group, flagged in zip(groups, client.execute()) for i in flagged]
+
+
+def home_touch(user_id: int) -> bool:
+    """Mark a user active for IDLE_AFTER (and keep their P as long); True if they were idle,
+    in which case their stale P is dropped for regeneration. O(1)."""
+    ttl = int(settings.IDLE_AFTER.total_seconds())
+    return bool(scripts.touch(keys=[keys.active(user_id), keys.home_timeline(user_id)], args=[ttl]))
+
+
+def profile_add_and_size(author_id: int, board_id: int, *, pipe) -> None:
+    """Queue ZADD + ZCARD of M on ``pipe`` (the caller reads the size). O(log |M|)."""
+    key = keys.profile_timeline(author_id)
+    pipe.zadd(key, {board_id: board_id})
+    pipe.zcard(key)
 
 
 def home_remove(follower_ids: Iterable[int], board_ids: list[int], *, pipe=None) -> None:
@@ -78,13 +90,15 @@ def profile_recent_ids(user_id: int, count: int) -> list[int]:
     return [int(i) for i in get_redis().zrevrange(keys.profile_timeline(user_id), 0, count - 1)]
 
 
-def timeline_replace(key: str, board_ids: Iterable[int]) -> None:
-    """Rewrite one timeline whole (rebuild, regeneration). O(n log n)."""
+def timeline_replace(key: str, board_ids: Iterable[int], *, ttl: int | None = None) -> None:
+    """Rewrite one timeline whole (rebuild, regeneration), with a TTL if given. O(n log n)."""
     pipe = get_redis().pipeline(transaction=True)  # one key: one slot, so MULTI is cluster-safe
     pipe.delete(key)
     mapping = {board_id: board_id for board_id in board_ids}
     if mapping:
         pipe.zadd(key, mapping)
+        if ttl:
+            pipe.expire(key, ttl)
     pipe.execute()
 
 
@@ -94,16 +108,45 @@ class IdPage:
     has_more: bool  # an older id exists after the last one
 
 
-def page(key: str, *, offset: int | None = None, before: int | None = None, limit: int) -> IdPage:
-    """One page of a timeline, newest first: by ``offset`` or strictly older than ``before``.
+def desc_unique(*streams: Iterable[int]) -> Iterator[int]:
+    """Merge streams of ids, each newest first, into one, newest first, each id once."""
+    last = None
+    for board_id in heapq.merge(*streams, key=lambda i: -i):
+        if board_id != last:
+            last = board_id
+            yield board_id
 
-    O(log n + limit): ZREVRANGE by rank, or ZREVRANGEBYSCORE from ``(before``. One id more
-    than asked is read to tell whether an older one exists.
+
+def page(user_id: int, kind: str, *, offset: int | None = None, before: int | None = None, limit: int) -> IdPage:
+    """One page of a timeline, newest first, by ``offset`` or strictly older than ``before``,
+    across the hot head (Redis) and the archive (PostgreSQL) with no gap and no duplicate.
+
+    A = the archived max (feeds.archive): head ids above A come first and alone, so pages
+    there are pure Redis, O(log n + limit). Below A, head ids (bounded by the hot size) and
+    archived chunks are merged lazily: a page reads one or two chunk rows. One id more than
+    asked is read to tell whether an older one exists.
     """
+    from feeds import archive
+
     client = get_redis()
+    key = keys.timeline_key(kind, user_id)
+    archived = archive.archived_max(user_id, kind)
+    want = limit + 1
     if before is not None:
-        raw = client.zrevrangebyscore(key, f"({before}", "-inf", start=0, num=limit + 1)
-    else:
-        raw = client.zrevrange(key, offset or 0, (offset or 0) + limit)
-    ids = [int(i) for i in raw]
+        head = [int(i) for i in client.zrevrangebyscore(key, f"({before}", "-inf", start=0, num=want)]
+        if len(head) == want and head[-1] > archived or not archived:
+            ids = head
+        else:
+            ids = list(islice(desc_unique(head, archive.archived_ids_desc(user_id, kind, below=before)), want))
+        return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
+
+    offset = offset or 0
+    above = client.zcount(key, f"({archived}", "+inf") if archived else None
+    if above is None or offset + want <= above:
+        ids = [int(i) for i in client.zrevrange(key, offset, offset + limit)]
+        return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
+    top = [int(i) for i in client.zrevrange(key, offset, above - 1)] if offset < above else []
+    low = [int(i) for i in client.zrevrangebyscore(key, archived, "-inf")]  # at most the hot size
+    rest = desc_unique(low, archive.archived_ids_desc(user_id, kind, below=archived + 1))
+    ids = top + list(islice(rest, max(offset - above, 0), max(offset - above, 0) + want - len(top)))
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)

@@ -26,6 +26,11 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
             user.save()
     except IntegrityError:  # a concurrent sign-up took it between the check and the insert
         raise UsernameTaken(username) from None
+    from feeds.archive import marks_init
+    from feeds.services import user_seen
+
+    marks_init(user.pk)
+    user_seen(user_id=user.pk)  # a new user is an active one (fan-out reaches them)
     return user
 
 
@@ -51,6 +56,9 @@ def follow_create(*, follower: User, followee: User) -> bool:
 
     if follower.pk == followee.pk:
         raise FollowSelf()
+    from feeds.services import user_seen
+
+    user_seen(user_id=follower.pk)
     with transaction.atomic():
         edge, created = Follow.objects.get_or_create(follower=follower, followee=followee)
         if created:

@@ -100,6 +100,10 @@ def endpoint(**handlers: Callable) -> Callable:
             return error_response(405, f"{request.method} is not allowed here; use {allowed}.", headers={"Allow": allowed})
         try:
             request.api_user = authenticate(request)
+            if request.api_user is not None:
+                from feeds.services import user_seen
+
+                user_seen(user_id=request.api_user.pk)
             if getattr(handler, "login_required", False) and request.api_user is None:
                 raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
             result = handler(request, **kwargs)

@@ -112,7 +112,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {}  # filled below, beside the settings of each scheduled task
 
 AUTH_PASSWORD_VALIDATORS: list = []  # API.md fixes the password rule (8-128 characters)
 
@@ -166,7 +166,21 @@ LOGGING = {
 # P keeps the newest HOME_TIMELINE_HOT ids (Twitter kept 800); fan-out trims it back to that
 # once it grows past HOT + SLACK, so a trim runs once per SLACK deliveries, not on every one.
 HOME_TIMELINE_HOT = int(os.environ.get("HOME_TIMELINE_HOT", "800"))
-HOME_TIMELINE_SLACK = int(os.environ.get("HOME_TIMELINE_SLACK", "100"))
+HOME_TIMELINE_SLACK = int(os.environ.get("HOME_TIMELINE_SLACK", "200"))
+# M keeps more: a profile is read deeper than a feed, and it grows only when its owner posts.
+PROFILE_TIMELINE_HOT = int(os.environ.get("PROFILE_TIMELINE_HOT", "1000"))
+# And by age: entries older than this leave the head too (whole chunks only).
+HOME_TIMELINE_MAX_AGE = timedelta(days=int(os.environ.get("HOME_TIMELINE_MAX_AGE_DAYS", "30")))
+PROFILE_TIMELINE_MAX_AGE = timedelta(days=int(os.environ.get("PROFILE_TIMELINE_MAX_AGE_DAYS", "365")))
+# Ids a row of the archive holds (the seed's lists of 100). The slack must exceed one chunk, or
+# fan-out would trim what the archiver has not taken yet.
+TIMELINE_CHUNK = 100
+ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
+CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", "schedule": float(ARCHIVE_INTERVAL_SECONDS)}
+# Followers idle this long get no fan-out and their P expires; it is regenerated on return.
+IDLE_AFTER = timedelta(days=int(os.environ.get("IDLE_AFTER_DAYS", "14")))
+# On return, at most this many ids between the archive and the regenerated head are archived.
+REGENERATE_GAP_MAX = int(os.environ.get("REGENERATE_GAP_MAX", "5000"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch.
 FANOUT_BATCH_SIZE = int(os.environ.get("FANOUT_BATCH_SIZE", "1000"))
 # Followers per Lua call inside a batch: big enough to amortise the call, small enough that

@@ -12,6 +12,7 @@ class Command(BaseCommand):
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
         rebuild.recount_profiles()
         steps = [
+            ("archive marks", rebuild.rebuild_archive_marks),
             ("follow graph", rebuild.rebuild_graph),
             ("profile timelines", rebuild.rebuild_profiles),
             ("home timelines", rebuild.rebuild_home),
@@ -20,5 +21,6 @@ class Command(BaseCommand):
             with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
                 step(user_ids, bar.update)
         self.stdout.write(self.style.SUCCESS(
-            f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read."
+            f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read, "
+            "and a timeline past its window waits for `archive_now` or the next scheduled run."
         ))

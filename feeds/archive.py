@@ -1,0 +1,225 @@
+"""Chunks Redis <-> PostgreSQL: the list-of-lists history behind each timeline's hot head.
+
+A timeline (M or P of a user) is its hot head in Redis plus numbered chunks of up to
+TIMELINE_CHUNK ids in PostgreSQL (TimelineChunk). Archiving takes the oldest ids of a head
+that has grown past its window (by count, or by age in whole chunks), and for each chunk:
+
+1. raises the timeline's *archived max* A in Redis (readers merge head and archive below A),
+2. writes the chunk row and commits,
+3. only then removes exactly those ids from the head.
+
+A crash after 1 leaves the ids in the head (below A, so still read); after 2 it leaves them in
+both places, which readers de-duplicate and the next run absorbs (the row is unique by range,
+the trim is repeated). Never a hole.
+
+Storage only: Redis and PostgreSQL, no tasks.
+"""
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from feeds import keys
+from feeds.ids import min_board_id_at
+from feeds.models import TimelineChunk
+from feeds.scripts import scripts
+from ugcsite.redis import get_redis
+
+PROFILE, HOME = TimelineChunk.Timeline.PROFILE.value, TimelineChunk.Timeline.HOME.value
+_MAX_FIELD = {PROFILE: "m_archived_max", HOME: "p_archived_max"}
+
+
+def window(kind: str) -> tuple[int, int]:
+    """(hot size, id below which entries are too old) of a kind of timeline."""
+    hot, age = (
+        (settings.PROFILE_TIMELINE_HOT, settings.PROFILE_TIMELINE_MAX_AGE) if kind == PROFILE
+        else (settings.HOME_TIMELINE_HOT, settings.HOME_TIMELINE_MAX_AGE)
+    )
+    return hot, min_board_id_at(timezone.now() - age)
+
+
+def flag_waiting(kind: str, user_ids: Iterable[int]) -> list[int]:
+    """Mark timelines as past their window; the ids newly marked (already waiting: left out).
+    O(k log w) for k timelines, w waiting."""
+    user_ids = list(user_ids)
+    if not user_ids:
+        return []
+    pipe = get_redis().pipeline(transaction=False)
+    now = timezone.now().timestamp()
+    for user_id in user_ids:
+        pipe.zadd(keys.archive_waiting(), {keys.waiting_member(kind, user_id): now}, nx=True)
+    return [user_id for user_id, added in zip(user_ids, pipe.execute()) if added]
+
+
+def take_waiting(count: int) -> list[tuple[str, int]]:
+    """Pop up to ``count`` waiting timelines, oldest flag first. O(count log w)."""
+    return [keys.parse_waiting(member) for member, _ in get_redis().zpopmin(keys.archive_waiting(), count)]
+
+
+def waiting_count() -> int:
+    """How many timelines wait for archival. O(1)."""
+    return get_redis().zcard(keys.archive_waiting())
+
+
+def archived_max(user_id: int, kind: str) -> int:
+    """A: every archived id of the timeline is at most this (0: nothing archived).
+    O(1) from Redis; on a miss (Redis lost) one indexed PostgreSQL query, written back."""
+    client = get_redis()
+    value = client.hget(keys.timeline_meta(user_id), _MAX_FIELD[kind])
+    if value is not None:
+        return int(value)
+    found = TimelineChunk.objects.filter(owner_id=user_id, timeline=kind).aggregate(m=Max("last_id"))["m"] or 0
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], found])
+    return found
+
+
+def marks_init(user_id: int) -> None:
+    """A new user has archived nothing: say so, so their reads never ask PostgreSQL. O(1)."""
+    get_redis().hset(keys.timeline_meta(user_id), mapping={field: 0 for field in _MAX_FIELD.values()})
+
+
+def _chunks_due(client, key: str, kind: str) -> int:
+    hot, too_old = window(kind)
+    pipe = client.pipeline(transaction=False)
+    pipe.zcard(key)
+    pipe.zcount(key, "-inf", f"({too_old}")
+    size, aged = pipe.execute()
+    chunk = settings.TIMELINE_CHUNK
+    return max((size - hot) // chunk, aged // chunk, 0)
+
+
+def timeline_archive(kind: str, user_id: int, *, on_committed: Callable[[list[int]], None] | None = None) -> tuple[int, int]:
+    """Archive every whole chunk that has fallen out of one timeline's window; (chunks, ids).
+
+    O(c log n) Redis work and c row inserts for c chunks. ``on_committed(ids)`` runs between
+    a chunk's commit and its removal from Redis (observability, and crash tests).
+    """
+    client = get_redis()
+    key = keys.timeline_key(kind, user_id)
+    chunks = moved = 0
+    for _ in range(_chunks_due(client, key, kind)):
+        oldest = [int(i) for i in client.zrange(key, 0, settings.TIMELINE_CHUNK - 1)]
+        if not oldest:
+            break
+        ids = sorted(oldest, reverse=True)
+        # 1. readers must look in the archive for ids up to here from now on
+        scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids[0]])
+        # 2. the chunk, committed (a second write of the same range inserts nothing)
+        with transaction.atomic():
+            TimelineChunk.objects.bulk_create(
+                [TimelineChunk(owner_id=user_id, timeline=kind, first_id=ids[-1], last_id=ids[0], ids=ids)],
+                ignore_conflicts=True,
+            )
+        if on_committed is not None:
+            on_committed(ids)
+        # 3. only now out of Redis: exactly these ids, whatever arrived meanwhile stays
+        client.zrem(key, *ids)
+        chunks += 1
+        moved += len(ids)
+    return chunks, moved
+
+
+def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:
+    """Archive ids that never were in the head (regeneration gap fill), in chunks; how many rows.
+    Raises A first, as timeline_archive does. O(n)."""
+    if not ids_desc:
+        return 0
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids_desc[0]])
+    size = settings.TIMELINE_CHUNK
+    rows = [
+        TimelineChunk(owner_id=user_id, timeline=kind, first_id=part[-1], last_id=part[0], ids=part)
+        for part in (ids_desc[i:i + size] for i in range(0, len(ids_desc), size))
+    ]
+    TimelineChunk.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def archived_ids_desc(user_id: int, kind: str, *, below: int | None = None, rows_per_query: int = 10) -> Iterator[int]:
+    """The archived ids of a timeline, newest first, each once, lazily: chunk rows are read
+    ``rows_per_query`` at a time by the (owner, timeline, last_id) index, so a page costs one
+    or two small queries. Chunks may overlap (a back-fill can bring old ids into a head that
+    is archived later); a heap merges them."""
+    base = TimelineChunk.objects.filter(owner_id=user_id, timeline=kind).order_by("-last_id", "-first_id")
+    if below is not None:
+        base = base.filter(first_id__lt=below)
+    heap: list[int] = []  # negated ids
+    offset, exhausted, next_top = 0, False, None
+    pending: list[tuple[int, list[int]]] = []
+    last_yielded = None
+
+    def load() -> None:
+        nonlocal offset, exhausted
+        rows = list(base.values_list("last_id", "ids")[offset:offset + rows_per_query])
+        offset += len(rows)
+        exhausted = len(rows) < rows_per_query
+        pending.extend(rows)
+
+    while True:
+        if not pending and not exhausted:
+            load()
+        # Pull in every chunk that could hold an id above the best one in hand.
+        while pending and (not heap or pending[0][0] >= -heap[0]):
+            _, ids = pending.pop(0)
+            for board_id in ids:
+                if below is None or board_id < below:
+                    heapq.heappush(heap, -board_id)
+            if not pending and not exhausted:
+                load()
+        if not heap:
+            return
+        board_id = -heapq.heappop(heap)
+        if board_id != last_yielded:
+            last_yielded = board_id
+            yield board_id
+
+
+def last_run_summary() -> dict:
+    """For the admin: totals and the latest runs of the archival."""
+    from feeds.models import ArchiveRun
+
+    return {
+        "chunks_total": TimelineChunk.objects.count(),
+        "waiting": waiting_count(),
+        "last_run": ArchiveRun.objects.first(),
+        "last_errors": ArchiveRun.objects.exclude(errors="").first(),
+    }
+
+
+def unflag(kind: str, user_id: int) -> None:
+    """Take a timeline off the waiting set (a task is about to archive it). O(log w)."""
+    get_redis().zrem(keys.archive_waiting(), keys.waiting_member(kind, user_id))
+
+
+def archive_waiting(*, trigger: str, batch: int = 100, progress: Callable[[int], None] | None = None):
+    """Archive every timeline waiting now, ``batch`` at a time, and record the run (ArchiveRun).
+    A timeline that fails goes back to the waiting set and its error into the run's record."""
+    from feeds.models import ArchiveRun
+
+    run = ArchiveRun.objects.create(started_at=timezone.now(), trigger=trigger)
+    errors = []
+    while True:
+        taken = take_waiting(batch)
+        if not taken:
+            break
+        for kind, user_id in taken:
+            try:
+                chunks, moved = timeline_archive(kind, user_id)
+            except Exception as error:  # noqa: BLE001 - recorded for staff, retried next run
+                errors.append(f"{kind}:{user_id}: {type(error).__name__}: {error}")
+                flag_waiting(kind, [user_id])
+                continue
+            run.timelines += 1
+            run.chunks += chunks
+            run.ids += moved
+            if progress is not None:
+                progress(1)
+        if errors:
+            break  # the failed ones are waiting again; don't spin on them in this run
+    run.errors = "\n".join(errors)
+    run.finished_at = timezone.now()
+    run.save()
+    return run
