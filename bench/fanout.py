@@ -56,6 +56,7 @@ def main() -> None:
             pipe = redis.pipeline(transaction=False)
             for fan in fans:
                 graph.follow_add(follower_id=fan.pk, followee_id=star.pk, at=time.time(), pipe=pipe)
+                pipe.set(keys.active(fan.pk), 1, ex=3600)  # active readers: fan-out skips idle ones
             pipe.execute()
             bar.update(stop - start)
     followers_key = social_keys.followers(star.pk)

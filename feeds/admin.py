@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.db import connection
 
-from feeds.models import Board
+from feeds import archive
+from feeds.models import ArchiveRun, Board, TimelineChunk
 
 
 class TagFilter(admin.SimpleListFilter):
@@ -33,3 +34,49 @@ class BoardAdmin(admin.ModelAdmin):
     readonly_fields = ("id", "created_at", "updated_at", "views")
     ordering = ("-id",)
     show_full_result_count = False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TimelineChunk)
+class TimelineChunkAdmin(ReadOnlyAdmin):
+    """The archive of timelines (read-only: written only by the archival)."""
+
+    list_display = ("owner_id", "timeline", "size", "first_id", "last_id", "archived_at")
+    list_filter = ("timeline",)
+    search_fields = ("=owner_id",)
+    ordering = ("-archived_at",)
+    show_full_result_count = False
+
+    @admin.display(description="ids")
+    def size(self, chunk):
+        return len(chunk.ids)
+
+
+@admin.register(ArchiveRun)
+class ArchiveRunAdmin(ReadOnlyAdmin):
+    """What the scheduler has done: one row a run, and the totals above the list."""
+
+    list_display = ("started_at", "trigger", "timelines", "chunks", "ids", "duration", "failed")
+    list_filter = ("trigger",)
+    change_list_template = "admin/feeds/archiverun/change_list.html"
+
+    @admin.display(description="seconds")
+    def duration(self, run):
+        return f"{(run.finished_at - run.started_at).total_seconds():.2f}" if run.finished_at else "running"
+
+    @admin.display(boolean=True, description="errors")
+    def failed(self, run):
+        return bool(run.errors)
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {**(extra_context or {}), "archive": archive.last_run_summary()})

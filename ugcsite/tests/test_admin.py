@@ -66,3 +66,45 @@ def test_staff_can_log_in_with_the_form(client, world):
     assert response.status_code == 302
     assert client.get("/admin/").status_code == 200
 
+
+
+def test_staff_see_the_archive_and_what_the_scheduler_did(client, world, settings):
+    from feeds import archive
+    from feeds.models import ArchiveRun, TimelineChunk
+    from feeds.tasks import archive_run
+
+    settings.PROFILE_TIMELINE_HOT = 0
+    archive.chunks_write(world["alice"].pk, "m", [3, 2, 1])
+    ArchiveRun.objects.create(started_at="2026-01-01T00:00Z", finished_at="2026-01-01T00:00:01Z",
+                              trigger="beat", errors="m:1: RuntimeError: boom")
+    archive.flag_waiting("p", [world["alice"].pk, world["staff"].pk])
+    client.force_login(world["staff"])
+    page = client.get("/admin/feeds/archiverun/")
+    assert page.status_code == 200
+    assert page.context["archive"]["waiting"] == 2
+    assert page.context["archive"]["chunks_total"] == TimelineChunk.objects.count() == 1
+    assert b"RuntimeError: boom" in page.content
+    summary = archive_run()
+    assert summary["timelines"] == 2 and not summary["errors"]
+    page = client.get("/admin/feeds/archiverun/")
+    assert page.context["archive"]["waiting"] == 0
+    assert page.context["archive"]["last_run"].trigger == "beat"
+    chunks = client.get("/admin/feeds/timelinechunk/")
+    assert chunks.status_code == 200 and chunks.context["cl"].result_count == 1
+    chunk = TimelineChunk.objects.get()
+    assert client.get(f"/admin/feeds/timelinechunk/{chunk.pk}/change/").status_code == 200
+    assert client.post(f"/admin/feeds/timelinechunk/{chunk.pk}/delete/").status_code == 403
+
+
+def test_archive_now_runs_the_archival(world, settings, redis_data):
+    from django.core.management import call_command
+
+    from feeds import keys
+    from feeds.models import TimelineChunk
+
+    settings.PROFILE_TIMELINE_HOT = 5
+    user_id = world["alice"].pk
+    redis_data.zadd(keys.profile_timeline(user_id), {i: i for i in range(1, 231)})
+    call_command("archive_now", user=[user_id])
+    assert sorted(len(c.ids) for c in TimelineChunk.objects.filter(owner_id=user_id, timeline="m")) == [100, 100]
+    assert redis_data.zcard(keys.profile_timeline(user_id)) == 30
