@@ -109,3 +109,31 @@ def home_gap_fill(user_id: int) -> int:
     )
     archive.chunks_write(user_id, "p", ids)
     return len(ids)
+
+
+def author_retract_batch(*, author_id: int, board_ids: list[int], cursor: FollowerCursor, batch_size: int, then=None) -> None:
+    """Take many boards of one author out of the next ``batch_size`` followers' P (suspension).
+    O(batch x b log |P|) for b boards."""
+    followers, next_cursor = graph.followers_batch(author_id, cursor, batch_size)
+    if next_cursor is not None and then is not None:
+        then(next_cursor)
+    timelines.home_remove(followers, board_ids)
+
+
+def author_restore(*, author_id: int) -> None:
+    """After a suspension is lifted: M from PostgreSQL (above its archive mark), G dropped so it
+    refills, and the newest FOLLOW_BACKFILL_COUNT boards delivered to every follower again
+    (in batches from a cursor, like a fan-out). Offline: O(boards + followers)."""
+    from feeds import archive, keys
+
+    mark = archive.archived_max(author_id, "m")
+    ids = list(
+        Board.objects.filter(author_id=author_id, state=Board.State.PUBLISHED, id__gt=mark)
+        .order_by("-id").values_list("id", flat=True)
+    )
+    timelines.timeline_replace(keys.profile_timeline(author_id), ids)
+    recent = ids[: settings.FOLLOW_BACKFILL_COUNT]
+    cursor = FollowerCursor()
+    while cursor is not None:
+        followers, cursor = graph.followers_batch(author_id, cursor, settings.FANOUT_BATCH_SIZE)
+        timelines.home_deliver(followers, author_id, recent)

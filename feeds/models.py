@@ -19,6 +19,7 @@ class Board(models.Model):
     class State(models.TextChoices):
         PUBLISHED = "published"
         HIDDEN = "hidden", "hidden by staff"
+        SUSPENDED = "suspended", "hidden: author suspended"
         DELETED = "deleted", "deleted by its author"
 
     # Snowflake id (feeds.ids): time-ordered, below 2^53, its own sorted-set score.

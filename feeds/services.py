@@ -95,17 +95,82 @@ def board_update(*, board: Board, changes: dict) -> Board:
     return board
 
 
-def board_delete(*, board: Board) -> None:
-    """Mark the board deleted: it answers 404 at once, leaves G and M on commit, and a task
-    takes it out of every follower's P."""
+def _board_leave(board: Board, state: str) -> bool:
+    """Move a published board to ``state``: 404 at once, out of G and M on commit, out of every
+    follower's P by a task. False if it was not published."""
     with transaction.atomic():
         updated = Board.objects.filter(pk=board.pk, state=Board.State.PUBLISHED).update(
-            state=Board.State.DELETED, updated_at=timezone.now()
+            state=state, updated_at=timezone.now()
         )
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") - 1)
     if updated:
         transaction.on_commit(lambda: _board_withdrawn(board))
+    return bool(updated)
+
+
+def board_delete(*, board: Board) -> None:
+    """Delete a board (its author, or staff): marked deleted, withdrawn everywhere."""
+    _board_leave(board, Board.State.DELETED)
+
+
+def board_hide(*, board: Board) -> bool:
+    """Staff hide a board: it leaves every feed, list and index as a delete does."""
+    return _board_leave(board, Board.State.HIDDEN)
+
+
+def board_unhide(*, board: Board) -> bool:
+    """Staff bring a hidden board back: G and M at once on commit, and a fan-out puts it back
+    in the followers' feeds (archived chunks never lost it: reads filter by state)."""
+    with transaction.atomic():
+        updated = Board.objects.filter(pk=board.pk, state=Board.State.HIDDEN).update(state=Board.State.PUBLISHED)
+        if updated:
+            User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") + 1)
+    if updated:
+        board.state = Board.State.PUBLISHED
+        transaction.on_commit(lambda: _board_published(Board.objects.select_related("author").get(pk=board.pk)))
+    return bool(updated)
+
+
+def user_suspend(*, user: User) -> int:
+    """Suspend a user: no sign-in, no token, and every published board of theirs hidden (state
+    'suspended', so lifting it restores exactly those). Their M and G go on commit; a task
+    takes their boards out of followers' feeds. Returns how many boards were hidden."""
+    with transaction.atomic():
+        User.objects.filter(pk=user.pk).update(is_active=False)
+        user.is_active = False
+        from social.models import ApiToken
+
+        ApiToken.objects.filter(user=user).delete()
+        hidden = Board.objects.filter(author=user, state=Board.State.PUBLISHED).update(
+            state=Board.State.SUSPENDED, updated_at=timezone.now())
+        User.objects.filter(pk=user.pk).update(boards_count=F("boards_count") - hidden)
+    transaction.on_commit(lambda: _author_withdrawn(user.pk))
+    return hidden
+
+
+def user_unsuspend(*, user: User) -> int:
+    """Lift a suspension: sign-in again, and the boards it hid come back (M rebuilt on commit,
+    followers' feeds refilled by a task). Returns how many boards came back."""
+    with transaction.atomic():
+        User.objects.filter(pk=user.pk).update(is_active=True)
+        user.is_active = True
+        restored = Board.objects.filter(author=user, state=Board.State.SUSPENDED).update(state=Board.State.PUBLISHED)
+        User.objects.filter(pk=user.pk).update(boards_count=F("boards_count") + restored)
+    transaction.on_commit(lambda: tasks.author_restore.delay(user.pk))
+    return restored
+
+
+def _author_withdrawn(author_id: int) -> None:
+    from feeds import keys
+
+    hidden = Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True)
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.delete(keys.profile_timeline(author_id))
+    for board_id in hidden.iterator(chunk_size=5000):
+        boardcache.board_cache_delete(board_id, pipe=pipe)
+    pipe.execute()
+    tasks.author_retract.delay(author_id)
 
 
 def _board_withdrawn(board: Board) -> None:

@@ -72,3 +72,20 @@ def archive_run() -> dict:
 @shared_task(acks_late=True)
 def home_gap_fill(user_id: int) -> None:
     fanout.home_gap_fill(user_id)
+
+
+@shared_task(acks_late=True)
+def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
+    """Take every board a suspension hid out of the author's followers' feeds, batch by batch."""
+    board_ids = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
+    if not board_ids:
+        return  # lifted meanwhile
+    fanout.author_retract_batch(
+        author_id=author_id, board_ids=board_ids, cursor=_cursor(cursor_score, cursor_done),
+        batch_size=settings.FANOUT_BATCH_SIZE, then=lambda cursor: author_retract.delay(author_id, *cursor),
+    )
+
+
+@shared_task(acks_late=True)
+def author_restore(author_id: int) -> None:
+    fanout.author_restore(author_id=author_id)

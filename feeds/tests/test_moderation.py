@@ -1,0 +1,78 @@
+"""Staff moderation: hiding a board or suspending its author takes it out of every list and
+feed; undoing it brings back exactly what was hidden."""
+
+import pytest
+
+from feeds import keys, services
+from feeds.models import Board
+from social.models import ApiToken
+
+pytestmark = pytest.mark.django_db
+
+DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
+
+
+@pytest.fixture
+def run(django_capture_on_commit_callbacks, eager_tasks):
+    def call(fn, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+    return call
+
+
+@pytest.fixture
+def world(api, run):
+    alice, bob = api.as_user("alice"), api.as_user("bob")
+    run(bob.put, "/api/v1/users/alice/follow")
+    ids = [run(alice.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"] for i in range(3)]
+    return alice, bob, ids
+
+
+def lists(api, bob):
+    feed = [i["id"] for i in bob.get("/api/v1/feed").json()["items"]]
+    profile = [i["id"] for i in api.get("/api/v1/users/alice/boards").json()["items"]]
+    return feed, profile
+
+
+def test_hide_and_unhide_a_board(api, run, world, redis_data):
+    alice, bob, (first, second, third) = world
+    board = Board.objects.get(pk=second)
+    assert run(services.board_hide, board=board)
+    assert api.get(f"/api/v1/boards/{second}").status_code == 404
+    assert lists(api, bob) == ([third, first], [third, first])
+    bob_id = bob.get("/api/v1/me").json()["id"]
+    assert redis_data.zscore(keys.home_timeline(bob_id), second) is None  # retracted, not just filtered
+    assert api.get("/api/v1/users/alice").json()["boards"] == 2
+
+    assert run(services.board_unhide, board=board)
+    assert api.get(f"/api/v1/boards/{second}").status_code == 200
+    assert lists(api, bob) == ([third, second, first], [third, second, first])
+    assert api.get("/api/v1/users/alice").json()["boards"] == 3
+    assert not run(services.board_unhide, board=board)  # only hidden boards come back
+
+
+def test_a_deleted_board_cannot_be_unhidden(api, run, world):
+    alice, bob, (first, _, _) = world
+    run(alice.delete, f"/api/v1/boards/{first}")
+    assert not run(services.board_unhide, board=Board.objects.get(pk=first))
+    assert api.get(f"/api/v1/boards/{first}").status_code == 404
+
+
+def test_suspend_and_restore_a_user(api, run, world, redis_data):
+    alice, bob, ids = world
+    user = Board.objects.get(pk=ids[0]).author
+    staff_hidden = Board.objects.get(pk=ids[0])
+    run(services.board_hide, board=staff_hidden)
+    assert run(services.user_suspend, user=user) == 2
+    assert alice.get("/api/v1/me").status_code == 401  # tokens are gone
+    assert api.post("/api/v1/tokens", {"username": "alice", "password": "password123"}).status_code == 401
+    assert [i["id"] for i in bob.get("/api/v1/feed").json()["items"]] == []
+    assert api.get("/api/v1/users/alice/boards").status_code == 404  # a suspended user is no one
+    assert all(api.get(f"/api/v1/boards/{i}").status_code == 404 for i in ids)
+    assert not any(redis_data.exists(keys.board(i)) for i in ids)
+
+    assert run(services.user_unsuspend, user=user) == 2
+    assert api.post("/api/v1/tokens", {"username": "alice", "password": "password123"}).status_code == 201
+    # the board staff hid on its own stays hidden
+    assert lists(api, bob) == ([ids[2], ids[1]], [ids[2], ids[1]])
+    assert ApiToken.objects.filter(user=user).count() == 1
