@@ -1,5 +1,7 @@
 """API: boards (API.md, "Boards")."""
 
+import re
+
 from django.http import HttpResponse
 
 from feeds import selectors, services
@@ -72,16 +74,53 @@ def user_boards(request, username: str):
     return selectors.profile_boards(author.pk, **paging(request, allow_before=True))
 
 
+KINDS = {"sketch", "diagram", "note", "comic", "map"}
+TAG_RE = re.compile(r"^[a-z0-9-]{1,32}\Z")
+USERNAME_RE = re.compile(r"^[A-Za-z0-9_]{3,30}\Z")
+
+
+def _filters(request, *, allow_author: bool):
+    """kind=, tag= (repeatable) and author= of a discovery query, or a 400."""
+    from feeds.discovery import Query
+
+    kind = request.GET.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise ApiError(400, f"kind must be one of {', '.join(sorted(KINDS))}; it was {kind[:40]!r}.")
+    tags = request.GET.getlist("tag")
+    for tag in tags:
+        if not TAG_RE.match(tag):
+            raise ApiError(400, f"tag {tag[:40]!r} is not a tag: use 1-32 characters of a-z, 0-9 and -.")
+    author = request.GET.get("author") if allow_author else None
+    return Query(kind=kind or None, tags=tuple(tags), author=author)
+
+
 @login_required
 def feed(request):
     page = paging(request, allow_before=True)
+    query = _filters(request, allow_author=False)
     services.home_feed_ready(user_id=request.api_user.pk)
+    if query.filter_keys():
+        return selectors.home_feed_filtered(request.api_user.pk, query, **page)
     return selectors.home_feed(request.api_user.pk, **page)
+
+
+def discover(request):
+    from dataclasses import replace
+
+    page = paging(request)
+    query = _filters(request, allow_author=True)
+    sort = request.GET.get("sort", "recent")
+    if sort not in ("recent", "popular", "trending"):
+        raise ApiError(400, f"sort must be recent, popular or trending; it was {sort[:40]!r}.")
+    if query.author is not None and not USERNAME_RE.match(query.author):
+        return {"total": 0, "items": []}  # no such user can exist
+    return selectors.discover(replace(query, sort=sort), offset=page["offset"], limit=page["limit"])
 
 
 
 boards = endpoint(POST=board_create)
 profile_boards = endpoint(GET=user_boards)
 home_feed = endpoint(GET=feed)
+discover_view = endpoint(GET=discover)
 board = endpoint(GET=board_read, PATCH=board_update, DELETE=board_delete)
 preview = endpoint(GET=board_preview)

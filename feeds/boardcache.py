@@ -60,13 +60,6 @@ def board_cache_delete(board_id: int, *, pipe=None) -> None:
     (pipe if pipe is not None else get_redis()).delete(keys.board(board_id))
 
 
-def board_cache_add_views(board_id: int, count: int = 1, *, pipe=None) -> None:
-    """Add views to a cached board, leaving a missing entry missing. O(1)."""
-    from feeds.scripts import scripts
-
-    scripts.hincrby_if_exists(keys=[keys.board(board_id)], args=["views", count], client=pipe)
-
-
 def board_cache_get_many(board_ids: Iterable[int]) -> dict[int, dict]:
     """The cached G hashes of the given boards, by id; misses are left out.
 

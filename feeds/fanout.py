@@ -126,11 +126,13 @@ def author_restore(*, author_id: int) -> None:
     (in batches from a cursor, like a fan-out). Offline: O(boards + followers)."""
     from feeds import archive, keys
 
+    from feeds import discovery
+
     mark = archive.archived_max(author_id, "m")
-    ids = list(
-        Board.objects.filter(author_id=author_id, state=Board.State.PUBLISHED, id__gt=mark)
-        .order_by("-id").values_list("id", flat=True)
-    )
+    restored = Board.objects.filter(author_id=author_id, state=Board.State.PUBLISHED).select_related("author")
+    for board in restored.iterator(chunk_size=1000):
+        discovery.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
+    ids = list(restored.filter(id__gt=mark).order_by("-id").values_list("id", flat=True))
     timelines.timeline_replace(keys.profile_timeline(author_id), ids)
     recent = ids[: settings.FOLLOW_BACKFILL_COUNT]
     cursor = FollowerCursor()

@@ -62,3 +62,71 @@ def parse_waiting(member: str) -> tuple[str, int]:
 def waiting_member(kind: str, user_id: int) -> str:
     """The member of archive_waiting for a timeline."""
     return f"{kind}:{int(user_id)}"
+
+
+# --- discovery (Viki's set-index engine) --------------------------------------------------------
+# Every discovery key carries the one tag {d}: a query intersects several of them in one Lua
+# call, which a Redis Cluster allows only within a slot. The engine lives on one node.
+
+def index(field: str, value: str) -> str:
+    """Set of the board ids whose ``field`` has ``value`` (kind, tag, author). ``ix:{d}:tag:cats``."""
+    return f"ix:{{d}}:{field}:{value}"
+
+
+def index_tracker(board_id: int) -> str:
+    """Set of the index keys a board is in, so removal need not know the index types.
+    Example: ``ixt:{d}:1234``."""
+    return f"ixt:{{d}}:{int(board_id)}"
+
+
+def sort(order: str) -> str:
+    """Sorted set of every visible board id by an order: ``recent`` (score = id), ``popular``
+    (all-time views), ``trending`` (views in the last 24 hours). Example: ``ixs:{d}:popular``."""
+    return f"ixs:{{d}}:{order}"
+
+
+def sort_scratch(name: str) -> str:
+    """A scratch sorted set of the roll-ups, deleted after use. ``ixs:{d}:scratch:trending-union``."""
+    return f"ixs:{{d}}:scratch:{name}"
+
+
+def tag_counts() -> str:
+    """Sorted set tag -> number of visible boards with it (facets). ``ixc:{d}:tags``."""
+    return "ixc:{d}:tags"
+
+
+def index_generation() -> str:
+    """Counter bumped on every index membership change; a cached query is valid only for the
+    generation it was computed at. ``ixg:{d}``."""
+    return "ixg:{d}"
+
+
+def query_cache(digest: str) -> str:
+    """Sorted set: a cached query intersection, with a TTL. ``ixq:{d}:<digest>``."""
+    return f"ixq:{{d}}:{digest}"
+
+
+def query_cache_generation(digest: str) -> str:
+    """String: the index generation its query_cache twin was computed at. ``ixqg:{d}:<digest>``."""
+    return f"ixqg:{{d}}:{digest}"
+
+
+def views_pending() -> str:
+    """Hash board id -> views not yet flushed to PostgreSQL. ``vp:{d}``."""
+    return "vp:{d}"
+
+
+def views_flushing() -> str:
+    """The pending hash renamed aside while a flush writes it to PostgreSQL. ``vpf:{d}``."""
+    return "vpf:{d}"
+
+
+def views_hour(hour: int) -> str:
+    """Sorted set board id -> views in one hour (hours since the epoch), with a TTL of a day
+    and a bit. Example: ``vh:{d}:492000``."""
+    return f"vh:{{d}}:{int(hour)}"
+
+
+def discovery_patterns() -> list[str]:
+    """SCAN patterns matching every discovery key above (for a rebuild)."""
+    return ["ix:{d}:*", "ixt:{d}:*", "ixs:{d}:*", "ixc:{d}:*", "ixq:{d}:*", "ixqg:{d}:*", "ixg:{d}"]

@@ -95,3 +95,34 @@ def rebuild_archive_marks(user_ids, progress) -> None:
         client.hset(keys.timeline_meta(user_id), mapping={
             "m_archived_max": marks.get((user_id, "m"), 0), "p_archived_max": marks.get((user_id, "p"), 0)})
         progress()
+
+
+def rebuild_discovery(progress) -> int:
+    """Every index, sort order and facet from the published boards (views: PostgreSQL's count
+    plus what is pending), then the trending roll-up. Returns the number of boards indexed."""
+    from feeds import discovery
+    from social import counters
+
+    discovery.index_clear()
+    boards = (
+        Board.objects.filter(state=Board.State.PUBLISHED).order_by("id")
+        .values_list("id", "kind", "tags", "author__username", "views")
+    )
+    count, batch = 0, []
+    for row in boards.iterator(chunk_size=5000):
+        batch.append(row)
+        if len(batch) == 5000:
+            count += _index_batch(batch, discovery, counters, progress)
+            batch = []
+    if batch:
+        count += _index_batch(batch, discovery, counters, progress)
+    counters.trending_rollup()
+    return count
+
+
+def _index_batch(batch, discovery, counters, progress) -> int:
+    pending = counters.pending_views([row[0] for row in batch])
+    discovery.index_bulk((board_id, kind, tags, author, views + pending[board_id])
+                         for board_id, kind, tags, author, views in batch)
+    progress(len(batch))
+    return len(batch)

@@ -38,27 +38,37 @@ def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
     cached = boardcache.board_cache_get_many(board_ids)
     missing = [board_id for board_id in board_ids if board_id not in cached]
     if missing:
-        found = Board.objects.select_related("author").filter(pk__in=missing, state=Board.State.PUBLISHED)
+        from social.counters import pending_views
+
+        found = list(Board.objects.select_related("author").filter(pk__in=missing, state=Board.State.PUBLISHED))
+        pending = pending_views([board.id for board in found])
         pipe = get_redis().pipeline(transaction=False)
         for board in found:
+            board.views += pending[board.id]  # the live figure
             cached[board.id] = boardcache.fields_of(board)
             boardcache.board_cache_put(board, pipe=pipe)
         pipe.execute()
     return cached
 
 
-def _timeline_answer(user_id: int, kind: str, *, offset, before, limit) -> dict:
-    page = timelines.page(user_id, kind, offset=offset, before=before, limit=limit)
-    found = boards_hydrate(page.ids)
+def _visible(user_id: int, kind: str, ids: list[int]) -> dict[int, dict]:
+    """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head."""
+    found = boards_hydrate(ids)
     if kind == "p" and found:
         # A feed shows only boards of people the reader follows now: an unfollow's clean-up
         # may lag, and archived chunks keep what was delivered while they were followed.
         authors = sorted({int(fields["author_id"]) for fields in found.values()})
         followed = {a for a, score in zip(authors, get_redis().zmscore(social_keys.following(user_id), authors)) if score}
         found = {i: f for i, f in found.items() if int(f["author_id"]) in followed}
-    stale = [board_id for board_id in page.ids if board_id not in found]
+    stale = [board_id for board_id in ids if board_id not in found]
     if stale:  # deleted, hidden or unfollowed: drop them from the head now (no-op for archived ids)
         get_redis().zrem(keys.timeline_key(kind, user_id), *stale)
+    return found
+
+
+def _timeline_answer(user_id: int, kind: str, *, offset, before, limit) -> dict:
+    page = timelines.page(user_id, kind, offset=offset, before=before, limit=limit)
+    found = _visible(user_id, kind, page.ids)
     items = [summary_from_fields(found[board_id]) for board_id in page.ids if board_id in found]
     return {"items": items, "next": str(page.ids[-1]) if page.has_more else None}
 
@@ -73,3 +83,42 @@ def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: in
     """A user's home feed, newest first (list_public_feed), across head and archive.
     O(log |P| + limit) plus hydration; call services.home_feed_ready first."""
     return _timeline_answer(user_id, "p", offset=offset, before=before, limit=limit)
+
+
+def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int | None, limit: int) -> dict:
+    """The home feed narrowed by discovery filters (kind, tags), paged like the feed.
+
+    Intersected from the feed's side: the timeline is read newest first in batches and each
+    batch is checked against the filter sets (SMISMEMBER), never a scan of an index. Cost
+    grows with how far down the feed the matches lie, bounded by the feed's length."""
+    from feeds import discovery
+
+    filter_keys = query.filter_keys()
+    skip, want = (offset or 0), limit + 1
+    matched: list[int] = []
+    for batch in timelines.iter_desc(user_id, "p", below=before):
+        hits = discovery.members_of_all(filter_keys, batch)
+        found = _visible(user_id, "p", hits) if hits else {}
+        for board_id in hits:
+            if board_id not in found:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            matched.append(board_id)
+        if len(matched) >= want:
+            break
+    page, more = matched[:limit], len(matched) > limit
+    found = boards_hydrate(page)
+    items = [summary_from_fields(found[board_id]) for board_id in page if board_id in found]
+    return {"items": items, "next": str(page[-1]) if more else None}
+
+
+def discover(query, *, offset: int, limit: int) -> dict:
+    """A discovery query: exact total and the page, hydrated. One Redis call for the query,
+    one pipeline for the boards."""
+    from feeds import discovery
+
+    total, ids = discovery.query(query, offset=offset, limit=limit)
+    found = boards_hydrate(ids)
+    return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
 from feeds import boardcache, tasks, timelines
@@ -45,7 +46,17 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
     return board
 
 
+def _board_indexed(board: Board) -> None:
+    from feeds import discovery
+
+    discovery.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
+
+
 def _board_published(board: Board) -> None:
+    from social import counters
+
+    board.views += counters.pending_views([board.id])[board.id]  # the live figure for G
+    _board_indexed(board)
     pipe = get_redis().pipeline(transaction=False)
     boardcache.board_cache_put(board, pipe=pipe)
     timelines.profile_add_and_size(board.author_id, board.id, pipe=pipe)
@@ -91,7 +102,18 @@ def board_update(*, board: Board, changes: dict) -> Board:
     board.updated_at = timezone.now()
     fields = ["doc_json" if f == "doc" else f for f in changes] + ["updated_at"]
     board.save(update_fields=fields)
-    transaction.on_commit(lambda: boardcache.board_cache_put(board))
+
+    def publish():
+        from social import counters
+
+        live = Board(**{f.attname: getattr(board, f.attname) for f in Board._meta.concrete_fields})
+        live.author = board.author
+        live.views += counters.pending_views([board.id])[board.id]
+        boardcache.board_cache_put(live)
+        if {"kind", "tags"} & changes.keys():
+            _board_indexed(live)  # only the indexes that changed are written
+
+    transaction.on_commit(publish)
     return board
 
 
@@ -103,7 +125,7 @@ def _board_leave(board: Board, state: str) -> bool:
             state=state, updated_at=timezone.now()
         )
         if updated:
-            User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") - 1)
+            User.objects.filter(pk=board.author_id).update(boards_count=Greatest(F("boards_count") - 1, 0))
     if updated:
         transaction.on_commit(lambda: _board_withdrawn(board))
     return bool(updated)
@@ -144,7 +166,7 @@ def user_suspend(*, user: User) -> int:
         ApiToken.objects.filter(user=user).delete()
         hidden = Board.objects.filter(author=user, state=Board.State.PUBLISHED).update(
             state=Board.State.SUSPENDED, updated_at=timezone.now())
-        User.objects.filter(pk=user.pk).update(boards_count=F("boards_count") - hidden)
+        User.objects.filter(pk=user.pk).update(boards_count=Greatest(F("boards_count") - hidden, 0))
     transaction.on_commit(lambda: _author_withdrawn(user.pk))
     return hidden
 
@@ -164,16 +186,23 @@ def user_unsuspend(*, user: User) -> int:
 def _author_withdrawn(author_id: int) -> None:
     from feeds import keys
 
-    hidden = Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True)
+    from feeds import discovery
+
+    hidden = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
     pipe = get_redis().pipeline(transaction=False)
     pipe.delete(keys.profile_timeline(author_id))
-    for board_id in hidden.iterator(chunk_size=5000):
+    for board_id in hidden:
         boardcache.board_cache_delete(board_id, pipe=pipe)
     pipe.execute()
+    for board_id in hidden:
+        discovery.board_unindex(board_id)
     tasks.author_retract.delay(author_id)
 
 
 def _board_withdrawn(board: Board) -> None:
+    from feeds import discovery
+
+    discovery.board_unindex(board.pk)
     pipe = get_redis().pipeline(transaction=False)
     boardcache.board_cache_delete(board.pk, pipe=pipe)
     timelines.profile_remove(board.author_id, board.pk, pipe=pipe)
@@ -182,8 +211,10 @@ def _board_withdrawn(board: Board) -> None:
 
 
 def board_record_view(*, board: Board, reader: User | None = None) -> int:
-    """Count one view (``reader``'s read is recorded with social reading); the new total."""
-    Board.objects.filter(pk=board.pk).update(views=F("views") + 1)
-    boardcache.board_cache_add_views(board.pk)
-    board.views += 1
+    """Count one view in Redis (flushed to PostgreSQL by beat; ``reader``'s read is recorded
+    with social reading); sets ``board.views`` to the new live total."""
+    from social import counters
+
+    counters.view_record(board.pk)
+    board.views += counters.pending_views([board.pk])[board.pk]
     return board.views

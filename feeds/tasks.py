@@ -89,3 +89,19 @@ def author_retract(author_id: int, cursor_score: float | None = None, cursor_don
 @shared_task(acks_late=True)
 def author_restore(author_id: int) -> None:
     fanout.author_restore(author_id=author_id)
+
+
+@shared_task
+def trending_rollup() -> int:
+    """Beat: the trending order from the last 24 hours of views."""
+    from social import counters
+
+    return counters.trending_rollup()
+
+
+@shared_task
+def views_flush() -> int:
+    """Beat: pending view counts into PostgreSQL."""
+    from social import counters
+
+    return counters.views_flush()

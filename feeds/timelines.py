@@ -150,3 +150,17 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     rest = desc_unique(low, archive.archived_ids_desc(user_id, kind, below=archived + 1))
     ids = top + list(islice(rest, max(offset - above, 0), max(offset - above, 0) + want - len(top)))
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
+
+
+def iter_desc(user_id: int, kind: str, *, below: int | None = None, batch: int = 200) -> Iterator[list[int]]:
+    """The whole timeline newest first (head and archive merged, each id once), strictly below
+    ``below``, in lists of up to ``batch`` ids: for reads that filter as they go (the filtered
+    feed). The head is read once (bounded by its cap); the archive lazily."""
+    from feeds import archive
+
+    key = keys.timeline_key(kind, user_id)
+    high = f"({below}" if below is not None else "+inf"
+    head = [int(i) for i in get_redis().zrevrangebyscore(key, high, "-inf")]
+    stream = desc_unique(head, archive.archived_ids_desc(user_id, kind, below=below))
+    while part := list(islice(stream, batch)):
+        yield part

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
 from social.models import ApiToken
@@ -85,8 +86,8 @@ def follow_delete(*, follower: User, followee: User) -> bool:
     with transaction.atomic():
         deleted, _ = Follow.objects.filter(follower=follower, followee=followee).delete()
         if deleted:
-            User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") - 1)
-            User.objects.filter(pk=follower.pk).update(following_count=F("following_count") - 1)
+            User.objects.filter(pk=followee.pk).update(followers_count=Greatest(F("followers_count") - 1, 0))
+            User.objects.filter(pk=follower.pk).update(following_count=Greatest(F("following_count") - 1, 0))
 
     def publish():
         graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk)

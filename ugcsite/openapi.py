@@ -39,6 +39,9 @@ PAGING = [
     _query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "page size"),
 ]
 BEFORE = _query("before", {"type": "integer", "minimum": 1}, "only items older than this id (not with offset)")
+KIND = _query("kind", {"type": "string", "enum": ["sketch", "diagram", "note", "comic", "map"]}, "only boards of this kind")
+TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9-]{1,32}$"}},
+                "only boards with this tag; repeat for several (all must match)"), "style": "form", "explode": True}
 USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type": "string"},
             "description": "matched case-insensitively"}
 
@@ -71,8 +74,18 @@ def _paths() -> dict:
         "/api/v1/users/{username}/boards": {"parameters": [USERNAME], "get": {
             "summary": "A user's boards, newest first", "parameters": [*PAGING, BEFORE],
             "responses": {"200": _answer("a page", timeline), **_errors(400, 401, 404)}}},
+        "/api/v1/discover": {"get": {
+            "summary": "Boards matching every filter, with the exact total",
+            "parameters": [*PAGING, KIND, TAG, _query("author", {"type": "string"}, "username; unknown gives no matches"),
+                           _query("sort", {"type": "string", "enum": ["recent", "popular", "trending"], "default": "recent"},
+                                  "recent: newest first; popular: views all time; trending: views in 24 hours")],
+            "responses": {"200": _answer("matches", {"type": "object", "properties": {
+                "total": {"type": "integer"},
+                "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}}}}),
+                **_errors(400, 401)}}},
         "/api/v1/feed": {"get": {
-            "summary": "The caller's home feed, newest first", "security": secured, "parameters": [*PAGING, BEFORE],
+            "summary": "The caller's home feed, newest first", "security": secured,
+            "parameters": [*PAGING, BEFORE, KIND, TAG],
             "responses": {"200": _answer("a page", timeline), **_errors(400, 401)}}},
         "/api/v1/users": {"post": {
             "summary": "Sign up", "requestBody": _body("SignUp"),

@@ -188,3 +188,12 @@ FANOUT_BATCH_SIZE = int(os.environ.get("FANOUT_BATCH_SIZE", "1000"))
 FANOUT_SCRIPT_CHUNK = int(os.environ.get("FANOUT_SCRIPT_CHUNK", "200"))
 # How many of a followee's newest boards a new follow brings into the follower's feed.
 FOLLOW_BACKFILL_COUNT = int(os.environ.get("FOLLOW_BACKFILL_COUNT", "100"))
+
+# --- discovery ----------------------------------------------------------------------------------
+# A cached query intersection lives this long (ms); any index change makes it stale at once.
+DISCOVERY_CACHE_MS = int(os.environ.get("DISCOVERY_CACHE_MS", "10000"))
+# How often the trending order is rolled up from the hourly view counts, and views flushed.
+TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
+VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
+CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
+CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}

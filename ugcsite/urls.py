@@ -31,6 +31,7 @@ api_v1 = [
     path("users/<str:username>/following", account_api.following_view, name="following"),
     path("users/<str:username>/boards", board_api.profile_boards, name="user-boards"),
     path("feed", board_api.home_feed, name="feed"),
+    path("discover", board_api.discover_view, name="discover"),
     path("boards", board_api.boards, name="boards"),
     path("boards/<board_id:board_id>", board_api.board, name="board"),
     path("boards/<board_id:board_id>/preview.svg", board_api.preview, name="board-preview"),

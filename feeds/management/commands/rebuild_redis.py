@@ -3,10 +3,11 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from feeds import rebuild
+from feeds.models import Board
 
 
 class Command(BaseCommand):
-    help = "Rebuilds every Redis structure (follow graph, timelines, counts) from PostgreSQL."
+    help = "Rebuilds every Redis structure (follow graph, timelines, counts, discovery indexes) from PostgreSQL."
 
     def handle(self, *args, **options):
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
@@ -20,6 +21,9 @@ class Command(BaseCommand):
         for label, step in steps:
             with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
                 step(user_ids, bar.update)
+        boards = Board.objects.filter(state=Board.State.PUBLISHED).count()
+        with tqdm(total=boards, desc="discovery indexes", unit="board", disable=None) as bar:
+            rebuild.rebuild_discovery(bar.update)
         self.stdout.write(self.style.SUCCESS(
             f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read, "
             "and a timeline past its window waits for `archive_now` or the next scheduled run."

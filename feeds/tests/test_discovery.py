@@ -1,0 +1,241 @@
+"""Discovery (Viki's set-index engine) against PostgreSQL as the oracle."""
+
+import time
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from feeds import discovery, keys
+from feeds.models import Board
+from feeds.services import board_create, board_delete, board_hide, board_update
+from social import counters
+from social.services import follow_create, user_create
+
+pytestmark = pytest.mark.django_db
+
+DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
+KINDS = ["sketch", "diagram", "note", "comic", "map"]
+
+
+@pytest.fixture
+def run(django_capture_on_commit_callbacks, eager_tasks):
+    def call(fn, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+    return call
+
+
+@pytest.fixture
+def people(run):
+    return {name: user_create(username=name, password="password123") for name in ("alice", "bob", "carol")}
+
+
+def make(run, author, kind="sketch", tags=(), title="t"):
+    return run(board_create, author=author, title=title, kind=kind, tags=list(tags), doc=DOC)
+
+
+def ids(answer):
+    return [item["id"] for item in answer["items"]]
+
+
+def test_filters_and_exact_totals(api, run, people):
+    a = make(run, people["alice"], "sketch", ["cat", "pet"])
+    b = make(run, people["alice"], "map", ["cat"])
+    c = make(run, people["bob"], "sketch", ["cat", "pet"])
+    make(run, people["carol"], "note", [])
+    assert api.get("/api/v1/discover", tag="cat").json() == {
+        "total": 3, "items": api.get("/api/v1/discover", tag="cat").json()["items"]}
+    assert ids(api.get("/api/v1/discover", tag="cat").json()) == [c.id, b.id, a.id]
+    assert ids(api.get("/api/v1/discover", tag=["cat", "pet"], kind="sketch").json()) == [c.id, a.id]
+    answer = api.get("/api/v1/discover", tag="cat", author="ALICE").json()
+    assert (answer["total"], ids(answer)) == (2, [b.id, a.id])
+    assert api.get("/api/v1/discover", author="nobody").json() == {"total": 0, "items": []}
+    assert api.get("/api/v1/discover", author="not a name!").json() == {"total": 0, "items": []}
+    page = api.get("/api/v1/discover", limit=2, offset=1).json()
+    assert page["total"] == 4 and len(page["items"]) == 2
+    assert set(page["items"][0]) == {"id", "author", "title", "kind", "tags", "created_at", "updated_at", "views", "preview_url"}
+
+
+@pytest.mark.parametrize("query", [
+    {"kind": "painting"}, {"kind": ""}, {"tag": "Cat"}, {"tag": "a_b"}, {"tag": "x" * 33}, {"sort": "best"},
+    {"limit": 0}, {"limit": 101}, {"offset": -1},
+], ids=str)
+def test_bad_discovery_queries_are_400(api, query):
+    response = api.get("/api/v1/discover", **query)
+    assert response.status_code == 400 and response.json()["detail"]
+
+
+def test_popular_and_trending_orders_with_ties_newest_first(api, run, people):
+    old, mid, new = (make(run, people["alice"]) for _ in range(3))
+    now = time.time()
+    for board, recent, long_ago in ((old, 1, 5), (mid, 3, 0), (new, 1, 0)):
+        for _ in range(recent):
+            counters.view_record(board.id, now=now)
+        for _ in range(long_ago):
+            counters.view_record(board.id, now=now - 30 * 3600)
+    counters.trending_rollup(now=now)
+    assert ids(api.get("/api/v1/discover", sort="popular").json()) == [old.id, mid.id, new.id]
+    assert ids(api.get("/api/v1/discover", sort="trending").json()) == [mid.id, new.id, old.id]  # tie: newest first
+    popular = api.get("/api/v1/discover", sort="popular").json()["items"]
+    assert [item["views"] for item in popular] == [6, 3, 1]
+
+
+def test_a_new_board_shows_at_once_through_a_warm_cache(api, run, people, settings):
+    settings.DISCOVERY_CACHE_MS = 60_000
+    first = make(run, people["alice"], "comic", ["fun"])
+    assert ids(api.get("/api/v1/discover", kind="comic", tag="fun").json()) == [first.id]  # now cached
+    second = make(run, people["bob"], "comic", ["fun"])
+    assert ids(api.get("/api/v1/discover", kind="comic", tag="fun").json()) == [second.id, first.id]
+
+
+def all_discovery_entries(redis, board_id):
+    """Every discovery key that mentions the board, by inspecting Redis itself."""
+    found = []
+    for pattern in keys.discovery_patterns():
+        for key in redis.scan_iter(match=pattern):
+            kind = redis.type(key)
+            if kind == "set" and redis.sismember(key, board_id):
+                found.append(key)
+            elif kind == "zset" and redis.zscore(key, board_id) is not None:
+                found.append(key)
+            elif key == keys.index_tracker(board_id):
+                found.append(key)
+    return found
+
+
+def test_delete_and_hide_leave_no_stale_index_entries(api, run, people, redis_data):
+    board = make(run, people["alice"], "map", ["walk", "hill"])
+    assert sorted(all_discovery_entries(redis_data, board.id)) == sorted([
+        keys.index("kind", "map"), keys.index("tag", "walk"), keys.index("tag", "hill"), keys.index("author", "alice"),
+        keys.index_tracker(board.id), keys.sort("recent"), keys.sort("popular"), keys.sort("trending")])
+    run(board_delete, board=board)
+    assert all_discovery_entries(redis_data, board.id) == []
+    assert redis_data.zscore(keys.tag_counts(), "walk") is None
+    other = make(run, people["bob"], "map", ["walk"])
+    run(board_hide, board=other)
+    assert all_discovery_entries(redis_data, other.id) == []
+    assert api.get("/api/v1/discover", tag="walk").json() == {"total": 0, "items": []}
+    assert discovery.facets()["kinds"]["map"] == 0
+
+
+def test_update_touches_only_the_indexes_that_changed(api, run, people, redis_data):
+    board = make(run, people["alice"], "note", ["a", "b"])
+    generation = redis_data.get(keys.index_generation())
+    run(board_update, board=board, changes={"title": "a new title"})
+    assert redis_data.get(keys.index_generation()) == generation  # no index write for a title
+    assert ids(api.get("/api/v1/discover", tag="a").json()) == [board.id]
+    assert api.get("/api/v1/discover", tag="a").json()["items"][0]["title"] == "a new title"
+    run(board_update, board=board, changes={"tags": ["b", "c"], "kind": "comic"})
+    assert sorted(redis_data.smembers(keys.index_tracker(board.id))) == sorted(
+        [keys.index("kind", "comic"), keys.index("tag", "b"), keys.index("tag", "c"), keys.index("author", "alice")])
+    assert not redis_data.sismember(keys.index("tag", "a"), board.id)
+    assert not redis_data.sismember(keys.index("kind", "note"), board.id)
+    assert ids(api.get("/api/v1/discover", tag="c", kind="comic").json()) == [board.id]
+    assert api.get("/api/v1/discover", tag="a").json()["total"] == 0
+    assert dict(discovery.facets()["tags"]) == {"b": 1, "c": 1}
+
+
+def test_facets_count_kinds_and_top_tags(run, people):
+    make(run, people["alice"], "map", ["x", "y"])
+    make(run, people["bob"], "map", ["x"])
+    make(run, people["bob"], "note", ["x"])
+    facets = discovery.facets()
+    assert facets["kinds"] == {"sketch": 0, "diagram": 0, "note": 1, "comic": 0, "map": 2}
+    assert facets["tags"] == [("x", 3), ("y", 1)]
+
+
+def test_the_filtered_feed_equals_sql(api, run, people):
+    reader = api.as_user("reader")
+    run(reader.put, "/api/v1/users/alice/follow")
+    run(reader.put, "/api/v1/users/bob/follow")
+    for i in range(30):
+        author = [people["alice"], people["bob"], people["carol"]][i % 3]
+        make(run, author, KINDS[i % 2], ["odd" if i % 2 else "even"] + (["five"] if i % 5 == 0 else []))
+    reader_user = Board.objects.none().model.author.field.related_model.objects.get(username="reader")
+    followees = reader_user.following_edges.values("followee")
+    for query in ({"kind": "sketch"}, {"tag": "odd"}, {"tag": ["even", "five"]}, {"kind": "diagram", "tag": "five"}):
+        expected = Board.objects.filter(author__in=followees, state="published")
+        if "kind" in query:
+            expected = expected.filter(kind=query["kind"])
+        for tag in ([query["tag"]] if isinstance(query.get("tag"), str) else query.get("tag", [])):
+            expected = expected.filter(tags__contains=[tag])
+        expected = list(expected.order_by("-id").values_list("id", flat=True))
+        by_before, cursor = [], None
+        while True:
+            page = reader.get("/api/v1/feed", limit=3, **query, **({"before": cursor} if cursor else {})).json()
+            by_before += ids(page)
+            cursor = page["next"]
+            if cursor is None:
+                break
+        by_offset = ids(reader.get("/api/v1/feed", limit=100, **query).json())
+        assert by_before == by_offset == expected, query
+    assert reader.get("/api/v1/feed", kind="bogus").status_code == 400
+
+
+def test_rebuild_restores_discovery(api, run, people, redis_data):
+    boards = [make(run, people["alice"], KINDS[i % 5], [f"t{i % 3}"]) for i in range(12)]
+    for board in boards[:4]:
+        counters.view_record(board.id)
+    queries = [{}, {"tag": "t1"}, {"kind": "map"}, {"sort": "popular"}, {"tag": "t0", "sort": "popular"}]
+    before = [api.get("/api/v1/discover", **q).json() for q in queries]
+    counters.views_flush()
+    redis_data.flushdb()
+    call_command("rebuild_redis")
+    after = [api.get("/api/v1/discover", **q).json() for q in queries]
+    assert after == before
+
+
+board_specs = st.lists(
+    st.tuples(st.sampled_from(KINDS[:3]), st.sets(st.sampled_from(["a", "b", "c"]), max_size=3),
+              st.integers(0, 2), st.integers(0, 3), st.integers(0, 2)),
+    min_size=1, max_size=14,
+)
+queries = st.tuples(
+    st.none() | st.sampled_from(KINDS[:3]), st.sets(st.sampled_from(["a", "b", "c"]), max_size=2),
+    st.none() | st.integers(0, 2), st.sampled_from(["recent", "popular", "trending"]),
+    st.integers(0, 5), st.integers(1, 6),
+)
+
+
+@hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(specs=board_specs, asked=st.lists(queries, min_size=1, max_size=6))
+def test_discovery_equals_sql_on_random_data(api, run, people, redis_data, specs, asked):
+    """For random boards (kind, tags, author, recent views, old views) and random queries,
+    total and items equal a plain SQL query over PostgreSQL, in the same order."""
+    now = time.time()
+    authors = [people["alice"], people["bob"], people["carol"]]
+    with transaction.atomic():
+        redis_data.flushdb()
+        recent_views = {}
+        for kind, tags, author, recent, old in specs:
+            board = make(run, authors[author], kind, sorted(tags))
+            recent_views[board.id] = recent
+            for _ in range(recent):
+                counters.view_record(board.id, now=now)
+            for _ in range(old):
+                counters.view_record(board.id, now=now - 30 * 3600)
+        counters.trending_rollup(now=now)
+        counters.views_flush()
+        for kind, tags, author, sort, offset, limit in asked:
+            rows = Board.objects.filter(state="published")
+            if kind:
+                rows = rows.filter(kind=kind)
+            for tag in tags:
+                rows = rows.filter(tags__contains=[tag])
+            if author is not None:
+                rows = rows.filter(author=authors[author])
+            matching = list(rows.values_list("id", "views"))
+            key = {"recent": lambda r: (r[0],), "popular": lambda r: (r[1], r[0]),
+                   "trending": lambda r: (recent_views[r[0]], r[0])}[sort]
+            expected = [r[0] for r in sorted(matching, key=key, reverse=True)]
+            query = {"sort": sort, "offset": offset, "limit": limit, "tag": sorted(tags)}
+            if kind:
+                query["kind"] = kind
+            if author is not None:
+                query["author"] = authors[author].username
+            answer = api.get("/api/v1/discover", **query).json()
+            assert answer["total"] == len(expected), query
+            assert ids(answer) == expected[offset:offset + limit], query
+        transaction.set_rollback(True)
