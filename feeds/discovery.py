@@ -218,3 +218,9 @@ def index_bulk(rows: Iterable[tuple[int, str, list[str], str, int]]) -> None:
         pipe.zadd(keys.sort("trending"), {board_id: 0})
     pipe.incr(keys.index_generation())
     pipe.execute()
+
+
+def top(order: str, count: int) -> list[tuple[str, float]]:
+    """The best ``count`` boards of a sort order with their scores (popular: views; trending:
+    views in 24 hours), ties newest first. O(log n + count)."""
+    return get_redis().zrevrange(keys.sort({"all": "popular"}.get(order, order)), 0, count - 1, withscores=True)

@@ -213,8 +213,10 @@ def _board_withdrawn(board: Board) -> None:
 def board_record_view(*, board: Board, reader: User | None = None) -> int:
     """Count one view in Redis (flushed to PostgreSQL by beat; ``reader``'s read is recorded
     with social reading); sets ``board.views`` to the new live total."""
-    from social import counters
+    from social import counters, reading
 
     counters.view_record(board.pk)
+    if reader is not None:
+        reading.read_record(reader.pk, board.pk)
     board.views += counters.pending_views([board.pk])[board.pk]
     return board.views

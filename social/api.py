@@ -97,7 +97,31 @@ def following(request, username: str):
     return selectors.following_list(user, offset=page["offset"], limit=page["limit"])
 
 
+@login_required
+def reading(request):
+    raw = request.GET.get("ids", "")
+    parts = [part.strip() for part in raw.split(",") if part.strip()]
+    if not 1 <= len(parts) <= 100:
+        raise ApiError(400, "Give ids=1,2,3 with 1 to 100 board ids.")
+    if not all(part.isascii() and part.isdigit() and len(part) <= 16 for part in parts):
+        raise ApiError(400, "ids must be board ids (whole numbers) separated by commas.")
+    board_ids = list(dict.fromkeys(int(part) for part in parts))
+    return selectors.reading_answer(request.api_user, board_ids)
+
+
+def popular(request):
+    scope = request.GET.get("scope", "all")
+    if scope not in ("all", "following", "trending"):
+        raise ApiError(400, f"scope must be all, following or trending; it was {scope[:40]!r}.")
+    if scope == "following" and request.api_user is None:
+        raise ApiError(401, "Sign in to see what the people you follow read: send 'Authorization: Bearer <token>'.")
+    page = paging(request)
+    return selectors.popular_list(scope=scope, offset=page["offset"], limit=page["limit"], viewer=request.api_user)
+
+
 users = endpoint(POST=users_create)
+reading_view = endpoint(GET=reading)
+popular_view = endpoint(GET=popular)
 profile = endpoint(GET=user_profile)
 follow = endpoint(PUT=follow_put, DELETE=follow_delete)
 followers_view = endpoint(GET=followers)

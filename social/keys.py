@@ -30,3 +30,10 @@ def auth_attempts(client: str) -> str:
     Example: ``rl:auth:{ip:127.0.0.1}``.
     """
     return f"rl:auth:{{ip:{client}}}"
+
+
+def reads(user_id: int) -> str:
+    """Sorted set of the boards a user read, scored by read time (epoch seconds), trimmed to
+    READ_RETENTION on every write and expiring with it (RockMelt's user -> items model: a very
+    popular board never becomes one giant hot key). Example: ``r:{u:42}``."""
+    return f"r:{_user_tag(user_id)}"

@@ -83,6 +83,18 @@ def _paths() -> dict:
                 "total": {"type": "integer"},
                 "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}}}}),
                 **_errors(400, 401)}}},
+        "/api/v1/reading": {"get": {
+            "summary": "Which of the people I follow read these boards (last 30 days)", "security": secured,
+            "parameters": [_query("ids", {"type": "string", "pattern": "^[0-9]+(,[0-9]+){0,99}$"}, "1-100 board ids, comma separated")],
+            "responses": {"200": _answer("board id -> usernames", {"type": "object", "additionalProperties": {
+                "type": "array", "items": {"type": "string"}}}), **_errors(400, 401)}}},
+        "/api/v1/popular": {"get": {
+            "summary": "Popular boards: all time, trending (24 h) or among the people I follow (30 days)",
+            "parameters": [*PAGING, _query("scope", {"type": "string", "enum": ["all", "following", "trending"], "default": "all"},
+                                           "following needs a signed-in caller")],
+            "responses": {"200": _answer("most read first", {"type": "object", "properties": {"items": {"type": "array", "items": {
+                "type": "object", "properties": {"board": {"$ref": "#/components/schemas/BoardSummary"}, "reads": {"type": "integer"}}}}}}),
+                **_errors(400, 401)}}},
         "/api/v1/feed": {"get": {
             "summary": "The caller's home feed, newest first", "security": secured,
             "parameters": [*PAGING, BEFORE, KIND, TAG],

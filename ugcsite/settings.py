@@ -197,3 +197,7 @@ TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
 VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
 CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
+
+# --- social reading -----------------------------------------------------------------------------
+# Reads count for "who of the people I follow read this" this long, then age out by themselves.
+READ_RETENTION = timedelta(days=int(os.environ.get("READ_RETENTION_DAYS", "30")))

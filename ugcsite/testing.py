@@ -2,6 +2,7 @@
 
 import json
 import time
+from urllib.parse import urlencode
 
 import pytest
 
@@ -26,8 +27,8 @@ class ApiClient:
             kwargs["data"] = raw if raw is not None else json.dumps(body)
             kwargs["content_type"] = "application/json"
         if query:
-            kwargs["QUERY_STRING"] = "&".join(
-                f"{k}={v}" for k, values in query.items() for v in (values if isinstance(values, list) else [values])
+            kwargs["QUERY_STRING"] = urlencode(
+                [(k, v) for k, values in query.items() for v in (values if isinstance(values, list) else [values])]
             )
         return getattr(self.client, method.lower())(path, **kwargs)
 

@@ -1,0 +1,66 @@
+"""Social reading (RockMelt's OGRE): who of the people I follow read these boards.
+
+Reads are stored user -> boards: one sorted set per reader, board id -> read time, trimmed to
+the retention window on every write and expiring with it, so nothing needs a clean-up job.
+RockMelt chose this side because a board read by millions would otherwise be one hot key; the
+price is that a question about N boards and M followees is N x M look-ups, done as M ZMSCORE
+commands (one per followee's key, each its own slot) in one pipelined round trip.
+Storage only.
+"""
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+
+from django.conf import settings
+
+from social import keys
+from ugcsite.redis import get_redis
+
+
+def _retention() -> int:
+    return int(settings.READ_RETENTION.total_seconds())
+
+
+def read_record(user_id: int, board_id: int, *, now: float | None = None) -> None:
+    """Record that a user read a board (a second read keeps one entry, with the newer time),
+    dropping reads past the retention window. One pipeline: O(log n + expired)."""
+    now = time.time() if now is None else now
+    key = keys.reads(user_id)
+    pipe = get_redis().pipeline(transaction=True)  # one key, one slot
+    pipe.zadd(key, {board_id: now})
+    pipe.zremrangebyscore(key, "-inf", f"({now - _retention()}")
+    pipe.expire(key, _retention())
+    pipe.execute()
+
+
+def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | None = None) -> dict[int, list[int]]:
+    """For each board, which of ``reader_ids`` read it within the retention window.
+    One pipeline of M ZMSCORE calls with N ids each: O(N x M) look-ups, one round trip."""
+    reader_ids = list(reader_ids)
+    found: dict[int, list[int]] = {board_id: [] for board_id in board_ids}
+    if not board_ids or not reader_ids:
+        return found
+    cutoff = (time.time() if now is None else now) - _retention()
+    pipe = get_redis().pipeline(transaction=False)
+    for reader_id in reader_ids:
+        pipe.zmscore(keys.reads(reader_id), board_ids)
+    for reader_id, scores in zip(reader_ids, pipe.execute()):
+        for board_id, score in zip(board_ids, scores):
+            if score is not None and score >= cutoff:
+                found[board_id].append(reader_id)
+    return found
+
+
+def read_counts(reader_ids: Iterable[int], *, now: float | None = None) -> Counter:
+    """How many of ``reader_ids`` read each board within the window (for "popular among the
+    people I follow"). One pipeline: O(total reads of those readers in the window)."""
+    cutoff = (time.time() if now is None else now) - _retention()
+    pipe = get_redis().pipeline(transaction=False)
+    reader_ids = list(reader_ids)
+    for reader_id in reader_ids:
+        pipe.zrangebyscore(keys.reads(reader_id), cutoff, "+inf")
+    counts: Counter = Counter()
+    for board_ids in pipe.execute():
+        counts.update(int(board_id) for board_id in board_ids)
+    return counts
