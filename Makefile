@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench-fanout venv clean-var
+.PHONY: run test bench bench-smoke bench-fanout bench-deps venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -21,6 +21,17 @@ run: $(STAMP)
 
 test: $(STAMP)
 	@scripts/with-servers.sh pytest $(ARGS)
+
+bench-deps: $(STAMP)
+	@$(VENV)/bin/pip install --quiet -r requirements-bench.txt
+
+# The whole benchmark at 10k, 100k and 1M boards (about half an hour); figures in bench/results/.
+bench: bench-deps
+	@scripts/with-servers.sh python -m bench.run
+
+# The same code on a tiny world, in about a minute: CI runs it so the benchmark never rots.
+bench-smoke: bench-deps
+	@scripts/with-servers.sh python -m bench.run --smoke
 
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)

@@ -23,11 +23,22 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (--concurrency)")
     parser.add_argument("--posts", type=int, default=3, help="posts measured (the first warms up)")
     args = parser.parse_args()
-
     django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    measure(followers=args.followers, workers=args.workers, posts=args.posts)
+
+
+def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
+    """One author with ``followers`` followers posts ``posts`` boards; each is timed from the
+    create call to the moment the last follower's P holds it, through a real Celery worker.
+    Returns deliveries per second (mean of the posts after the first)."""
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(followers=followers, workers=workers, posts=posts)
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.db import transaction
     from django.utils import timezone
     from tqdm import tqdm
@@ -40,7 +51,6 @@ def main() -> None:
     from ugcsite.celery import app
     from ugcsite.redis import get_redis
 
-    call_command("migrate", verbosity=0)
     User = get_user_model()
     redis = get_redis()
     star, _ = User.objects.get_or_create(username="star")
@@ -93,8 +103,11 @@ def main() -> None:
             if redis.zscore(keys.home_timeline(fan_id), board.id) is None
         )
         print(f"spot check: {missing} of the first 2,000 followers lack the last post")
+        mean = sum(rates) / len(rates) if rates else 0
         if rates:
-            print(f"fan-out: {sum(rates) / len(rates):,.0f} deliveries per second on average")
+            print(f"fan-out: {mean:,.0f} deliveries per second on average")
+        return {"followers": args.followers, "rate": mean, "seconds": args.followers / mean if mean else None,
+                "missing": missing}
     finally:
         worker.terminate()
         worker.wait(timeout=30)

@@ -123,6 +123,28 @@ def timeline_archive(kind: str, user_id: int, *, on_committed: Callable[[list[in
     return chunks, moved
 
 
+def timeline_archive_all(kind: str, user_id: int) -> int:
+    """Archive a whole timeline, oldest first in chunks (the last one may be short), then drop
+    the key: the idle sweeper's way to take a feed out of Redis without losing it. The same
+    order as timeline_archive: mark, commit, then remove. Returns the ids archived."""
+    client = get_redis()
+    key = keys.timeline_key(kind, user_id)
+    moved = 0
+    while True:
+        oldest = [int(i) for i in client.zrange(key, 0, settings.TIMELINE_CHUNK - 1)]
+        if not oldest:
+            return moved
+        ids = sorted(oldest, reverse=True)
+        scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids[0]])
+        with transaction.atomic():
+            TimelineChunk.objects.bulk_create(
+                [TimelineChunk(owner_id=user_id, timeline=kind, first_id=ids[-1], last_id=ids[0], ids=ids)],
+                ignore_conflicts=True,
+            )
+        client.zrem(key, *ids)
+        moved += len(ids)
+
+
 def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:
     """Archive ids that never were in the head (regeneration gap fill), in chunks; how many rows.
     Raises A first, as timeline_archive does. O(n)."""

@@ -68,10 +68,12 @@ def unfollow_cleanup(*, follower_id: int, followee_id: int) -> int:
     return len(stale)
 
 
-def home_regenerate(user_id: int) -> int:
-    """Rebuild a returning user's P from their followees' M heads (and M archives where a head
-    is short): the newest HOME_TIMELINE_HOT ids. O(F log |M| + hot) for F followees, one
-    pipeline, so the first page is whole. Returns the size of the new P."""
+def home_regenerate(user_id: int) -> tuple[int, int] | None:
+    """Refill a returning user's P from their followees' M heads (and M archives where a head
+    is short): their newest HOME_TIMELINE_HOT ids join whatever P holds (fan-out may have
+    delivered since the return), so the first page is whole. O(F log |M| + hot) for F
+    followees, one pipeline. Returns the (lower, upper) bounds of the gap left between those
+    ids and the older history (for home_gap_fill), or None when there is nothing to join up."""
     from feeds import archive, keys
 
     followees = graph.following_ids(user_id)
@@ -87,28 +89,56 @@ def home_regenerate(user_id: int) -> int:
             ids += islice(archive.archived_ids_desc(followee_id, "m", below=below), hot - len(ids))
         streams.append(ids)
     newest = list(islice(timelines.desc_unique(*streams), hot))
-    timelines.timeline_replace(keys.home_timeline(user_id), newest, ttl=int(settings.IDLE_AFTER.total_seconds()))
-    return len(newest)
+    client = get_redis()
+    key = keys.home_timeline(user_id)
+    older = client.zrevrangebyscore(key, f"({newest[-1]}", "-inf", start=0, num=1) if newest else []
+    if newest:
+        client.zadd(key, {board_id: board_id for board_id in newest})
+    timelines.home_regenerated(user_id)
+    if not newest:
+        return None
+    lower = max(archive.archived_max(user_id, "p"), int(older[0]) if older else 0)
+    return (lower, newest[-1]) if lower else None
 
 
-def home_gap_fill(user_id: int) -> int:
-    """Archive the followees' boards between a regenerated P's oldest id and what P's archive
-    already holds, so deep paging has no hole (at most REGENERATE_GAP_MAX ids). Offline:
-    one indexed query over the followees' boards. Returns the number of ids archived."""
-    from feeds import archive, keys
+def home_gap_fill(user_id: int, lower: int, upper: int) -> int:
+    """Archive the followees' boards strictly between ``lower`` (the older history's newest id)
+    and ``upper`` (the regenerated ids' oldest), so deep paging has no hole (at most
+    REGENERATE_GAP_MAX ids, newest first). Offline: one indexed query over the followees'
+    boards. Returns the number of ids archived."""
+    from feeds import archive
 
-    archived = archive.archived_max(user_id, "p")
-    oldest = get_redis().zrange(keys.home_timeline(user_id), 0, 0)
-    if not archived or not oldest:
-        return 0  # no history to join up with
     ids = list(
         Board.objects.filter(
             author_id__in=graph.following_ids(user_id), state=Board.State.PUBLISHED,
-            id__gt=archived, id__lt=int(oldest[0]),
+            id__gt=lower, id__lt=upper,
         ).order_by("-id").values_list("id", flat=True)[:settings.REGENERATE_GAP_MAX]
     )
     archive.chunks_write(user_id, "p", ids)
     return len(ids)
+
+
+def idle_sweep(*, now: float | None = None, batch: int = 500) -> int:
+    """Archive the whole P of every user idle longer than IDLE_AFTER, then drop it from Redis
+    (a P is history, never just expired). O(idle users x |P|), offline. Returns how many."""
+    import time
+
+    from feeds import archive, keys
+
+    client = get_redis()
+    cutoff = (time.time() if now is None else now) - settings.IDLE_AFTER.total_seconds()
+    swept = 0
+    while True:
+        idle = [int(u) for u in client.zrangebyscore(keys.last_seen(), "-inf", f"({cutoff}", start=0, num=batch)]
+        if not idle:
+            return swept
+        for user_id in idle:
+            if client.exists(keys.active(user_id)):  # came back since: not idle after all
+                client.zrem(keys.last_seen(), user_id)
+                continue
+            archive.timeline_archive_all("p", user_id)
+            client.zrem(keys.last_seen(), user_id)
+            swept += 1
 
 
 def author_retract_batch(*, author_id: int, board_ids: list[int], cursor: FollowerCursor, batch_size: int, then=None) -> None:

@@ -31,14 +31,21 @@ def id_generator_lease() -> str:
 
 
 def timeline_meta(user_id: int) -> str:
-    """Hash of per-user timeline facts, e.g. ``m_archived_max`` / ``p_archived_max``: the largest
-    id archived to PostgreSQL from M / P (0 when none). Example: ``tm:{u:42}``."""
+    """Hash of per-user timeline facts: ``m_archived_max`` / ``p_archived_max``, the largest
+    id archived to PostgreSQL from M / P (0 when none), and ``regenerate`` while a returning
+    idle user's P waits to be refilled. Example: ``tm:{u:42}``."""
     return f"tm:{_user_tag(user_id)}"
 
 
 def active(user_id: int) -> str:
     """String with a TTL: present while the user has been active within IDLE_AFTER. ``a:{u:42}``."""
     return f"a:{_user_tag(user_id)}"
+
+
+def last_seen() -> str:
+    """Sorted set user id -> when they were last active (epoch seconds): the idle sweeper
+    finds idle users here without scanning the keyspace. One key for the site. ``seen``."""
+    return "seen"
 
 
 def archive_waiting() -> str:

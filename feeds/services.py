@@ -73,21 +73,16 @@ def user_seen(*, user_id: int) -> None:
 
 
 def home_feed_ready(*, user_id: int) -> None:
-    """Make sure the user's P exists before it is read: a returning idle user's P is
-    regenerated from their followees' timelines at once (O(followees) pipelined), and a task
-    archives the stretch between it and the older archive."""
-    from feeds import fanout, keys
-    from social import keys as social_keys
+    """Make sure a returning idle user's P is whole before it is read: their followees' newest
+    boards join it at once (O(followees) pipelined), and a task archives the stretch between
+    those and the older history. A no-op (one HGET) for everyone else."""
+    from feeds import fanout
 
-    client = get_redis()
-    pipe = client.pipeline(transaction=False)
-    pipe.exists(keys.home_timeline(user_id))
-    pipe.zcard(social_keys.following(user_id))
-    has_feed, following = pipe.execute()
-    if has_feed or not following:
+    if not timelines.home_needs_regeneration(user_id):
         return
-    if fanout.home_regenerate(user_id):
-        tasks.home_gap_fill.delay(user_id)
+    gap = fanout.home_regenerate(user_id)
+    if gap is not None:
+        tasks.home_gap_fill.delay(user_id, *gap)
 
 
 def board_update(*, board: Board, changes: dict) -> Board:

@@ -70,8 +70,14 @@ def archive_run() -> dict:
 
 
 @shared_task(acks_late=True)
-def home_gap_fill(user_id: int) -> None:
-    fanout.home_gap_fill(user_id)
+def home_gap_fill(user_id: int, lower: int, upper: int) -> None:
+    fanout.home_gap_fill(user_id, lower, upper)
+
+
+@shared_task
+def idle_sweep() -> int:
+    """Beat: archive and drop the feeds of users idle longer than IDLE_AFTER."""
+    return fanout.idle_sweep()
 
 
 @shared_task(acks_late=True)

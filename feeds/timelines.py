@@ -55,11 +55,26 @@ def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[in
     return [group[i - 1] for group, flagged in zip(groups, client.execute()) for i in flagged]
 
 
-def home_touch(user_id: int) -> bool:
-    """Mark a user active for IDLE_AFTER (and keep their P as long); True if they were idle,
-    in which case their stale P is dropped for regeneration. O(1)."""
+def home_touch(user_id: int, *, now: float | None = None) -> bool:
+    """Mark a user active for IDLE_AFTER, and note when (for the idle sweeper); True if they
+    were idle, in which case their P is flagged for regeneration before its next read.
+    One round trip, O(log n)."""
+    import time
+
     ttl = int(settings.IDLE_AFTER.total_seconds())
-    return bool(scripts.touch(keys=[keys.active(user_id), keys.home_timeline(user_id)], args=[ttl]))
+    pipe = get_redis().pipeline(transaction=False)
+    scripts.touch(keys=[keys.active(user_id), keys.timeline_meta(user_id)], args=[ttl], client=pipe)
+    pipe.zadd(keys.last_seen(), {user_id: time.time() if now is None else now})
+    return bool(pipe.execute()[0])
+
+
+def home_needs_regeneration(user_id: int) -> bool:
+    """Whether a returning user's P waits to be refilled. O(1)."""
+    return get_redis().hget(keys.timeline_meta(user_id), "regenerate") is not None
+
+
+def home_regenerated(user_id: int) -> None:
+    get_redis().hdel(keys.timeline_meta(user_id), "regenerate")
 
 
 def profile_add_and_size(author_id: int, board_id: int, *, pipe) -> None:
@@ -90,15 +105,13 @@ def profile_recent_ids(user_id: int, count: int) -> list[int]:
     return [int(i) for i in get_redis().zrevrange(keys.profile_timeline(user_id), 0, count - 1)]
 
 
-def timeline_replace(key: str, board_ids: Iterable[int], *, ttl: int | None = None) -> None:
-    """Rewrite one timeline whole (rebuild, regeneration), with a TTL if given. O(n log n)."""
+def timeline_replace(key: str, board_ids: Iterable[int]) -> None:
+    """Rewrite one timeline whole (rebuild). O(n log n)."""
     pipe = get_redis().pipeline(transaction=True)  # one key: one slot, so MULTI is cluster-safe
     pipe.delete(key)
     mapping = {board_id: board_id for board_id in board_ids}
     if mapping:
         pipe.zadd(key, mapping)
-        if ttl:
-            pipe.expire(key, ttl)
     pipe.execute()
 
 

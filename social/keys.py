@@ -37,3 +37,9 @@ def reads(user_id: int) -> str:
     READ_RETENTION on every write and expiring with it (RockMelt's user -> items model: a very
     popular board never becomes one giant hot key). Example: ``r:{u:42}``."""
     return f"r:{_user_tag(user_id)}"
+
+
+def board_readers(board_id: int) -> str:
+    """Sorted set reader id -> read time of one board: the board -> readers model RockMelt
+    rejected, built only by the benchmark to compare with reads(). ``br:{b:1234}``."""
+    return f"br:{{b:{int(board_id)}}}"

@@ -22,16 +22,18 @@ def _retention() -> int:
     return int(settings.READ_RETENTION.total_seconds())
 
 
-def read_record(user_id: int, board_id: int, *, now: float | None = None) -> None:
+def read_record(user_id: int, board_id: int, *, now: float | None = None, pipe=None) -> None:
     """Record that a user read a board (a second read keeps one entry, with the newer time),
-    dropping reads past the retention window. One pipeline: O(log n + expired)."""
+    dropping reads past the retention window. One round trip (none inside ``pipe``):
+    O(log n + expired)."""
     now = time.time() if now is None else now
     key = keys.reads(user_id)
-    pipe = get_redis().pipeline(transaction=True)  # one key, one slot
-    pipe.zadd(key, {board_id: now})
-    pipe.zremrangebyscore(key, "-inf", f"({now - _retention()}")
-    pipe.expire(key, _retention())
-    pipe.execute()
+    client = pipe if pipe is not None else get_redis().pipeline(transaction=True)  # one key, one slot
+    client.zadd(key, {board_id: now})
+    client.zremrangebyscore(key, "-inf", f"({now - _retention()}")
+    client.expire(key, _retention())
+    if pipe is None:
+        client.execute()
 
 
 def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | None = None) -> dict[int, list[int]]:

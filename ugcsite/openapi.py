@@ -58,6 +58,8 @@ def _paths() -> dict:
             "id": {"type": "integer"}, "username": {"type": "string"}}}},
         "total": {"type": "integer"}}}
     return {
+        "/api/v1/health": {"get": {"summary": "The process answers", "responses": {"200": _answer("ok", {
+            "type": "object", "properties": {"ok": {"type": "boolean"}}})}}},
         "/api/v1/users/{username}": {"parameters": [USERNAME], "get": {
             "summary": "A profile", "responses": {"200": _answer("profile", profile), **_errors(401, 404)}}},
         "/api/v1/users/{username}/follow": {"parameters": [USERNAME],

@@ -177,8 +177,11 @@ PROFILE_TIMELINE_MAX_AGE = timedelta(days=int(os.environ.get("PROFILE_TIMELINE_M
 TIMELINE_CHUNK = 100
 ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", "schedule": float(ARCHIVE_INTERVAL_SECONDS)}
-# Followers idle this long get no fan-out and their P expires; it is regenerated on return.
+# Followers idle this long get no fan-out; the sweeper archives their P and drops it from Redis,
+# and it is regenerated on their return.
 IDLE_AFTER = timedelta(days=int(os.environ.get("IDLE_AFTER_DAYS", "14")))
+IDLE_SWEEP_SECONDS = int(os.environ.get("IDLE_SWEEP_SECONDS", "3600"))
+CELERY_BEAT_SCHEDULE["idle-sweep"] = {"task": "feeds.tasks.idle_sweep", "schedule": float(IDLE_SWEEP_SECONDS)}
 # On return, at most this many ids between the archive and the regenerated head are archived.
 REGENERATE_GAP_MAX = int(os.environ.get("REGENERATE_GAP_MAX", "5000"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch.

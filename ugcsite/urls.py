@@ -3,7 +3,7 @@ from django.urls import include, path, re_path, register_converter
 
 from feeds import api as board_api
 from social import api as account_api
-from ugcsite import openapi, views
+from ugcsite import health, openapi, views
 
 
 class BoardIdConverter:
@@ -22,6 +22,7 @@ register_converter(BoardIdConverter, "board_id")
 
 api_v1 = [
     path("openapi.json", openapi.document, name="openapi"),
+    path("health", health.health, name="health"),
     path("users", account_api.users, name="users"),
     path("tokens", account_api.tokens, name="tokens"),
     path("me", account_api.me_view, name="me"),

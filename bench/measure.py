@@ -1,0 +1,142 @@
+"""Measurements: each returns p50/p99 (ms) of a callable, or a figure, measured in this process."""
+
+import statistics
+import time
+from collections.abc import Callable
+
+from django.db import connection
+
+
+def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
+    """p50/p99/mean in milliseconds of ``fn`` over ``runs`` calls after ``warmup``."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    return {
+        "p50": samples[len(samples) // 2],
+        "p99": samples[min(len(samples) - 1, int(len(samples) * 0.99))],
+        "mean": statistics.fmean(samples),
+        "runs": runs,
+    }
+
+
+# --- the feed, and the naive design people would write instead ---------------------------------
+
+def site_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], dict]:
+    """The site's feed request minus HTTP: what the API view does (ready-check + selector)."""
+    from feeds import selectors, services
+
+    def call():
+        services.home_feed_ready(user_id=user_id)
+        return selectors.home_feed(user_id, offset=offset, before=None, limit=limit)
+
+    return call
+
+
+BASELINE_INDEX = (
+    "CREATE INDEX IF NOT EXISTS bench_board_author_published ON feeds_board (author_id, id DESC) "
+    "WHERE state = 'published'"
+)
+
+
+def sql_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], list]:
+    """Fan-out-on-read in SQL over the same data, with the best index for it: the followees'
+    boards, newest first, joined to their authors, as the same summaries."""
+    from feeds.models import Board
+    from feeds.selectors import board_summary
+
+    with connection.cursor() as cursor:
+        cursor.execute(BASELINE_INDEX)
+
+    def call():
+        rows = (
+            Board.objects.filter(author__follower_edges__follower_id=user_id, state="published")
+            .select_related("author").defer("doc_json").order_by("-id")[offset:offset + limit]
+        )
+        return [board_summary(board) for board in rows]
+
+    return call
+
+
+# --- discovery, reading ------------------------------------------------------------------------
+
+def discovery_query(kind: str, tag: str, sort: str = "popular") -> Callable[[], dict]:
+    from feeds import selectors
+    from feeds.discovery import Query
+
+    query = Query(kind=kind, tags=(tag,), sort=sort)
+    return lambda: selectors.discover(query, offset=0, limit=20)
+
+
+def reading_user_to_boards(board_ids: list[int], reader_ids: list[int]) -> Callable[[], dict]:
+    from social.reading import readers_of
+
+    return lambda: readers_of(board_ids, reader_ids)
+
+
+def board_readers_build(reader_ids: list[int], board_ids: list[int]) -> None:
+    """The model RockMelt rejected, board -> readers, built from the same reads for comparison:
+    one sorted set per board (bench keys, social.keys.board_readers)."""
+    from social import keys
+    from ugcsite.redis import get_redis
+
+    client = get_redis()
+    wanted = set(board_ids)
+    pipe = client.pipeline(transaction=False)
+    for reader_id in reader_ids:
+        pipe.zrange(keys.reads(reader_id), 0, -1, withscores=True)
+    per_board: dict[int, dict[int, float]] = {}
+    for reader_id, rows in zip(reader_ids, pipe.execute()):
+        for board_id, at in rows:
+            if int(board_id) in wanted:
+                per_board.setdefault(int(board_id), {})[reader_id] = at
+    pipe = client.pipeline(transaction=False)
+    for board_id, readers in per_board.items():
+        pipe.zadd(keys.board_readers(board_id), readers)
+    pipe.execute()
+
+
+def reading_board_to_readers(board_ids: list[int], reader_ids: list[int]) -> Callable[[], dict]:
+    """The same question on the board -> readers model: one ZMSCORE per board, M members each."""
+    from social import keys
+    from ugcsite.redis import get_redis
+
+    def call():
+        cutoff = time.time() - 30 * 86400
+        pipe = get_redis().pipeline(transaction=False)
+        for board_id in board_ids:
+            pipe.zmscore(keys.board_readers(board_id), reader_ids)
+        return {
+            board_id: [r for r, score in zip(reader_ids, scores) if score is not None and score >= cutoff]
+            for board_id, scores in zip(board_ids, pipe.execute())
+        }
+
+    return call
+
+
+# --- memory ------------------------------------------------------------------------------------
+
+def timeline_memory(user_ids: list[int]) -> dict:
+    """Bytes per hot timeline entry over the given users' P, and the encodings Redis chose."""
+    from feeds import keys
+    from ugcsite.redis import get_redis
+
+    client = get_redis()
+    total_bytes = total_entries = 0
+    encodings: dict[str, int] = {}
+    for user_id in user_ids:
+        key = keys.home_timeline(user_id)
+        entries = client.zcard(key)
+        if entries < 100:
+            continue
+        total_bytes += client.memory_usage(key, samples=0)
+        total_entries += entries
+        encoding = client.object("encoding", key)
+        encodings[encoding] = encodings.get(encoding, 0) + 1
+    return {"bytes_per_entry": total_bytes / max(total_entries, 1), "encodings": encodings,
+            "timelines": sum(encodings.values()), "entries": total_entries}

@@ -1,0 +1,266 @@
+"""`make bench`: the site measured against the naive design and the physical limits, side by
+side in one run, at 10,000, 100,000 and 1,000,000 boards (`make bench-smoke`: a tiny world).
+
+Prints the table, writes it as Markdown to bench/results/latest.md (with the machine it ran
+on) and the feed-latency chart to bench/results/feed-latency.png.
+"""
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import django
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def ensure_tool(binary: str, package: str) -> bool:
+    if shutil.which(binary):
+        return True
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print(f"installing {package} from the distribution's packages")
+        subprocess.run(["apt-get", "install", "-y", "-qq", package], check=False,
+                       stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    if not shutil.which(binary):
+        print(f"warning: {binary} not found (install {package}); its figures are skipped")
+        return False
+    return True
+
+
+def fmt(value, digits=2):
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, what, size, site, baseline=None, note=""):
+        ratio = None
+        if baseline and site and site.get("p99"):
+            ratio = baseline["p99"] / site["p99"]
+        self.rows.append({"what": what, "size": size, "site": site, "baseline": baseline, "ratio": ratio, "note": note})
+        print(f"  {what:<46} {size:>10} site p50 {fmt(site and site.get('p50'))} p99 {fmt(site and site.get('p99'))} ms"
+              + (f" | baseline p50 {fmt(baseline['p50'])} p99 {fmt(baseline['p99'])} ms | {fmt(ratio, 1)}x" if baseline else "")
+              + (f"  {note}" if note else ""), flush=True)
+
+    def markdown(self) -> str:
+        lines = ["| measure | boards | site p50 | site p99 | baseline p50 | baseline p99 | baseline/site (p99) | note |",
+                 "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in self.rows:
+            s, b = r["site"] or {}, r["baseline"] or {}
+            lines.append(f"| {r['what']} | {r['size']} | {fmt(s.get('p50'))} | {fmt(s.get('p99'))} | "
+                         f"{fmt(b.get('p50'))} | {fmt(b.get('p99'))} | {fmt(r['ratio'], 1) + 'x' if r['ratio'] else '—'} | {r['note']} |")
+        return "\n".join(lines)
+
+
+def http_figures(table: Table, size: str, token: str, duration: int) -> None:
+    """gunicorn (the production server) under wrk on loopback: the feed vs a trivial view."""
+    if not ensure_tool("wrk", "wrk"):
+        return
+    port = 18000 + os.getpid() % 1000
+    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "bench-only", "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "ugcsite.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+         "--access-logfile", "/dev/null", "--error-logfile", "/dev/null"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        import urllib.request
+
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        results = {}
+        for name, path, headers in (("trivial view", "/api/v1/health", []),
+                                    ("feed", "/api/v1/feed", ["-H", f"Authorization: Bearer {token}"])):
+            out = subprocess.run(["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", *headers,
+                                  f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True).stdout
+            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+            p50, p99 = (_wrk_ms(re.search(rf"\s{q}%\s+([\d.]+\w+)", out).group(1)) for q in ("50", "99"))
+            errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+            results[name] = {"p50": p50, "p99": p99, "rps": rps}
+            table.add(f"HTTP {name} (gunicorn, 2 workers, wrk -c8)", size, results[name],
+                      note=f"{rps:,.0f} req/s" + (f", {errors.group(1)} errors" if errors else ""))
+        share = results["feed"]["rps"] / results["trivial view"]["rps"]
+        table.rows[-1]["note"] += f"; {share:.0%} of the trivial view's throughput"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wrk_ms(text: str) -> float:
+    value, unit = float(re.match(r"[\d.]+", text).group()), re.search(r"[a-z]+$", text).group()
+    return value * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+
+def zadd_limit(table: Table, requests: int) -> float | None:
+    """redis-benchmark -P 16 ZADD into random keys of the same Redis: the physical limit of
+    fan-out's writes on this machine."""
+    if not ensure_tool("redis-benchmark", "redis-tools"):
+        return None
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ["REDIS_URL"])
+    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-n", str(requests), "-P", "16",
+                          "-r", "100000", "-q", "-n", str(requests), "--dbnum", "13",
+                          "ZADD", "bench:zadd:__rand_int__", "__rand_int__", "__rand_int__"],
+                         capture_output=True, text=True).stdout
+    found = re.findall(r"([\d.]+) requests per second", out)
+    return float(found[-1]) if found else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="a tiny world, every measure, in about a minute")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    settings.DEBUG = False  # no query log
+    call_command("migrate", verbosity=0)
+    from bench import fanout, measure, world as worldmod
+    from feeds import keys as feed_keys
+    from social import services as social_services
+    from ugcsite.redis import get_redis
+
+    smoke = args.smoke
+    sizes = [2_000, 6_000] if smoke else [10_000, 100_000, 1_000_000]
+    users = 700 if smoke else 20_000
+    runs = 40 if smoke else 300
+    if smoke:
+        worldmod.SPECIAL.update({"reader450": 450, "reader500": 500, "reader5000": 600})
+    table = Table()
+    chart = {}
+    w = worldmod.World(seed=2026, users=users)
+    started = time.perf_counter()
+    print(f"building {users:,} users and their follow graph", flush=True)
+    worldmod.build_people(w)
+    for size in sizes:
+        label = f"{size:,}"
+        print(f"\n== {label} boards ==", flush=True)
+        worldmod.grow_boards(w, size)
+        get_redis().flushdb()
+        archived = worldmod.build_redis(w)
+        specials = list(w.special.values())
+        worldmod.activate(specials)
+        for name in ("reader50", "reader500"):
+            worldmod.feed_history(w.special[name], 2_500)
+        for name in ("reader50", "reader500"):
+            uid = w.special[name]
+            site = measure.timings(measure.site_feed(uid), runs=runs)
+            sql = measure.timings(measure.sql_feed(uid), runs=runs)
+            table.add(f"feed page, reader following {name[6:]}", label, site, sql)
+            chart.setdefault(name, []).append((size, site["p99"], sql["p99"]))
+        uid = w.special["reader500"]
+        deep = 300 if smoke else 2_000
+        table.add(f"deep feed page (offset {deep:,}), following 500", label,
+                  measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2),
+                  measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
+        client = get_redis()
+        for tag in ("tag0", "tag20", "tag300"):
+            smallest = min(client.scard(feed_keys.index("tag", tag)), client.scard(feed_keys.index("kind", "sketch")))
+            table.add(f"discover kind+tag, popular (smallest set {smallest:,})", label,
+                      measure.timings(measure.discovery_query("sketch", tag), runs=runs))
+        table.add("archival (beat task) after the rebuild", label,
+                  None, note=f"{archived['ids']:,} ids in {archived['chunks']:,} chunks, "
+                              f"{archived['ids'] / max(archived['seconds'], 1e-9):,.0f} ids/s")
+        memory = measure.timeline_memory(w.user_ids[:: max(len(w.user_ids) // 400, 1)])
+        table.add("memory per hot timeline entry", label, None,
+                  note=f"{memory['bytes_per_entry']:.1f} bytes/entry over {memory['timelines']} P "
+                       f"({', '.join(f'{k}: {v}' for k, v in memory['encodings'].items())})")
+    # reading, on the largest world
+    print("\n== social reading, HTTP, fan-out ==", flush=True)
+    worldmod.give_reads(w, 10 if smoke else 50, time.time())
+    from feeds.models import Board
+
+    boards = list(Board.objects.order_by("-id").values_list("id", flat=True)[:100])
+    for name in ("reader450", "reader5000"):
+        from social import graph
+
+        readers = graph.following_ids(w.special[name])
+        measure.board_readers_build(readers, boards)
+        table.add(f"reading 100 boards x {len(readers):,} followees", f"{sizes[-1]:,}",
+                  measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs // 2),
+                  measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs // 2),
+                  note="baseline = board -> readers model")
+    token = social_services.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
+    http_figures(table, f"{sizes[-1]:,}", token, duration=3 if smoke else 15)
+    limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
+    fan = fanout.measure(followers=2_000 if smoke else 100_000, workers=2, posts=3)
+    table.add(f"fan-out to {fan['followers']:,} followers (Celery, end to end)", "—", None,
+              note=f"{fan['rate']:,.0f} deliveries/s"
+                   + (f"; redis-benchmark -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
+    elapsed = time.perf_counter() - started
+    write_results(table, chart, smoke=smoke, elapsed=elapsed)
+    if not smoke:
+        profile_feed(w.special["reader500"])
+
+
+def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    name = "smoke" if smoke else "latest"
+    machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
+    text = (f"# Benchmark results ({'smoke' if smoke else 'full'})\n\n"
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make {'bench-smoke' if smoke else 'bench'}`, "
+            f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n")
+    (RESULTS / f"{name}.md").write_text(text)
+    print("\n" + table.markdown())
+    print(f"\nwritten: bench/results/{name}.md")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for reader, points in chart.items():
+        sizes = [p[0] for p in points]
+        axis.plot(sizes, [p[1] for p in points], marker="o", label=f"site, {reader}")
+        axis.plot(sizes, [p[2] for p in points], marker="s", linestyle="--", label=f"SQL fan-out-on-read, {reader}")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("boards on the site")
+    axis.set_ylabel("feed page p99 (ms, in-process)")
+    axis.set_title("Feed page latency against site size")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(RESULTS / f"feed-latency{'-smoke' if smoke else ''}.png", dpi=110)
+    print(f"written: bench/results/feed-latency{'-smoke' if smoke else ''}.png")
+
+
+def profile_feed(user_id: int) -> None:
+    """Where a feed request's time goes (pyinstrument), saved beside the results."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        return
+    from bench import measure
+
+    call = measure.site_feed(user_id)
+    call()
+    profiler = Profiler(interval=0.0001)
+    profiler.start()
+    for _ in range(300):
+        call()
+    profiler.stop()
+    (RESULTS / "profile-feed.txt").write_text(profiler.output_text(unicode=False, color=False, show_all=False))
+    print("written: bench/results/profile-feed.txt")
+
+
+if __name__ == "__main__":
+    main()
