@@ -35,6 +35,17 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_activity():
+    """Each test starts with no user recorded active in this process (feeds.services.user_seen
+    throttles per process)."""
+    from feeds import services
+
+    services._seen.clear()
+    yield
+    services._seen.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     from django.core.cache import cache
 

@@ -66,9 +66,22 @@ def _board_published(board: Board) -> None:
         tasks.archive_soon("m", [board.author_id])
 
 
+_SEEN_EVERY = 60.0  # seconds: activity is recorded at most this often per user and process
+_seen: dict[int, float] = {}
+
+
 def user_seen(*, user_id: int) -> None:
-    """Record activity (any authenticated call). A user back from being idle has had their
-    stale P dropped; home_feed_ready regenerates it before the first page. O(1)."""
+    """Record activity (any authenticated call), at most once a minute per user in a process:
+    idleness is measured in days. A user back from being idle is flagged, and
+    home_feed_ready refills their P before the first page. O(1)."""
+    import time
+
+    now = time.monotonic()
+    if now - _seen.get(user_id, -_SEEN_EVERY) < _SEEN_EVERY:
+        return
+    if len(_seen) > 100_000:
+        _seen.clear()
+    _seen[user_id] = now
     timelines.home_touch(user_id)
 
 
@@ -156,9 +169,9 @@ def user_suspend(*, user: User) -> int:
     with transaction.atomic():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
-        from social.models import ApiToken
+        from social.services import tokens_revoke
 
-        ApiToken.objects.filter(user=user).delete()
+        tokens_revoke(user=user)
         hidden = Board.objects.filter(author=user, state=Board.State.PUBLISHED).update(
             state=Board.State.SUSPENDED, updated_at=timezone.now())
         User.objects.filter(pk=user.pk).update(boards_count=Greatest(F("boards_count") - hidden, 0))

@@ -43,3 +43,9 @@ def board_readers(board_id: int) -> str:
     """Sorted set reader id -> read time of one board: the board -> readers model RockMelt
     rejected, built only by the benchmark to compare with reads(). ``br:{b:1234}``."""
     return f"br:{{b:{int(board_id)}}}"
+
+
+def token_user(key_hash: str) -> str:
+    """String: the user id of a bearer token (by its SHA-256), cached with a short TTL so an
+    authenticated request needs no PostgreSQL query. Example: ``tok:{t:9f86d0...}``."""
+    return f"tok:{{t:{key_hash}}}"

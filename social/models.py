@@ -39,6 +39,17 @@ class User(AbstractUser):
     class Meta:
         constraints = [models.UniqueConstraint(Lower("username"), name="user_username_ci_unique")]
 
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        if not self.is_active and self.pk:
+            # However it was deactivated (the admin's form, a shell), cached tokens stop at once.
+            from social.keys import token_user
+            from ugcsite.redis import get_redis
+
+            hashes = list(self.api_tokens.values_list("key_hash", flat=True))
+            if hashes:
+                get_redis().delete(*(token_user(h) for h in hashes))
+
 
 class Follow(models.Model):
     """One edge of the follow graph: ``follower`` reads ``followee``'s boards in their feed."""

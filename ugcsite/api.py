@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
-from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.csrf import csrf_exempt
 from pydantic import AfterValidator, BaseModel, StrictStr, ValidationError
 
@@ -51,17 +51,27 @@ def not_found(what: str) -> ApiError:
 
 # --- authentication ---------------------------------------------------------------------------
 
+class LazyUser(SimpleLazyObject):
+    """The caller, loaded from PostgreSQL only when more than its id is needed (a feed read
+    needs only the id: no query)."""
+
+    def __init__(self, user_id: int):
+        super().__init__(lambda: get_user_model().objects.get(pk=user_id))
+        self.__dict__["pk"] = self.__dict__["id"] = user_id
+
+    @property
+    def is_authenticated(self):
+        return True
+
+
 def _token_user(key: str):
     from social.models import ApiToken
+    from social.services import token_user_id
 
-    token = (
-        ApiToken.objects.select_related("user")
-        .filter(key_hash=ApiToken.hash_key(key), expires_at__gt=timezone.now())
-        .first()
-    )
-    if token is None or not token.user.is_active:
+    user_id = token_user_id(key_hash=ApiToken.hash_key(key))
+    if user_id is None:
         raise ApiError(401, "The token is not valid or has expired; get a new one with POST /api/v1/tokens.")
-    return token.user
+    return LazyUser(user_id)
 
 
 def authenticate(request: HttpRequest):

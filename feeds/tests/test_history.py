@@ -725,8 +725,10 @@ def _post_and_deliver(redis_data, authors, count: int, rng) -> list[Posted]:
 def _go_idle(redis_data, user_id: int) -> None:
     """What time does to an idle user: the active mark expires (its TTL), and the idle sweeper
     (beat) archives their P and drops it from Redis."""
+    from feeds import services
     from feeds.fanout import idle_sweep
 
+    services._seen.pop(user_id, None)  # this process forgets it saw them (it would, in days)
     redis_data.delete(keys.active(user_id))
     redis_data.zadd(keys.last_seen(), {user_id: 0})  # last seen long ago
     idle_sweep()
