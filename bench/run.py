@@ -137,11 +137,11 @@ def main() -> None:
     from ugcsite.redis import get_redis
 
     smoke = args.smoke
-    sizes = [2_000, 6_000] if smoke else [10_000, 100_000, 1_000_000]
-    users = 700 if smoke else 20_000
-    runs = 40 if smoke else 300
-    if smoke:
-        worldmod.SPECIAL.update({"reader450": 450, "reader500": 500, "reader5000": 600})
+    sizes = [1_500, 4_000] if smoke else [10_000, 100_000, 1_000_000]
+    users = 400 if smoke else 20_000
+    runs = 30 if smoke else 300
+    if smoke:  # the same readers, scaled to the tiny world
+        worldmod.SPECIAL.update({"reader50": 50, "reader450": 150, "reader500": 200, "reader5000": 300})
     table = Table()
     chart = {}
     w = worldmod.World(seed=2026, users=users)
@@ -162,11 +162,11 @@ def main() -> None:
             uid = w.special[name]
             site = measure.timings(measure.site_feed(uid), runs=runs)
             sql = measure.timings(measure.sql_feed(uid), runs=runs)
-            table.add(f"feed page, reader following {name[6:]}", label, site, sql)
+            table.add(f"feed page, reader following {worldmod.SPECIAL[name]}", label, site, sql)
             chart.setdefault(name, []).append((size, site["p99"], sql["p99"]))
         uid = w.special["reader500"]
         deep = 300 if smoke else 2_000
-        table.add(f"deep feed page (offset {deep:,}), following 500", label,
+        table.add(f"deep feed page (offset {deep:,}), following {worldmod.SPECIAL['reader500']}", label,
                   measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2),
                   measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
         client = get_redis()
@@ -197,9 +197,9 @@ def main() -> None:
                   measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs // 2),
                   note="baseline = board -> readers model")
     token = social_services.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
-    http_figures(table, f"{sizes[-1]:,}", token, duration=3 if smoke else 15)
+    http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
-    fan = fanout.measure(followers=2_000 if smoke else 100_000, workers=2, posts=3)
+    fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)
     table.add(f"fan-out to {fan['followers']:,} followers (Celery, end to end)", "—", None,
               note=f"{fan['rate']:,.0f} deliveries/s"
                    + (f"; redis-benchmark -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
