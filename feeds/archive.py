@@ -102,25 +102,32 @@ def timeline_archive(kind: str, user_id: int, *, on_committed: Callable[[list[in
     key = keys.timeline_key(kind, user_id)
     chunks = moved = 0
     for _ in range(_chunks_due(client, key, kind)):
-        oldest = [int(i) for i in client.zrange(key, 0, settings.TIMELINE_CHUNK - 1)]
-        if not oldest:
+        taken = _archive_oldest_chunk(client, key, kind, user_id, on_committed)
+        if not taken:
             break
-        ids = sorted(oldest, reverse=True)
-        # 1. readers must look in the archive for ids up to here from now on
-        scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids[0]])
-        # 2. the chunk, committed (a second write of the same range inserts nothing)
-        with transaction.atomic():
-            TimelineChunk.objects.bulk_create(
-                [TimelineChunk(owner_id=user_id, timeline=kind, first_id=ids[-1], last_id=ids[0], ids=ids)],
-                ignore_conflicts=True,
-            )
-        if on_committed is not None:
-            on_committed(ids)
-        # 3. only now out of Redis: exactly these ids, whatever arrived meanwhile stays
-        client.zrem(key, *ids)
         chunks += 1
-        moved += len(ids)
+        moved += taken
     return chunks, moved
+
+
+def _archive_oldest_chunk(client, key: str, kind: str, user_id: int, on_committed=None) -> int:
+    """Move the oldest TIMELINE_CHUNK ids of a head to one chunk row; how many (0: empty)."""
+    ids = sorted((int(i) for i in client.zrange(key, 0, settings.TIMELINE_CHUNK - 1)), reverse=True)
+    if not ids:
+        return 0
+    # 1. readers must look in the archive for ids up to here from now on
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids[0]])
+    # 2. the chunk, committed (a second write of the same range inserts nothing)
+    with transaction.atomic():
+        TimelineChunk.objects.bulk_create(
+            [TimelineChunk(owner_id=user_id, timeline=kind, first_id=ids[-1], last_id=ids[0], ids=ids)],
+            ignore_conflicts=True,
+        )
+    if on_committed is not None:
+        on_committed(ids)
+    # 3. only now out of Redis: exactly these ids, whatever arrived meanwhile stays
+    client.zrem(key, *ids)
+    return len(ids)
 
 
 def timeline_archive_all(kind: str, user_id: int) -> int:
@@ -130,19 +137,9 @@ def timeline_archive_all(kind: str, user_id: int) -> int:
     client = get_redis()
     key = keys.timeline_key(kind, user_id)
     moved = 0
-    while True:
-        oldest = [int(i) for i in client.zrange(key, 0, settings.TIMELINE_CHUNK - 1)]
-        if not oldest:
-            return moved
-        ids = sorted(oldest, reverse=True)
-        scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids[0]])
-        with transaction.atomic():
-            TimelineChunk.objects.bulk_create(
-                [TimelineChunk(owner_id=user_id, timeline=kind, first_id=ids[-1], last_id=ids[0], ids=ids)],
-                ignore_conflicts=True,
-            )
-        client.zrem(key, *ids)
-        moved += len(ids)
+    while taken := _archive_oldest_chunk(client, key, kind, user_id):
+        moved += taken
+    return moved
 
 
 def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:

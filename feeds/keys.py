@@ -5,9 +5,7 @@ so each lands on one Redis Cluster slot and no online command spans two owners. 
 this module spells a key (Mastodon's FeedManager#key is the model).
 """
 
-
-def _user_tag(user_id: int) -> str:
-    return f"{{u:{int(user_id)}}}"
+from social.keys import user_tag as _user_tag
 
 
 def board(board_id: int) -> str:

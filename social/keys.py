@@ -5,8 +5,12 @@ in one Redis Cluster slot. Nothing outside this module spells a key.
 """
 
 
-def _user_tag(user_id: int) -> str:
+def user_tag(user_id: int) -> str:
+    """The hash tag of everything a user owns: ``{u:42}`` (one Redis Cluster slot per user)."""
     return f"{{u:{int(user_id)}}}"
+
+
+_user_tag = user_tag
 
 
 def followers(user_id: int) -> str:
