@@ -1,7 +1,7 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import connection
 
-from feeds import archive
+from feeds import archive, services
 from feeds.models import ArchiveRun, Board, TimelineChunk
 
 
@@ -34,6 +34,44 @@ class BoardAdmin(admin.ModelAdmin):
     readonly_fields = ("id", "created_at", "updated_at", "views")
     ordering = ("-id",)
     show_full_result_count = False
+    actions = ["hide_boards", "unhide_boards"]
+
+    # Every change of what is visible goes through feeds.services, which keeps Redis (the board
+    # cache, timelines, feeds) in step with PostgreSQL: so no adding, no hard delete, no editing
+    # of the state or the drawing here; title, kind and tags go through board_update.
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields + ("author", "state", "doc_json") if obj else self.readonly_fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        changes = {field: form.cleaned_data[field] for field in form.changed_data if field in ("title", "kind", "tags")}
+        services.board_update(board=obj, changes=changes)
+
+    @admin.action(description="Hide selected boards", permissions=["change"])
+    def hide_boards(self, request, queryset):
+        done = sum(services.board_hide(board=board) for board in queryset.select_related("author"))
+        _report(self, request, done, queryset.count(), "hidden", "were not published")
+
+    @admin.action(description="Unhide selected boards", permissions=["change"])
+    def unhide_boards(self, request, queryset):
+        done = sum(services.board_unhide(board=board) for board in queryset.select_related("author"))
+        _report(self, request, done, queryset.count(), "unhidden", "were not hidden by staff")
+
+
+def _report(model_admin, request, done: int, selected: int, verb: str, skipped_because: str) -> None:
+    """One message for a bulk action: how many it changed, and why the rest were left alone."""
+    noun = "board" if done == 1 else "boards"
+    message = f"{done} {noun} {verb}."
+    level = messages.SUCCESS
+    if done < selected:
+        message += f" {selected - done} of the {selected} selected {skipped_because} and were left as they are."
+        level = messages.WARNING if done else messages.ERROR
+    model_admin.message_user(request, message, level)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -48,6 +48,24 @@ ensure_redis() {
     fi
 }
 
+# The browser tests (pytest -m browser) drive the distribution's Chromium through Playwright;
+# Playwright's own browser downloads are never used.
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+ensure_chromium() {
+    [ -x "$CHROMIUM" ] && return
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "Installing chromium from the distribution's packages (for the browser tests)"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+            || die "apt-get could not install chromium; install it by hand and run again."
+        [ -x "$CHROMIUM" ] || die "chromium was installed but $CHROMIUM is missing; set CHROMIUM to its path."
+    else
+        die "Chromium was not found at $CHROMIUM; the browser tests need it.
+  On Debian/Ubuntu: sudo apt-get install chromium
+  Or skip those tests: make test ARGS='-m \"not browser\"'"
+    fi
+}
+
 # pg_start DATADIR PORT [fast]: create the cluster on first use, start it, create the ugcsite database.
 # With "fast" the cluster skips fsync (test runs: data is thrown away).
 pg_start() {

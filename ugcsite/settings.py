@@ -67,7 +67,9 @@ MIDDLEWARE = [
 ROOT_URLCONF = "ugcsite.urls"
 WSGI_APPLICATION = "ugcsite.wsgi.application"
 AUTH_USER_MODEL = "social.User"
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 TEMPLATES = [
     {

@@ -44,6 +44,8 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     re_path(r"^api/", views.page_not_found),  # JSON 404 for the API, in DEBUG too
     path("admin/", admin.site.urls),
+    path("", include("social.urls")),
+    path("", include("feeds.urls")),
     path("", views.home, name="home"),
 ]
 

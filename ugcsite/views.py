@@ -37,7 +37,9 @@ def server_error(request):
 
 
 def home(request):
-    from feeds.models import Board
+    """``/``: the home feed for a signed-in person, the public front page for everyone else."""
+    from feeds import views as board_pages
 
-    recent = Board.objects.filter(state=Board.State.PUBLISHED).select_related("author").order_by("-id")[:24]
-    return render(request, "home.html", {"boards": recent})
+    if request.user.is_authenticated:
+        return board_pages.home_feed(request)
+    return board_pages.front_page(request)
