@@ -11,7 +11,6 @@ urlpatterns = [
     path("b/<board_id:board_id>", views.board_detail, name="detail"),
     path("b/<board_id:board_id>/edit", views.board_edit, name="edit"),
     path("b/<board_id:board_id>/delete", views.board_delete, name="delete"),
-    # Placeholders until discovery and popular pages land (their own views replace these).
-    path("discover", views.coming_soon, {"page": "discover"}, name="discover"),
-    path("popular", views.coming_soon, {"page": "popular"}, name="popular"),
+    path("discover", views.discover_page, name="discover"),
+    path("popular", views.popular_page, name="popular"),
 ]

@@ -12,6 +12,11 @@ class UserAdmin(DjangoUserAdmin):
     fieldsets = DjangoUserAdmin.fieldsets + (("Counts", {"fields": readonly_fields}),)
     actions = ["suspend_users", "unsuspend_users"]
 
+    def has_delete_permission(self, request, obj=None):
+        # A deletion would cascade in PostgreSQL only and leave the person's boards in Redis
+        # feeds and indexes; suspension (below) is how staff take someone off the site.
+        return False
+
     @admin.action(description="Suspend selected users", permissions=["change"])
     def suspend_users(self, request, queryset):
         """No more sign-in or tokens, and every board of theirs hidden (feeds.services.user_suspend)."""

@@ -38,6 +38,8 @@ class User(AbstractUser):
 
     class Meta:
         constraints = [models.UniqueConstraint(Lower("username"), name="user_username_ci_unique")]
+        # People to follow are the most followed: suggestions read this index, not every user.
+        indexes = [models.Index(fields=["-followers_count"], name="user_most_followed_idx")]
 
     def save(self, *args, **kwargs):
         super().save(*args, **kwargs)

@@ -70,6 +70,7 @@ AUTH_USER_MODEL = "social.User"
 LOGIN_URL = "/login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+CSRF_FAILURE_VIEW = "ugcsite.views.csrf_failure"
 
 TEMPLATES = [
     {

@@ -21,6 +21,13 @@ def bad_request(request, exception=None):
                   "Bad request", "The request could not be understood.")
 
 
+def csrf_failure(request, reason=""):
+    """A form sent without its CSRF token (an old tab, cookies off): the site's 403 page."""
+    return _error(request, 403, "The CSRF token is missing or wrong; send the csrftoken cookie's value as X-CSRFToken.",
+                  "Form expired", "This form has expired or your browser did not send its cookie. "
+                  "Go back, reload the page and try again.")
+
+
 def permission_denied(request, exception=None):
     return _error(request, 403, "You are not allowed to do that.",
                   "Not allowed", "You are not allowed to see or change this page.")

@@ -361,3 +361,54 @@ def test_admin_edits_go_through_the_services(client, people, run, redis_data):
         data={"title": "New title", "kind": "map", "tags": "a,b"})
     assert redis_data.hget(keys.board(theirs.pk), "title") == "New title"
     assert client.post(f"/admin/feeds/board/{theirs.pk}/delete/").status_code == 403
+
+
+# --- discover and popular pages (fast, without a browser) --------------------------------------
+
+@pytest.fixture
+def catalogue(django_capture_on_commit_callbacks, eager_tasks):
+    from feeds.services import board_create
+    from social.services import user_create
+
+    doc = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
+    with django_capture_on_commit_callbacks(execute=True):
+        author = user_create(username="maker", password="password123")
+        boards = [board_create(author=author, title=f"b{i}", kind=("map", "note")[i % 2], tags=[f"t{i % 3}"], doc=doc)
+                  for i in range(25)]
+    return author, boards
+
+
+@pytest.mark.django_db
+def test_discover_page_pages_filters_and_survives_junk(client, catalogue):
+    _, boards = catalogue
+    page = client.get("/discover")
+    assert page.status_code == 200
+    assert page.context["total"] == 25 and len(page.context["boards"]) == 20
+    assert page.context["next_url"] == "/discover?page=2"
+    assert len(client.get("/discover?page=2").context["boards"]) == 5
+    page = client.get("/discover", {"kind": "map", "tag": "t0"})
+    expected = [b.id for b in reversed(boards) if b.kind == "map" and b.tags == ["t0"]]
+    assert [b["id"] for b in page.context["boards"]] == expected
+    kinds = {k["name"]: k for k in page.context["kinds"]}
+    assert kinds["map"]["active"] and kinds["map"]["count"] == 13
+    assert kinds["map"]["url"] == "/discover?tag=t0"  # clicking the active filter removes it
+    junk = client.get("/discover", {"kind": "painting", "tag": "No!", "page": "x", "sort": "best"})
+    assert junk.status_code == 200 and junk.context["total"] == 25 and len(junk.context["notes"]) == 2
+    assert client.get("/discover", {"author": "nobody here"}).context["total"] == 0
+
+
+@pytest.mark.django_db
+def test_popular_page_scopes(client, catalogue):
+    assert client.get("/popular").status_code == 200
+    response = client.get("/popular?scope=following")
+    assert response.status_code == 302 and response["Location"].startswith("/login?next=")
+    assert client.get("/popular?scope=bogus").context["scope"] == "all"
+
+
+@pytest.mark.django_db
+def test_a_form_without_its_csrf_token_gets_the_sites_403_page():
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post("/login", {"username": "x", "password": "y"})
+    assert response.status_code == 403
+    assert b"Form expired" in response.content and b"site.css" in response.content
