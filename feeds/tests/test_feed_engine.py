@@ -259,3 +259,15 @@ def test_graph_keys_carry_the_owner_hash_tag():
     assert social_keys.followers(42).endswith("{u:42}")
     assert social_keys.following(42).endswith("{u:42}")
     assert keys.board(7) == "g:{b:7}"
+
+
+def test_a_warm_feed_request_makes_no_postgresql_query(api, run, django_assert_num_queries):
+    """The profile of the feed request (bench/results/profile-feed.txt) had the bearer-token
+    lookup as its biggest cost: the caller is now known from Redis, and the feed is Redis only."""
+    alice, bob = api.as_user("alice"), api.as_user("bob")
+    run(bob.put, "/api/v1/users/alice/follow")
+    for i in range(3):
+        post_board(run, alice, f"b{i}")
+    assert len(feed_ids(bob)) == 3  # warms the token cache and G
+    with django_assert_num_queries(0):
+        assert len(feed_ids(bob)) == 3
