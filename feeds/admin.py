@@ -50,7 +50,7 @@ class BoardAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         changes = {field: form.cleaned_data[field] for field in form.changed_data if field in ("title", "kind", "tags")}
-        services.board_update(board=obj, changes=changes)
+        services.board_update(board=obj, changes=changes, unpublished_ok=True)
 
     @admin.action(description="Hide selected boards", permissions=["change"])
     def hide_boards(self, request, queryset):

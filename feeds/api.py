@@ -50,7 +50,10 @@ def board_update(request, board_id: int):
     changes = {field: getattr(data, field) for field in data.model_fields_set}
     if "doc" in changes:
         changes["doc"] = raw["doc"]  # stored as sent
-    board = services.board_update(board=board, changes=changes)
+    try:
+        board = services.board_update(board=board, changes=changes)
+    except services.BoardGone:
+        raise ApiError(404, f"There is no board {board_id}.") from None
     return _json(selectors.board_full_json(board))
 
 

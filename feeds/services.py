@@ -98,8 +98,16 @@ def home_feed_ready(*, user_id: int) -> None:
         tasks.home_gap_fill.delay(user_id, *gap)
 
 
-def board_update(*, board: Board, changes: dict) -> Board:
-    """Apply validated changes (any of title, kind, tags, doc) at once; G is rewritten on commit."""
+class BoardGone(Exception):
+    """The board stopped being published (deleted, hidden) between its read and this write."""
+
+
+def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False) -> Board:
+    """Apply validated changes (any of title, kind, tags, doc) at once; G is rewritten on commit.
+    The write holds only while the board is published, so an edit racing a delete or a hide
+    cannot bring the board back into G or the indexes: it raises BoardGone instead. With
+    ``unpublished_ok`` (staff editing a hidden board) such a board is changed in PostgreSQL
+    alone: nothing of it is in Redis, and unhiding it publishes the new values."""
     if not changes:
         return board
     for field, value in changes.items():
@@ -109,7 +117,13 @@ def board_update(*, board: Board, changes: dict) -> Board:
             setattr(board, field, value)
     board.updated_at = timezone.now()
     fields = ["doc_json" if f == "doc" else f for f in changes] + ["updated_at"]
-    board.save(update_fields=fields)
+    values = {field: getattr(board, field) for field in fields}
+    updated = Board.objects.filter(pk=board.pk, state=Board.State.PUBLISHED).update(**values)
+    if not updated:
+        if unpublished_ok:
+            Board.objects.filter(pk=board.pk).update(**values)
+            return board
+        raise BoardGone(board.pk)
 
     def publish():
         from social import counters

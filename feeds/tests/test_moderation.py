@@ -76,3 +76,18 @@ def test_suspend_and_restore_a_user(api, run, world, redis_data):
     # the board staff hid on its own stays hidden
     assert lists(api, bob) == ([ids[2], ids[1]], [ids[2], ids[1]])
     assert ApiToken.objects.filter(user=user).count() == 1
+
+
+def test_an_edit_racing_a_delete_cannot_bring_the_board_back(api, run, world, redis_data):
+    """A PATCH that passed its visibility check, committing after a DELETE (helper's repro)."""
+    from feeds import selectors
+    from feeds.discovery import Query
+
+    alice, bob, (first, _, _) = world
+    stale = selectors.board_get_visible(first)  # the edit has read the board
+    run(services.board_delete, board=Board.objects.get(pk=first))  # the delete commits first
+    with pytest.raises(services.BoardGone):
+        run(services.board_update, board=stale, changes={"tags": ["b"], "title": "edited"})
+    assert Board.objects.get(pk=first).state == "deleted" and Board.objects.get(pk=first).title == "b0"
+    assert selectors.discover(Query(tags=("b",)), offset=0, limit=10)["total"] == 0
+    assert not redis_data.exists(keys.board(first))

@@ -108,3 +108,18 @@ def test_archive_now_runs_the_archival(world, settings, redis_data):
     call_command("archive_now", user=[user_id])
     assert sorted(len(c.ids) for c in TimelineChunk.objects.filter(owner_id=user_id, timeline="m")) == [100, 100]
     assert redis_data.zcard(keys.profile_timeline(user_id)) == 30
+
+
+def test_staff_can_edit_a_hidden_board_and_unhiding_publishes_the_edit(client, world, django_capture_on_commit_callbacks):
+    from feeds.services import board_unhide
+
+    hidden = world["map"]  # hidden by the fixture
+    client.force_login(world["staff"])
+    response = client.post(f"/admin/feeds/board/{hidden.pk}/change/",
+                           {"title": "A better map", "kind": "map", "tags": "walk,hill", "views": 0})
+    assert response.status_code == 302, response.content[:500]
+    hidden.refresh_from_db()
+    assert (hidden.title, hidden.tags, hidden.state) == ("A better map", ["walk", "hill"], "hidden")
+    with django_capture_on_commit_callbacks(execute=True):
+        board_unhide(board=hidden)
+    assert client.get(f"/api/v1/boards/{hidden.pk}").json()["title"] == "A better map"
