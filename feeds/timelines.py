@@ -22,7 +22,7 @@ def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
     (pipe if pipe is not None else get_redis()).zrem(keys.profile_timeline(author_id), board_id)
 
 
-def _by_slot(user_ids: Iterable[int], chunk: int) -> list[list[int]]:
+def group_by_slot(user_ids: Iterable[int], chunk: int, *, key=keys.home_timeline) -> list[list[int]]:
     """Users whose keys may share one script call: chunks on a plain Redis; on a cluster,
     users of one hash slot (their {u:id} tags decide it), so no call spans two slots."""
     user_ids = list(user_ids)
@@ -32,7 +32,7 @@ def _by_slot(user_ids: Iterable[int], chunk: int) -> list[list[int]]:
 
     groups: dict[int, list[int]] = {}
     for user_id in user_ids:
-        groups.setdefault(key_slot(keys.home_timeline(user_id).encode()), []).append(user_id)
+        groups.setdefault(key_slot(key(user_id).encode()), []).append(user_id)
     return [ids[i:i + chunk] for ids in groups.values() for i in range(0, len(ids), chunk)]
 
 
@@ -46,7 +46,7 @@ def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[in
     client = get_redis().pipeline(transaction=False)
     hot = settings.HOME_TIMELINE_HOT
     args = [author_id, hot + settings.HOME_TIMELINE_SLACK, hot + settings.TIMELINE_CHUNK, *board_ids]
-    groups = _by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK)
+    groups = group_by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK)
     for group in groups:
         triple_keys = []
         for follower_id in group:

@@ -36,21 +36,30 @@ def read_record(user_id: int, board_id: int, *, now: float | None = None, pipe=N
         client.execute()
 
 
+READERS_PER_CALL = 500  # one script call holds Redis for a few ms at most
+
+
 def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | None = None) -> dict[int, list[int]]:
     """For each board, which of ``reader_ids`` read it within the retention window.
-    One pipeline of M ZMSCORE calls with N ids each: O(N x M) look-ups, one round trip."""
+
+    The N x M question in one pipelined round trip of readers_of.lua calls: each walks its
+    readers' recent reads once against a table of the N ids (O(reads) a reader, not O(N)
+    probes into a listpack), and returns only the hits. Readers are grouped by cluster slot."""
+    from feeds.scripts import scripts
+    from feeds.timelines import group_by_slot
+
     reader_ids = list(reader_ids)
     found: dict[int, list[int]] = {board_id: [] for board_id in board_ids}
     if not board_ids or not reader_ids:
         return found
     cutoff = (time.time() if now is None else now) - _retention()
+    groups = group_by_slot(reader_ids, READERS_PER_CALL, key=keys.reads)
     pipe = get_redis().pipeline(transaction=False)
-    for reader_id in reader_ids:
-        pipe.zmscore(keys.reads(reader_id), board_ids)
-    for reader_id, scores in zip(reader_ids, pipe.execute()):
-        for board_id, score in zip(board_ids, scores):
-            if score is not None and score >= cutoff:
-                found[board_id].append(reader_id)
+    for group in groups:
+        scripts.readers_of(keys=[keys.reads(r) for r in group], args=[cutoff, *board_ids], client=pipe)
+    for group, pairs in zip(groups, pipe.execute()):
+        for i in range(0, len(pairs), 2):
+            found[board_ids[pairs[i + 1] - 1]].append(group[pairs[i] - 1])
     return found
 
 
