@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench bench-smoke bench-fanout bench-deps venv clean-var
+.PHONY: run test bench bench-smoke bench-reading bench-fanout bench-deps venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -32,6 +32,10 @@ bench: bench-deps
 # The same code on a tiny world, in about a minute: CI runs it so the benchmark never rots.
 bench-smoke: bench-deps
 	@scripts/with-servers.sh python -m bench.run --smoke
+
+# Social reading alone (both storage models), on 20,000 users: a few minutes.
+bench-reading: bench-deps
+	@scripts/with-servers.sh python -m bench.run --reading
 
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)

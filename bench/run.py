@@ -123,6 +123,8 @@ def zadd_limit(table: Table, requests: int) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="a tiny world, every measure, in about a minute")
+    parser.add_argument("--reading", action="store_true",
+                        help="only social reading, on 20,000 users and 20,000 boards (a few minutes)")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
@@ -137,6 +139,8 @@ def main() -> None:
     from ugcsite.redis import get_redis
 
     smoke = args.smoke
+    if args.reading:
+        return reading_only(runs=100)
     sizes = [1_500, 4_000] if smoke else [10_000, 100_000, 1_000_000]
     users = 400 if smoke else 20_000
     runs = 30 if smoke else 300
@@ -186,16 +190,7 @@ def main() -> None:
     worldmod.give_reads(w, 10 if smoke else 50, time.time())
     from feeds.models import Board
 
-    boards = list(Board.objects.order_by("-id").values_list("id", flat=True)[:100])
-    for name in ("reader450", "reader5000"):
-        from social import graph
-
-        readers = graph.following_ids(w.special[name])
-        measure.board_readers_build(readers, boards)
-        table.add(f"reading 100 boards x {len(readers):,} followees", f"{sizes[-1]:,}",
-                  measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs // 2),
-                  measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs // 2),
-                  note="baseline = board -> readers model")
+    reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
     token = social_services.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
     http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
@@ -207,6 +202,45 @@ def main() -> None:
     write_results(table, chart, smoke=smoke, elapsed=elapsed)
     if not smoke:
         profile_feed(w.special["reader500"])
+
+
+def reading_figures(table: Table, w, runs: int, size_label: str) -> None:
+    """Which of the people I follow read these 100 boards: the site's model (user -> boards)
+    against board -> readers, built from the same reads, for 450 and 5,000 followees."""
+    from bench import measure
+    from feeds.models import Board
+    from social import graph
+
+    boards = list(Board.objects.order_by("-id").values_list("id", flat=True)[:100])
+    for name in ("reader450", "reader5000"):
+        readers = graph.following_ids(w.special[name])
+        measure.board_readers_build(readers, boards)
+        table.add(f"reading 100 boards x {len(readers):,} followees", size_label,
+                  measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs),
+                  measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
+                  note="baseline = board -> readers model")
+
+
+def reading_only(*, runs: int) -> None:
+    from bench import world as worldmod
+    from ugcsite.redis import get_redis
+
+    started = time.perf_counter()
+    table = Table()
+    w = worldmod.World(seed=2026, users=20_000)
+    worldmod.build_people(w)
+    worldmod.grow_boards(w, 20_000)
+    get_redis().flushdb()
+    worldmod.build_redis(w)
+    worldmod.give_reads(w, 50, time.time())
+    reading_figures(table, w, runs, "20,000")
+    RESULTS.mkdir(exist_ok=True)
+    machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
+    (RESULTS / "reading.md").write_text(
+        f"# Social reading\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-reading`, "
+        f"{(time.perf_counter() - started) / 60:.1f} minutes; 20,000 users reading 50 boards each in 30 days. "
+        f"Times in milliseconds.\n\n{table.markdown()}\n")
+    print(table.markdown())
 
 
 def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float) -> None:
