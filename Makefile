@@ -33,7 +33,7 @@ bench: bench-deps
 bench-smoke: bench-deps
 	@scripts/with-servers.sh python -m bench.run --smoke
 
-# Social reading alone (both storage models), on 20,000 users: a few minutes.
+# Social reading alone (both storage models), on 20,000 users: about 15 minutes.
 bench-reading: bench-deps
 	@scripts/with-servers.sh python -m bench.run --reading
 
