@@ -71,6 +71,18 @@ def eager_tasks():
     app.conf.task_eager_propagates = False
 
 
+@pytest.fixture
+def run(django_capture_on_commit_callbacks, eager_tasks):
+    """``run(fn, *args, **kwargs)``: call a write (a service, or an API client method) and run its
+    on-commit work, and the tasks that enqueues, in-process at once."""
+
+    def call(fn, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+
+    return call
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
     """A real `celery -A ugcsite worker` process on the test database and test Redis."""

@@ -20,14 +20,6 @@ KINDS = ["sketch", "diagram", "note", "comic", "map"]
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks, eager_tasks):
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-    return call
-
-
-@pytest.fixture
 def people(run):
     return {name: user_create(username=name, password="password123") for name in ("alice", "bob", "carol")}
 

@@ -15,17 +15,6 @@ DOC = {"width": 100, "height": 100, "background": "#ffffff",
        "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}]}
 
 
-@pytest.fixture
-def run(django_capture_on_commit_callbacks, eager_tasks):
-    """Call an API method and run its on-commit work and tasks at once."""
-
-    def call(client_method, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return client_method(*args, **kwargs)
-
-    return call
-
-
 def post_board(run, client, title="a board", kind="sketch", tags=()):
     response = run(client.post, "/api/v1/boards", {"title": title, "kind": kind, "tags": list(tags), "doc": DOC})
     assert response.status_code == 201, response.content

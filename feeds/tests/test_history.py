@@ -245,17 +245,6 @@ class World:
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks, eager_tasks):
-    """Run a write and its on-commit work (and the tasks it enqueues) at once."""
-
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-
-    return call
-
-
-@pytest.fixture
 def world(run):
     users = [user_create(username=name, password=PASSWORD) for name in ("alice", "bob", "carol", "reader")]
     w = World(*users, run=run)

@@ -13,14 +13,6 @@ DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks, eager_tasks):
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-    return call
-
-
-@pytest.fixture
 def world(api, run):
     alice, bob = api.as_user("alice"), api.as_user("bob")
     run(bob.put, "/api/v1/users/alice/follow")

@@ -17,14 +17,6 @@ DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 DAY = 86400
 
 
-@pytest.fixture
-def run(django_capture_on_commit_callbacks, eager_tasks):
-    def call(fn, *args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(*args, **kwargs)
-    return call
-
-
 def board(run, author, title="t"):
     return run(board_create, author=author, title=title, kind="note", tags=[], doc=DOC)
 

@@ -21,15 +21,6 @@ PASSWORD = "password123"
 
 
 @pytest.fixture
-def run(django_capture_on_commit_callbacks, eager_tasks):
-    """Call a service with its on-commit work (Redis, tasks) done in-process."""
-    def call(fn, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return fn(**kwargs)
-    return call
-
-
-@pytest.fixture
 def people(run):
     made = {name: run(people_services.user_create, username=name, password=PASSWORD)
             for name in ("alice", "bob", "carol", "dave")}
