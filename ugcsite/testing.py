@@ -7,6 +7,16 @@ from urllib.parse import urlencode
 import pytest
 
 
+def assert_problem(response, status: int) -> dict:
+    """``response`` is ``status`` with a JSON body whose "detail" is a non-empty sentence."""
+    assert response.status_code == status, response.content[:500]
+    assert response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert isinstance(body.get("detail"), str), body
+    assert body["detail"].strip(), body
+    return body
+
+
 class ApiClient:
     """django.test.Client speaking JSON, optionally with a bearer token."""
 

@@ -8,18 +8,12 @@ import pytest
 
 from feeds.models import Board
 from social import services
-from ugcsite.testing import ApiClient
+from ugcsite.testing import ApiClient, assert_problem
 
 pytestmark = pytest.mark.django_db
 
 BOARDS = "/api/v1/boards"
 PATH, TEXT, RECT, ELLIPSE = range(4)  # positions of the element kinds in valid_body()
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Sign-ups hash passwords for real, with a cheap hasher so the suite runs quickly."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -91,16 +85,6 @@ def without(*path):
         del target[path[-1]]
 
     return mutate
-
-
-def assert_problem(response, status: int) -> dict:
-    """``response`` is ``status`` with a JSON body whose "detail" is a non-empty sentence."""
-    assert response.status_code == status, response.content[:500]
-    assert response["Content-Type"].startswith("application/json")
-    body = response.json()
-    assert isinstance(body.get("detail"), str), body
-    assert body["detail"].strip(), body
-    return body
 
 
 def create(client: ApiClient, body: dict | None = None) -> dict:

@@ -257,8 +257,7 @@ def test_a_large_drawing_renders_every_point():
 # --- through the API ------------------------------------------------------------------------
 
 @pytest.fixture
-def alice(api, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def alice(api):
     return api.as_user("alice")
 
 

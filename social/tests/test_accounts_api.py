@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from social import services
 from social.models import ApiToken
-from ugcsite.testing import ApiClient
+from ugcsite.testing import ApiClient, assert_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -19,22 +19,6 @@ USERS = "/api/v1/users"
 TOKENS = "/api/v1/tokens"
 ME = "/api/v1/me"
 PASSWORD = "correct horse"
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Passwords still hash and check for real, with a cheap hasher so the suite runs quickly."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def assert_problem(response, status: int) -> dict:
-    """``response`` is ``status`` with a JSON body whose "detail" is a non-empty sentence."""
-    assert response.status_code == status, response.content[:500]
-    assert response["Content-Type"].startswith("application/json")
-    body = response.json()
-    assert isinstance(body.get("detail"), str), body
-    assert body["detail"].strip(), body
-    return body
 
 
 def sign_up(api, username: str, password: str = PASSWORD):
