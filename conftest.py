@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from feeds.services import activity
 from ugcsite.redis import get_redis
 from ugcsite.testing import ApiClient
 
@@ -36,13 +37,11 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_activity():
-    """Each test starts with no user recorded active in this process (feeds.services.user_seen
+    """Each test starts with no user recorded active in this process (feeds.services.activity.user_seen
     throttles per process)."""
-    from feeds import services
-
-    services._seen.clear()
+    activity._seen.clear()
     yield
-    services._seen.clear()
+    activity._seen.clear()
 
 
 @pytest.fixture(autouse=True)

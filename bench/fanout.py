@@ -44,7 +44,7 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
     from tqdm import tqdm
 
     from feeds import keys
-    from feeds.services import board_create
+    from feeds.services.boards import board_create
     from social import graph
     from social import keys as social_keys
     from social.models import Follow

@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable
 
 from django.db import connection
+from feeds.services import activity
 
 
 def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
@@ -29,10 +30,10 @@ def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
 
 def site_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], dict]:
     """The site's feed request minus HTTP: what the API view does (ready-check + selector)."""
-    from feeds import selectors, services
+    from feeds import selectors
 
     def call():
-        services.home_feed_ready(user_id=user_id)
+        activity.home_feed_ready(user_id=user_id)
         return selectors.home_feed(user_id, offset=offset, before=None, limit=limit)
 
     return call
@@ -67,7 +68,7 @@ def sql_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], 
 
 def discovery_query(kind: str, tag: str, sort: str = "popular") -> Callable[[], dict]:
     from feeds import selectors
-    from feeds.discovery import Query
+    from feeds.discovery.queries import Query
 
     query = Query(kind=kind, tags=(tag,), sort=sort)
     return lambda: selectors.discover(query, offset=0, limit=20)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import django
+from social import tokens
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -191,7 +192,7 @@ def main() -> None:
     from feeds.models import Board
 
     reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
-    token = social_services.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
+    token = tokens.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
     http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
     fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)

@@ -1,8 +1,14 @@
+"""The admin of boards and of the archive, and the moderation actions on people (suspension
+takes a person's boards out of every feed, so it lives here, on top of social's UserAdmin)."""
+
 from django.contrib import admin, messages
 from django.db import connection
 
-from feeds import archive, services
+from feeds import archive
 from feeds.models import ArchiveRun, Board, TimelineChunk
+from feeds.services import boards as services, moderation
+from social.admin import UserAdmin
+from social.models import User
 
 
 class TagFilter(admin.SimpleListFilter):
@@ -54,13 +60,41 @@ class BoardAdmin(admin.ModelAdmin):
 
     @admin.action(description="Hide selected boards", permissions=["change"])
     def hide_boards(self, request, queryset):
-        done = sum(services.board_hide(board=board) for board in queryset.select_related("author"))
+        done = sum(moderation.board_hide(board=board) for board in queryset.select_related("author"))
         _report(self, request, done, queryset.count(), "hidden", "were not published")
 
     @admin.action(description="Unhide selected boards", permissions=["change"])
     def unhide_boards(self, request, queryset):
-        done = sum(services.board_unhide(board=board) for board in queryset.select_related("author"))
+        done = sum(moderation.board_unhide(board=board) for board in queryset.select_related("author"))
         _report(self, request, done, queryset.count(), "unhidden", "were not hidden by staff")
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class ModeratedUserAdmin(UserAdmin):
+    actions = ["suspend_users", "unsuspend_users"]
+
+    @admin.action(description="Suspend selected users", permissions=["change"])
+    def suspend_users(self, request, queryset):
+        """No more sign-in or tokens, and every board of theirs hidden (feeds.services.moderation.user_suspend)."""
+        people = [user for user in queryset if user.pk != request.user.pk and user.is_active]
+        if queryset.filter(pk=request.user.pk).exists():
+            self.message_user(request, "You cannot suspend yourself; you were left out.", messages.WARNING)
+        boards = sum(moderation.user_suspend(user=user) for user in people)
+        self.message_user(request, f"{len(people)} user{'s' if len(people) != 1 else ''} suspended, "
+                                   f"{boards} board{'s' if boards != 1 else ''} hidden with them.",
+                          messages.SUCCESS if people else messages.WARNING)
+
+    @admin.action(description="Lift suspension", permissions=["change"])
+    def unsuspend_users(self, request, queryset):
+        """Sign-in again, and the boards the suspension hid come back (feeds.services.moderation.user_unsuspend)."""
+        people = [user for user in queryset if not user.is_active]
+        boards = sum(moderation.user_unsuspend(user=user) for user in people)
+        self.message_user(request, f"Suspension lifted for {len(people)} user{'s' if len(people) != 1 else ''}, "
+                                   f"{boards} board{'s' if boards != 1 else ''} back.",
+                          messages.SUCCESS if people else messages.WARNING)
 
 
 def _report(model_admin, request, done: int, selected: int, verb: str, skipped_because: str) -> None:

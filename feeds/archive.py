@@ -25,18 +25,18 @@ from django.utils import timezone
 
 from feeds import keys
 from feeds.ids import min_board_id_at
-from feeds.models import TimelineChunk
+from feeds.models import ArchiveRun, TimelineChunk
+from feeds.rules import Timeline
 from feeds.scripts import scripts
 from ugcsite.redis import get_redis
 
-PROFILE, HOME = TimelineChunk.Timeline.PROFILE.value, TimelineChunk.Timeline.HOME.value
-_MAX_FIELD = {PROFILE: "m_archived_max", HOME: "p_archived_max"}
+_MAX_FIELD = {Timeline.PROFILE: "m_archived_max", Timeline.HOME: "p_archived_max"}
 
 
 def window(kind: str) -> tuple[int, int]:
     """(hot size, id below which entries are too old) of a kind of timeline."""
     hot, age = (
-        (settings.PROFILE_TIMELINE_HOT, settings.PROFILE_TIMELINE_MAX_AGE) if kind == PROFILE
+        (settings.PROFILE_TIMELINE_HOT, settings.PROFILE_TIMELINE_MAX_AGE) if kind == Timeline.PROFILE
         else (settings.HOME_TIMELINE_HOT, settings.HOME_TIMELINE_MAX_AGE)
     )
     return hot, min_board_id_at(timezone.now() - age)
@@ -77,9 +77,10 @@ def archived_max(user_id: int, kind: str) -> int:
     return found
 
 
-def marks_init(user_id: int) -> None:
-    """A new user has archived nothing: say so, so their reads never ask PostgreSQL. O(1)."""
-    get_redis().hset(keys.timeline_meta(user_id), mapping={field: 0 for field in _MAX_FIELD.values()})
+def marks_put(user_id: int, marks: dict[str, int]) -> None:
+    """Set the archived max of a user's timelines (``{Timeline.PROFILE: id, ...}``; 0: nothing
+    archived), e.g. from PostgreSQL in a rebuild. O(1)."""
+    get_redis().hset(keys.timeline_meta(user_id), mapping={_MAX_FIELD[kind]: value for kind, value in marks.items()})
 
 
 def _chunks_due(client, key: str, kind: str) -> int:
@@ -198,8 +199,6 @@ def archived_ids_desc(user_id: int, kind: str, *, below: int | None = None, rows
 
 def last_run_summary() -> dict:
     """For the admin: totals and the latest runs of the archival."""
-    from feeds.models import ArchiveRun
-
     return {
         "chunks_total": TimelineChunk.objects.count(),
         "waiting": waiting_count(),
@@ -216,8 +215,6 @@ def unflag(kind: str, user_id: int) -> None:
 def archive_waiting(*, trigger: str, batch: int = 100, progress: Callable[[int], None] | None = None):
     """Archive every timeline waiting now, ``batch`` at a time, and record the run (ArchiveRun).
     A timeline that fails goes back to the waiting set and its error into the run's record."""
-    from feeds.models import ArchiveRun
-
     run = ArchiveRun.objects.create(started_at=timezone.now(), trigger=trigger)
     errors = []
     while True:

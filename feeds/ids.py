@@ -15,6 +15,9 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
+from feeds import keys
+from ugcsite.redis import get_redis
+
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z
 GENERATOR_BITS = 5
 SEQUENCE_BITS = 7
@@ -35,9 +38,6 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 def _generator() -> int:
     if settings.BOARD_ID_WORKER is not None:
         return int(settings.BOARD_ID_WORKER) % GENERATORS
-    from feeds import keys
-    from ugcsite.redis import get_redis
-
     return get_redis().incr(keys.id_generator_lease()) % GENERATORS
 
 

@@ -5,6 +5,7 @@ so each lands on one Redis Cluster slot and no online command spans two owners. 
 this module spells a key (Mastodon's FeedManager#key is the model).
 """
 
+from feeds.rules import Timeline
 from social.keys import user_tag as _user_tag
 
 
@@ -53,9 +54,9 @@ def archive_waiting() -> str:
     return "archive:waiting"
 
 
-def timeline_key(kind: str, user_id: int) -> str:
-    """The key of timeline ``kind`` ("m" or "p") of a user."""
-    return profile_timeline(user_id) if kind == "m" else home_timeline(user_id)
+def timeline_key(kind: Timeline, user_id: int) -> str:
+    """The key of a user's timeline of ``kind`` (M or P)."""
+    return profile_timeline(user_id) if kind == Timeline.PROFILE else home_timeline(user_id)
 
 
 def parse_waiting(member: str) -> tuple[str, int]:

@@ -5,16 +5,13 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
+from feeds.rules import BOARD_KINDS, MAX_TAGS, MAX_TITLE, Timeline
+
 
 class Board(models.Model):
     """A published whiteboard: the source of truth. Redis holds only what can be rebuilt from here."""
 
-    class Kind(models.TextChoices):
-        SKETCH = "sketch"
-        DIAGRAM = "diagram"
-        NOTE = "note"
-        COMIC = "comic"
-        MAP = "map"
+    Kind = models.TextChoices("Kind", [(kind.upper(), kind) for kind in BOARD_KINDS])
 
     class State(models.TextChoices):
         PUBLISHED = "published"
@@ -25,9 +22,9 @@ class Board(models.Model):
     # Snowflake id (feeds.ids): time-ordered, below 2^53, its own sorted-set score.
     id = models.BigIntegerField(primary_key=True, editable=False)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="boards")
-    title = models.CharField(max_length=120)
+    title = models.CharField(max_length=MAX_TITLE)
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    tags = ArrayField(models.CharField(max_length=32), size=10, default=list, blank=True)
+    tags = ArrayField(models.CharField(max_length=32), size=MAX_TAGS, default=list, blank=True)
     # The drawing as compact JSON text, exactly as validated: served without re-encoding.
     doc_json = models.TextField("drawing (JSON)")
     created_at = models.DateTimeField()
@@ -61,9 +58,7 @@ class TimelineChunk(models.Model):
     ids after a crash between the commit and the Redis trim inserts nothing.
     """
 
-    class Timeline(models.TextChoices):
-        PROFILE = "m", "profile (M)"
-        HOME = "p", "home (P)"
+    Timeline = Timeline
 
     owner_id = models.BigIntegerField()  # a user id; no foreign key: chunks outlive nothing but are never joined
     timeline = models.CharField(max_length=1, choices=Timeline.choices)

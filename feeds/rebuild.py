@@ -8,12 +8,14 @@ from itertools import groupby
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Max
 
-from feeds import keys, timelines
-from feeds.models import Board
+from feeds import archive, keys, timelines
+from feeds.discovery import counters, indexes, trending
+from feeds.models import Board, TimelineChunk
+from feeds.rules import Timeline
 from social import graph
 from social.models import Follow
-from ugcsite.redis import get_redis
 
 
 def recount_profiles() -> None:
@@ -47,8 +49,6 @@ def rebuild_graph(user_ids, progress) -> None:
 def rebuild_profiles(user_ids, progress) -> None:
     """Each M from its author's published boards newer than what M's archive holds (run after
     rebuild_archive_marks); an M past its window is flagged for the archiver."""
-    from feeds import archive
-
     rows = (
         Board.objects.filter(state=Board.State.PUBLISHED).order_by("author_id", "-id")
         .values_list("author_id", "id").iterator(chunk_size=10_000)
@@ -56,11 +56,11 @@ def rebuild_profiles(user_ids, progress) -> None:
     by_author = {uid: [board_id for _, board_id in group] for uid, group in groupby(rows, key=lambda r: r[0])}
     due = settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK
     for user_id in user_ids:
-        mark = archive.archived_max(user_id, "m")
+        mark = archive.archived_max(user_id, Timeline.PROFILE)
         ids = [board_id for board_id in by_author.get(user_id, ()) if board_id > mark]
         timelines.timeline_replace(keys.profile_timeline(user_id), ids)
         if len(ids) >= due:
-            archive.flag_waiting("m", [user_id])
+            archive.flag_waiting(Timeline.PROFILE, [user_id])
         progress()
 
 
@@ -84,29 +84,20 @@ def rebuild_home(user_ids, progress) -> None:
 
 def rebuild_archive_marks(user_ids, progress) -> None:
     """The archived max of every timeline, from PostgreSQL (one grouped query)."""
-    from django.db.models import Max
-
-    from feeds.models import TimelineChunk
-
     marks = {
         (owner, kind): last
         for owner, kind, last in TimelineChunk.objects.values_list("owner_id", "timeline")
         .annotate(last=Max("last_id")).values_list("owner_id", "timeline", "last")
     }
-    client = get_redis()
     for user_id in user_ids:
-        client.hset(keys.timeline_meta(user_id), mapping={
-            "m_archived_max": marks.get((user_id, "m"), 0), "p_archived_max": marks.get((user_id, "p"), 0)})
+        archive.marks_put(user_id, {kind: marks.get((user_id, kind), 0) for kind in Timeline})
         progress()
 
 
 def rebuild_discovery(progress) -> int:
     """Every index, sort order and facet from the published boards (views: PostgreSQL's count
     plus what is pending), then the trending roll-up. Returns the number of boards indexed."""
-    from feeds import discovery
-    from social import counters
-
-    discovery.index_clear()
+    indexes.index_clear()
     boards = (
         Board.objects.filter(state=Board.State.PUBLISHED).order_by("id")
         .values_list("id", "kind", "tags", "author__username", "views")
@@ -115,17 +106,17 @@ def rebuild_discovery(progress) -> int:
     for row in boards.iterator(chunk_size=5000):
         batch.append(row)
         if len(batch) == 5000:
-            count += _index_batch(batch, discovery, counters, progress)
+            count += _index_batch(batch, progress)
             batch = []
     if batch:
-        count += _index_batch(batch, discovery, counters, progress)
-    counters.trending_rollup()
+        count += _index_batch(batch, progress)
+    trending.trending_rollup()
     return count
 
 
-def _index_batch(batch, discovery, counters, progress) -> int:
+def _index_batch(batch, progress) -> int:
     pending = counters.pending_views([row[0] for row in batch])
-    discovery.index_bulk((board_id, kind, tags, author, views + pending[board_id])
+    indexes.index_bulk((board_id, kind, tags, author, views + pending[board_id])
                          for board_id, kind, tags, author, views in batch)
     progress(len(batch))
     return len(batch)

@@ -1,20 +1,44 @@
-"""Reads about boards for views and the API."""
+"""Reads about boards for views and the API: boards, timelines, discovery, and social
+reading (social's read sets joined with the boards they name)."""
 
 import json
 
 from feeds import boardcache, keys, timelines
 from feeds.boardcache import summary_from_fields
+from feeds.discovery import counters, indexes, queries
 from feeds.models import Board
-from ugcsite.api import not_found
+from feeds.rules import Timeline
+from social import graph, reading
 from social import keys as social_keys
+from social.selectors import names_of
+from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import get_redis
 
 
+class BoardNotFound(NotFound):
+    def __init__(self, board_id: int):
+        super().__init__(f"There is no board {board_id}.")
+
+
+class NotBoardAuthor(NotAllowed):
+    def __init__(self):
+        super().__init__("This board is someone else's; only its author can change it.")
+
+
 def board_get_visible(board_id: int) -> Board:
-    """A published board with its author (one query), or a 404."""
+    """A published board with its author (one query), or ``BoardNotFound``."""
     board = Board.objects.select_related("author").filter(pk=board_id, state=Board.State.PUBLISHED).first()
     if board is None:
-        raise not_found(f"board {board_id}")
+        raise BoardNotFound(board_id)
+    return board
+
+
+def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
+    """A published board that ``user`` may change (its author; staff too with ``staff_may``),
+    or ``BoardNotFound`` / ``NotBoardAuthor`` (in that order: API.md's 404 before 403)."""
+    board = board_get_visible(board_id)
+    if board.author_id != user.pk and not (staff_may and user.is_staff):
+        raise NotBoardAuthor()
     return board
 
 
@@ -38,10 +62,8 @@ def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
     cached = boardcache.board_cache_get_many(board_ids)
     missing = [board_id for board_id in board_ids if board_id not in cached]
     if missing:
-        from social.counters import pending_views
-
         found = list(Board.objects.select_related("author").filter(pk__in=missing, state=Board.State.PUBLISHED))
-        pending = pending_views([board.id for board in found])
+        pending = counters.pending_views([board.id for board in found])
         pipe = get_redis().pipeline(transaction=False)
         for board in found:
             board.views += pending[board.id]  # the live figure
@@ -51,10 +73,10 @@ def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
     return cached
 
 
-def _visible(user_id: int, kind: str, ids: list[int]) -> dict[int, dict]:
+def _visible(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
     """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head."""
     found = boards_hydrate(ids)
-    if kind == "p" and found:
+    if kind == Timeline.HOME and found:
         # A feed shows only boards of people the reader follows now: an unfollow's clean-up
         # may lag, and archived chunks keep what was delivered while they were followed.
         authors = sorted({int(fields["author_id"]) for fields in found.values()})
@@ -66,7 +88,7 @@ def _visible(user_id: int, kind: str, ids: list[int]) -> dict[int, dict]:
     return found
 
 
-def _timeline_answer(user_id: int, kind: str, *, offset, before, limit) -> dict:
+def _timeline_answer(user_id: int, kind: Timeline, *, offset, before, limit) -> dict:
     page = timelines.page(user_id, kind, offset=offset, before=before, limit=limit)
     found = _visible(user_id, kind, page.ids)
     items = [summary_from_fields(found[board_id]) for board_id in page.ids if board_id in found]
@@ -76,13 +98,13 @@ def _timeline_answer(user_id: int, kind: str, *, offset, before, limit) -> dict:
 def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
     """A user's boards, newest first (list_recent), across head and archive.
     O(log |M| + limit) plus hydration on the head; a chunk row or two past it."""
-    return _timeline_answer(user_id, "m", offset=offset, before=before, limit=limit)
+    return _timeline_answer(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
 
 
 def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
     """A user's home feed, newest first (list_public_feed), across head and archive.
-    O(log |P| + limit) plus hydration; call services.home_feed_ready first."""
-    return _timeline_answer(user_id, "p", offset=offset, before=before, limit=limit)
+    O(log |P| + limit) plus hydration; call services.activity.home_feed_ready first."""
+    return _timeline_answer(user_id, Timeline.HOME, offset=offset, before=before, limit=limit)
 
 
 def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int | None, limit: int) -> dict:
@@ -91,14 +113,12 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
     Intersected from the feed's side: the timeline is read newest first in batches and each
     batch is checked against the filter sets (SMISMEMBER), never a scan of an index. Cost
     grows with how far down the feed the matches lie, bounded by the feed's length."""
-    from feeds import discovery
-
     filter_keys = query.filter_keys()
     skip, want = (offset or 0), limit + 1
     matched: list[int] = []
-    for batch in timelines.iter_desc(user_id, "p", below=before):
-        hits = discovery.members_of_all(filter_keys, batch)
-        found = _visible(user_id, "p", hits) if hits else {}
+    for batch in timelines.iter_desc(user_id, Timeline.HOME, below=before):
+        hits = indexes.members_of_all(filter_keys, batch)
+        found = _visible(user_id, Timeline.HOME, hits) if hits else {}
         for board_id in hits:
             if board_id not in found:
                 continue
@@ -117,8 +137,35 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
 def discover(query, *, offset: int, limit: int) -> dict:
     """A discovery query: exact total and the page, hydrated. One Redis call for the query,
     one pipeline for the boards."""
-    from feeds import discovery
-
-    total, ids = discovery.query(query, offset=offset, limit=limit)
+    total, ids = queries.query(query, offset=offset, limit=limit)
     found = boards_hydrate(ids)
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
+
+
+def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) -> dict[str, list[str]]:
+    """API.md's reading answer: for each visible board asked for, the usernames of the people
+    the viewer follows who read it in the window. One pipeline for the N x M question, one
+    pipeline to check the boards exist, one query for the names of the readers found."""
+    visible = [board_id for board_id in board_ids if board_id in boards_hydrate(board_ids)]
+    found = reading.readers_of(visible, graph.following_ids(viewer.pk), now=now)
+    names = names_of({reader for readers in found.values() for reader in readers})
+    return {str(board_id): [names[r] for r in readers if r in names] for board_id, readers in found.items()}
+
+
+def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: float | None = None) -> dict:
+    """API.md's popular answer: ``all`` by views (reads = views), ``trending`` by views in the
+    last 24 hours (reads = those views), ``following`` by how many of the viewer's followees
+    read each board in the window (reads = that number). Invisible boards are left out."""
+    if scope == "following":
+        counts = reading.read_counts(graph.following_ids(viewer.pk), now=now)
+        # most reads first, ties newest first; boards that are gone drop out at hydration
+        ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        found = boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]])
+        ranked = [(board_id, reads) for board_id, reads in ranked if board_id in found]
+    else:
+        # the sort orders hold visible boards only (discovery drops the rest at once)
+        ranked = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset + limit)]
+        found = boards_hydrate([board_id for board_id, _ in ranked])
+    page = ranked[offset:offset + limit]
+    return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
+                      for board_id, reads in page if board_id in found]}

@@ -5,35 +5,22 @@ Storage only: Redis in, Redis out; no tasks are enqueued here.
 """
 
 import heapq
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
 from django.conf import settings
 
-from feeds import keys
+from feeds import archive, keys
 from feeds.scripts import scripts
 from social import keys as social_keys
-from ugcsite.redis import get_redis
+from ugcsite.redis import get_redis, group_by_slot
 
 
 def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
     """Take a board out of its author's M. O(log |M|)."""
     (pipe if pipe is not None else get_redis()).zrem(keys.profile_timeline(author_id), board_id)
-
-
-def group_by_slot(user_ids: Iterable[int], chunk: int, *, key=keys.home_timeline) -> list[list[int]]:
-    """Users whose keys may share one script call: chunks on a plain Redis; on a cluster,
-    users of one hash slot (their {u:id} tags decide it), so no call spans two slots."""
-    user_ids = list(user_ids)
-    if not settings.REDIS_CLUSTER:
-        return [user_ids[i:i + chunk] for i in range(0, len(user_ids), chunk)]
-    from redis.crc import key_slot
-
-    groups: dict[int, list[int]] = {}
-    for user_id in user_ids:
-        groups.setdefault(key_slot(key(user_id).encode()), []).append(user_id)
-    return [ids[i:i + chunk] for ids in groups.values() for i in range(0, len(ids), chunk)]
 
 
 def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[int]) -> list[int]:
@@ -46,7 +33,7 @@ def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[in
     client = get_redis().pipeline(transaction=False)
     hot = settings.HOME_TIMELINE_HOT
     args = [author_id, hot + settings.HOME_TIMELINE_SLACK, hot + settings.TIMELINE_CHUNK, *board_ids]
-    groups = group_by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK)
+    groups = group_by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK, key=keys.home_timeline)
     for group in groups:
         triple_keys = []
         for follower_id in group:
@@ -59,8 +46,6 @@ def home_touch(user_id: int, *, now: float | None = None) -> bool:
     """Mark a user active for IDLE_AFTER, and note when (for the idle sweeper); True if they
     were idle, in which case their P is flagged for regeneration before its next read.
     One round trip, O(log n)."""
-    import time
-
     ttl = int(settings.IDLE_AFTER.total_seconds())
     pipe = get_redis().pipeline(transaction=False)
     scripts.touch(keys=[keys.active(user_id), keys.timeline_meta(user_id)], args=[ttl], client=pipe)
@@ -139,8 +124,6 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     archived chunks are merged lazily: a page reads one or two chunk rows. One id more than
     asked is read to tell whether an older one exists.
     """
-    from feeds import archive
-
     client = get_redis()
     key = keys.timeline_key(kind, user_id)
     archived = archive.archived_max(user_id, kind)
@@ -169,8 +152,6 @@ def iter_desc(user_id: int, kind: str, *, below: int | None = None, batch: int =
     """The whole timeline newest first (head and archive merged, each id once), strictly below
     ``below``, in lists of up to ``batch`` ids: for reads that filter as they go (the filtered
     feed). The head is read once (bounded by its cap); the archive lazily."""
-    from feeds import archive
-
     key = keys.timeline_key(kind, user_id)
     high = f"({below}" if below is not None else "+inf"
     head = [int(i) for i in get_redis().zrevrangebyscore(key, high, "-inf")]

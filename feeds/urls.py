@@ -1,16 +1,40 @@
-"""Pages about boards (API.md, "Pages"); ``board_id`` is the converter of ugcsite.urls."""
+"""Pages about boards (API.md, "Pages"), and the ``board_id`` path converter (here and in
+ugcsite.urls' API paths)."""
 
-from django.urls import path
+from django.urls import path, register_converter
 
-from feeds import views
+from feeds.views import boards, discovery, people
+
+
+class BoardIdConverter:
+    """Board ids are below 2^53: at most 16 digits, so a longer number is simply no board (404)."""
+
+    regex = "[0-9]{1,16}"
+
+    def to_python(self, value):
+        return int(value)
+
+    def to_url(self, value):
+        return str(value)
+
+
+register_converter(BoardIdConverter, "board_id")
 
 app_name = "boards"
 
 urlpatterns = [
-    path("new", views.board_new, name="new"),
-    path("b/<board_id:board_id>", views.board_detail, name="detail"),
-    path("b/<board_id:board_id>/edit", views.board_edit, name="edit"),
-    path("b/<board_id:board_id>/delete", views.board_delete, name="delete"),
-    path("discover", views.discover_page, name="discover"),
-    path("popular", views.popular_page, name="popular"),
+    path("new", boards.board_new, name="new"),
+    path("b/<board_id:board_id>", boards.board_detail, name="detail"),
+    path("b/<board_id:board_id>/edit", boards.board_edit, name="edit"),
+    path("b/<board_id:board_id>/delete", boards.board_delete, name="delete"),
+    path("discover", discovery.discover_page, name="discover"),
+    path("popular", discovery.popular_page, name="popular"),
+]
+
+# In the 'people' namespace beside social.urls: signing up readies a feed, a profile shows
+# boards, following fills a feed.
+people_urlpatterns = [
+    path("signup", people.signup, name="signup"),
+    path("u/<str:username>", people.profile, name="profile"),
+    path("u/<str:username>/follow", people.follow, name="follow"),
 ]

@@ -1,32 +1,27 @@
 """The shapes API.md fixes for boards and drawings, checked with pydantic.
 
 Numbers are integers or decimals, never booleans or strings (strict types); NaN and infinities
-never get this far (ugcsite.api.parse_json_object refuses them). Unknown keys are refused.
+never get this far (ugcsite.http.parse_json_object refuses them). Unknown keys are refused.
 What is stored is the JSON as sent, not these models' dump, so a client reads back its own doc.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictStr, field_validator, model_validator
+from pydantic import Field, StrictFloat, StrictStr, field_validator, model_validator
 
-from ugcsite.api import Text
-
-MAX_ELEMENTS = 5_000
-MAX_POINTS = 100_000
-MAX_CANVAS = 4_096
-MAX_TAGS = 10
+from feeds.rules import (
+    BOARD_KINDS, COLOR_PATTERN, MAX_CANVAS, MAX_ELEMENTS, MAX_POINTS, MAX_TAGS, MAX_TEXT, MAX_TITLE,
+    STROKE_WIDTH, TAG_PATTERN, TAG_WORDS, TEXT_SIZE,
+)
+from ugcsite.http import Strict, Text
 
 # A strict float takes ints too (kept as sent: the stored doc is the client's JSON), never bools.
 Number = Annotated[StrictFloat, Field(allow_inf_nan=False)]
-Color = Annotated[StrictStr, Field(pattern=r"^#[0-9a-fA-F]{6}$")]
-StrokeWidth = Annotated[Number, Field(ge=1, le=64)]
+Color = Annotated[StrictStr, Field(pattern=COLOR_PATTERN)]
+StrokeWidth = Annotated[Number, Field(ge=STROKE_WIDTH[0], le=STROKE_WIDTH[1])]
 Point = Annotated[list[Number], Field(min_length=2, max_length=2)]
-Tag = Annotated[StrictStr, Field(pattern=r"^[a-z0-9-]{1,32}$")]
-KindName = Literal["sketch", "diagram", "note", "comic", "map"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+Tag = Annotated[StrictStr, Field(pattern=TAG_PATTERN)]
+KindName = Literal[BOARD_KINDS]
 
 
 class PathElement(Strict):
@@ -39,10 +34,10 @@ class PathElement(Strict):
 class TextElement(Strict):
     type: Literal["text"]
     color: Color
-    size: Annotated[Number, Field(ge=8, le=128)]
+    size: Annotated[Number, Field(ge=TEXT_SIZE[0], le=TEXT_SIZE[1])]
     x: Number
     y: Number
-    text: Annotated[StrictStr, Field(min_length=1, max_length=500)]  # stored as escaped JSON: any string
+    text: Annotated[StrictStr, Field(min_length=1, max_length=MAX_TEXT)]  # stored as escaped JSON: any string
 
 
 class ShapeElement(Strict):
@@ -56,6 +51,8 @@ class ShapeElement(Strict):
     fill: Color | None = None
 
 
+ELEMENT_MODELS = (PathElement, TextElement, ShapeElement)
+ELEMENT_TYPES = tuple(name for model in ELEMENT_MODELS for name in get_args(model.model_fields["type"].annotation))
 Element = Annotated[PathElement | TextElement | ShapeElement, Field(discriminator="type")]
 
 
@@ -90,8 +87,8 @@ class Doc(Strict):
 
 def _clean_title(value: str) -> str:
     value = value.strip()
-    if not 1 <= len(value) <= 120:
-        raise ValueError("a title needs 1 to 120 characters (spaces at both ends do not count)")
+    if not 1 <= len(value) <= MAX_TITLE:
+        raise ValueError(f"a title needs 1 to {MAX_TITLE} characters (spaces at both ends do not count)")
     return value
 
 
@@ -104,7 +101,19 @@ def _clean_tags(value: list[str]) -> list[str]:
 Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
 
 
-class BoardCreate(Strict):
+class Body(Strict):
+    """A board body: the sentences for its patterns, and the element types (its tagged union)."""
+
+    pattern_messages: ClassVar[dict[str, str]] = {
+        "color": "must be a color like #1a2b3c",
+        "background": "must be a color like #1a2b3c",
+        "fill": "must be a color like #1a2b3c, or null",
+        "tags": f"must be {TAG_WORDS}",
+    }
+    union_tags: ClassVar[tuple[str, ...]] = ELEMENT_TYPES
+
+
+class BoardCreate(Body):
     title: Text
     kind: KindName
     tags: Tags = []
@@ -114,7 +123,7 @@ class BoardCreate(Strict):
     _tags = field_validator("tags")(_clean_tags)
 
 
-class BoardPatch(Strict):
+class BoardPatch(Body):
     """Any of the fields; a field given as null is a 400 (the types are not optional)."""
 
     title: Text = None

@@ -1,5 +1,4 @@
 import hashlib
-import re
 import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
@@ -7,8 +6,9 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models.functions import Lower
 
-USERNAME_PATTERN = r"^[A-Za-z0-9_]{3,30}\Z"
-USERNAME_RE = re.compile(USERNAME_PATTERN)
+from social.keys import token_user
+from social.rules import USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
+from ugcsite.redis import get_redis
 
 
 class CaseInsensitiveUserManager(UserManager):
@@ -23,10 +23,10 @@ class User(AbstractUser):
     """
 
     username = models.CharField(
-        max_length=30,
+        max_length=USERNAME_MAX,
         unique=True,
-        validators=[RegexValidator(USERNAME_PATTERN, "3-30 letters, digits or underscores.")],
-        help_text="3-30 characters of A-Z, a-z, 0-9 and _.",
+        validators=[RegexValidator(USERNAME_RE.pattern, "3-30 letters, digits or underscores.")],
+        help_text=f"{USERNAME_WORDS}.",
     )
     # Denormalised counts for profiles, kept in step by the services in the same transaction
     # as the row they count, so a profile never counts rows (rebuild_redis recounts them).
@@ -45,9 +45,6 @@ class User(AbstractUser):
         super().save(*args, **kwargs)
         if not self.is_active and self.pk:
             # However it was deactivated (the admin's form, a shell), cached tokens stop at once.
-            from social.keys import token_user
-            from ugcsite.redis import get_redis
-
             hashes = list(self.api_tokens.values_list("key_hash", flat=True))
             if hashes:
                 get_redis().delete(*(token_user(h) for h in hashes))

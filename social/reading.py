@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from django.conf import settings
 
 from social import keys
-from ugcsite.redis import get_redis
+from social.scripts import scripts
+from ugcsite.redis import get_redis, group_by_slot
 
 
 def _retention() -> int:
@@ -45,9 +46,6 @@ def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | 
     The N x M question in one pipelined round trip of readers_of.lua calls: each walks its
     readers' recent reads once against a table of the N ids (O(reads) a reader, not O(N)
     probes into a listpack), and returns only the hits. Readers are grouped by cluster slot."""
-    from feeds.scripts import scripts
-    from feeds.timelines import group_by_slot
-
     reader_ids = list(reader_ids)
     found: dict[int, list[int]] = {board_id: [] for board_id in board_ids}
     if not board_ids or not reader_ids:

@@ -1,13 +1,35 @@
 """Reads about people for views and the API."""
 
+from django.contrib.auth import get_user_model
+
+from social import graph
+from social.rules import USERNAME_RE
+from ugcsite.errors import NotFound
+
+User = get_user_model()
+
+
+class UserNotFound(NotFound):
+    def __init__(self, username: str):
+        super().__init__(f"There is no user named {username!r}.")
+
+
+def user_get_by_name(username: str) -> User:
+    """The active user of a path or filter, matched case-insensitively; ``UserNotFound`` if none
+    (suspended users are no one). One indexed query; none for a name no one can have."""
+    user = None
+    if USERNAME_RE.match(username):
+        user = User.objects.filter(username__iexact=username, is_active=True).first()
+    if user is None:
+        raise UserNotFound(username)
+    return user
+
 
 def profile(user, *, viewer=None) -> dict:
     """The profile object of API.md ("Follow graph"). No row counting: counts are stored."""
     followed_by_me = False
     if viewer is not None and viewer.pk != user.pk:
-        from social.graph import is_following
-
-        followed_by_me = is_following(follower_id=viewer.pk, followee_id=user.pk)
+        followed_by_me = graph.is_following(follower_id=viewer.pk, followee_id=user.pk)
     return {
         "id": user.pk,
         "username": user.username,
@@ -20,61 +42,22 @@ def profile(user, *, viewer=None) -> dict:
 
 def people_page(ids: list[int]) -> list[dict]:
     """``{"id", "username"}`` for each id, in the given order (one query)."""
-    from django.contrib.auth import get_user_model
-
-    names = dict(get_user_model().objects.filter(pk__in=ids).values_list("id", "username"))
+    names = dict(User.objects.filter(pk__in=ids).values_list("id", "username"))
     return [{"id": user_id, "username": names[user_id]} for user_id in ids if user_id in names]
 
 
 def followers_list(user, *, offset: int, limit: int) -> dict:
-    from social import graph
-
+    """A page of a user's followers, newest follow first, with the total. O(log n + limit)."""
     ids, total = graph.followers_page(user.pk, offset=offset, limit=limit)
     return {"items": people_page(ids), "total": total}
 
 
 def following_list(user, *, offset: int, limit: int) -> dict:
-    from social import graph
-
+    """A page of the people a user follows, newest follow first, with the total. O(log n + limit)."""
     ids, total = graph.following_page(user.pk, offset=offset, limit=limit)
     return {"items": people_page(ids), "total": total}
 
 
-def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) -> dict[str, list[str]]:
-    """API.md's reading answer: for each visible board asked for, the usernames of the people
-    the viewer follows who read it in the window. One pipeline for the N x M question, one
-    pipeline to check the boards exist, one query for the names of the readers found."""
-    from django.contrib.auth import get_user_model
-
-    from feeds.selectors import boards_hydrate
-    from social import graph, reading
-
-    visible = [board_id for board_id in board_ids if board_id in boards_hydrate(board_ids)]
-    found = reading.readers_of(visible, graph.following_ids(viewer.pk), now=now)
-    reader_ids = {reader for readers in found.values() for reader in readers}
-    names = dict(get_user_model().objects.filter(pk__in=reader_ids, is_active=True).values_list("id", "username"))
-    return {str(board_id): [names[r] for r in readers if r in names] for board_id, readers in found.items()}
-
-
-def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: float | None = None) -> dict:
-    """API.md's popular answer: ``all`` by views (reads = views), ``trending`` by views in the
-    last 24 hours (reads = those views), ``following`` by how many of the viewer's followees
-    read each board in the window (reads = that number). Invisible boards are left out."""
-    from feeds import discovery
-    from feeds.boardcache import summary_from_fields
-    from feeds.selectors import boards_hydrate
-    from social import graph, reading
-
-    if scope == "following":
-        counts = reading.read_counts(graph.following_ids(viewer.pk), now=now)
-        # most reads first, ties newest first; boards that are gone drop out at hydration
-        ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
-        found = boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]])
-        ranked = [(board_id, reads) for board_id, reads in ranked if board_id in found]
-    else:
-        # the sort orders hold visible boards only (discovery drops the rest at once)
-        ranked = [(int(board_id), int(score)) for board_id, score in discovery.top(scope, offset + limit)]
-        found = boards_hydrate([board_id for board_id, _ in ranked])
-    page = ranked[offset:offset + limit]
-    return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
-                      for board_id, reads in page if board_id in found]}
+def names_of(user_ids) -> dict[int, str]:
+    """Usernames of the active users among ``user_ids`` (one query)."""
+    return dict(User.objects.filter(pk__in=user_ids, is_active=True).values_list("id", "username"))

@@ -1,19 +1,32 @@
-"""Writes about people: accounts and tokens (the follow graph joins in the feed engine)."""
+"""Writes about people: accounts, the follow graph's edges, the sign-in throttle.
+
+What a follow does to feeds (the back-fill, the clean-up) is added on top by
+``feeds.services.follows``, which calls the edge functions here (Zulip's actions: one library
+call, then the side effects on commit).
+"""
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
-from django.utils import timezone
 
-from social.models import ApiToken
+from social import graph, keys
+from social.models import Follow
+from ugcsite.errors import Conflict, Invalid, RateLimited
+from ugcsite.redis import get_redis
 
 User = get_user_model()
 
 
-class UsernameTaken(Exception):
-    pass
+class UsernameTaken(Conflict):
+    def __init__(self, username: str):
+        super().__init__(f"The username {username!r} is taken; choose another.")
+
+
+class FollowSelf(Invalid):
+    def __init__(self):
+        super().__init__("You cannot follow yourself.")
 
 
 def user_create(*, username: str, password: str, is_staff: bool = False) -> User:
@@ -27,111 +40,47 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
             user.save()
     except IntegrityError:  # a concurrent sign-up took it between the check and the insert
         raise UsernameTaken(username) from None
-    from feeds.archive import marks_init
-    from feeds.services import user_seen
-
-    marks_init(user.pk)
-    user_seen(user_id=user.pk)  # a new user is an active one (fan-out reaches them)
     return user
 
 
-TOKEN_CACHE_SECONDS = 300
+def auth_attempt(*, address: str) -> None:
+    """Count a sign-up or log-in attempt from a client address: at most
+    RATE_LIMIT_AUTH_PER_MINUTE a minute, else ``RateLimited``. API and pages spend the same
+    budget. One round trip, O(1)."""
+    key = keys.auth_attempts(address)
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, 60, nx=True)
+    pipe.ttl(key)
+    attempts, _, ttl = pipe.execute()
+    if attempts > settings.RATE_LIMIT_AUTH_PER_MINUTE:
+        wait = max(int(ttl), 1)
+        raise RateLimited(f"Too many attempts from this address; try again in {wait} seconds.", retry_after=wait)
 
 
-def token_user_id(*, key_hash: str) -> int | None:
-    """The active user a token belongs to, or None: from Redis when cached (O(1)), else one
-    indexed query, cached for TOKEN_CACHE_SECONDS (never past the token's expiry). A
-    suspension deletes the user's tokens and their cache entries."""
-    from social import keys
-    from ugcsite.redis import get_redis
-
-    client = get_redis()
-    cached = client.get(keys.token_user(key_hash))
-    if cached is not None:
-        return int(cached)
-    row = (
-        ApiToken.objects.filter(key_hash=key_hash, expires_at__gt=timezone.now(), user__is_active=True)
-        .values_list("user_id", "expires_at").first()
-    )
-    if row is None:
-        return None
-    user_id, expires = row
-    ttl = min(TOKEN_CACHE_SECONDS, int((expires - timezone.now()).total_seconds()))
-    if ttl > 0:
-        client.set(keys.token_user(key_hash), user_id, ex=ttl)
-    return user_id
-
-
-def tokens_revoke(*, user: User) -> int:
-    """Delete every token of a user, and their cache entries, at once. Returns how many."""
-    from social import keys
-    from ugcsite.redis import get_redis
-
-    hashes = list(ApiToken.objects.filter(user=user).values_list("key_hash", flat=True))
-    if hashes:
-        get_redis().delete(*(keys.token_user(h) for h in hashes))
-    ApiToken.objects.filter(user=user).delete()
-    return len(hashes)
-
-
-def token_create(*, user: User) -> str:
-    """A new bearer token for ``user``; only its hash is stored. Expired tokens of the user go."""
-    now = timezone.now()
-    ApiToken.objects.filter(user=user, expires_at__lte=now).delete()
-    key = ApiToken.new_key()
-    ApiToken.objects.create(user=user, key_hash=ApiToken.hash_key(key), expires_at=now + settings.API_TOKEN_LIFETIME)
-    return key
-
-
-class FollowSelf(Exception):
-    pass
-
-
-def follow_create(*, follower: User, followee: User) -> bool:
-    """Follow someone (idempotent). The edge goes into PostgreSQL and, on commit, into F and
-    following at once; a task back-fills the followee's recent boards. True if it is new."""
-    from feeds import tasks
-    from social import graph
-    from social.models import Follow
-
+def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
+    """Add a follow edge (idempotent): PostgreSQL and the stored counts now, F and following
+    on commit (even when the edge existed: a repeated follow repairs a Redis that lost it).
+    Returns the edge and whether it is new."""
     if follower.pk == followee.pk:
         raise FollowSelf()
-    from feeds.services import user_seen
-
-    user_seen(user_id=follower.pk)
     with transaction.atomic():
         edge, created = Follow.objects.get_or_create(follower=follower, followee=followee)
         if created:
             User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") + 1)
             User.objects.filter(pk=follower.pk).update(following_count=F("following_count") + 1)
-
-    def publish():
-        # Written even when the edge existed: a repeated PUT repairs a Redis that lost it.
-        graph.follow_add(follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp())
-        if created:
-            tasks.follow_backfill.delay(follower.pk, followee.pk)
-
-    transaction.on_commit(publish)
-    return created
+    transaction.on_commit(lambda: graph.follow_add(
+        follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp()))
+    return edge, created
 
 
 def follow_delete(*, follower: User, followee: User) -> bool:
-    """Unfollow (idempotent). The edge leaves PostgreSQL and F/following at once; a task takes
-    the followee's boards out of the follower's P. True if there was an edge."""
-    from feeds import tasks
-    from social import graph
-    from social.models import Follow
-
+    """Remove a follow edge (idempotent): PostgreSQL now, F and following on commit.
+    True if there was an edge."""
     with transaction.atomic():
         deleted, _ = Follow.objects.filter(follower=follower, followee=followee).delete()
         if deleted:
             User.objects.filter(pk=followee.pk).update(followers_count=Greatest(F("followers_count") - 1, 0))
             User.objects.filter(pk=follower.pk).update(following_count=Greatest(F("following_count") - 1, 0))
-
-    def publish():
-        graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk)
-        if deleted:
-            tasks.unfollow_cleanup.delay(follower.pk, followee.pk)
-
-    transaction.on_commit(publish)
+    transaction.on_commit(lambda: graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk))
     return bool(deleted)

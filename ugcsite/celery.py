@@ -7,3 +7,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
 app = Celery("ugcsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(["feeds.discovery"])  # tasks beside the indexes they keep

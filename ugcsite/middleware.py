@@ -1,5 +1,8 @@
 from django.conf import settings
-from django.http import JsonResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+
+from ugcsite import errors
 
 # Pages load nothing from other hosts and run no inline script (API.md, "Pages").
 CONTENT_SECURITY_POLICY = "; ".join([
@@ -44,3 +47,21 @@ class BodySizeLimitMiddleware:
                 status=413,
             )
         return self.get_response(request)
+
+
+class DomainErrorMiddleware:
+    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404 or 403
+    page, or a 400 page; the API answers them itself (``ugcsite.http.endpoint``)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, errors.NotFound):
+            raise Http404(str(exception))
+        if isinstance(exception, errors.NotAllowed):
+            raise PermissionDenied(str(exception))
+        return None

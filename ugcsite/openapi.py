@@ -6,6 +6,12 @@ from functools import lru_cache
 from django.http import JsonResponse
 from pydantic.json_schema import models_json_schema
 
+from feeds.api.people import MAX_READING_IDS, POPULAR_SCOPES, SignUp
+from feeds.discovery.queries import SORTS
+from feeds.rules import BOARD_KINDS, TAG_PATTERN
+from feeds.validation import BoardCreate, BoardPatch, Doc
+from social.api import Credentials
+
 ERROR = {"$ref": "#/components/schemas/Error"}
 
 
@@ -39,8 +45,8 @@ PAGING = [
     _query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "page size"),
 ]
 BEFORE = _query("before", {"type": "integer", "minimum": 1}, "only items older than this id (not with offset)")
-KIND = _query("kind", {"type": "string", "enum": ["sketch", "diagram", "note", "comic", "map"]}, "only boards of this kind")
-TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9-]{1,32}$"}},
+KIND = _query("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
+TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
                 "only boards with this tag; repeat for several (all must match)"), "style": "form", "explode": True}
 USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type": "string"},
             "description": "matched case-insensitively"}
@@ -79,7 +85,7 @@ def _paths() -> dict:
         "/api/v1/discover": {"get": {
             "summary": "Boards matching every filter, with the exact total",
             "parameters": [*PAGING, KIND, TAG, _query("author", {"type": "string"}, "username; unknown gives no matches"),
-                           _query("sort", {"type": "string", "enum": ["recent", "popular", "trending"], "default": "recent"},
+                           _query("sort", {"type": "string", "enum": list(SORTS), "default": SORTS[0]},
                                   "recent: newest first; popular: views all time; trending: views in 24 hours")],
             "responses": {"200": _answer("matches", {"type": "object", "properties": {
                 "total": {"type": "integer"},
@@ -87,12 +93,13 @@ def _paths() -> dict:
                 **_errors(400, 401)}}},
         "/api/v1/reading": {"get": {
             "summary": "Which of the people I follow read these boards (last 30 days)", "security": secured,
-            "parameters": [_query("ids", {"type": "string", "pattern": "^[0-9]+(,[0-9]+){0,99}$"}, "1-100 board ids, comma separated")],
+            "parameters": [_query("ids", {"type": "string", "pattern": f"^[0-9]+(,[0-9]+){{0,{MAX_READING_IDS - 1}}}$"},
+                                  f"1-{MAX_READING_IDS} board ids, comma separated")],
             "responses": {"200": _answer("board id -> usernames", {"type": "object", "additionalProperties": {
                 "type": "array", "items": {"type": "string"}}}), **_errors(400, 401)}}},
         "/api/v1/popular": {"get": {
             "summary": "Popular boards: all time, trending (24 h) or among the people I follow (30 days)",
-            "parameters": [*PAGING, _query("scope", {"type": "string", "enum": ["all", "following", "trending"], "default": "all"},
+            "parameters": [*PAGING, _query("scope", {"type": "string", "enum": list(POPULAR_SCOPES), "default": POPULAR_SCOPES[0]},
                                            "following needs a signed-in caller")],
             "responses": {"200": _answer("most read first", {"type": "object", "properties": {"items": {"type": "array", "items": {
                 "type": "object", "properties": {"board": {"$ref": "#/components/schemas/BoardSummary"}, "reads": {"type": "integer"}}}}}}),
@@ -131,9 +138,6 @@ def _paths() -> dict:
 
 @lru_cache(maxsize=1)
 def build() -> dict:
-    from feeds.validation import BoardCreate, BoardPatch, Doc
-    from social.api import Credentials, SignUp
-
     _, schemas = models_json_schema(
         [(m, "validation") for m in (SignUp, Credentials, BoardCreate, BoardPatch, Doc)],
         ref_template="#/components/schemas/{model}",
@@ -141,7 +145,7 @@ def build() -> dict:
     components = schemas.get("$defs", {})
     summary_props = {
         "id": {"type": "integer"}, "author": {"type": "string"}, "title": {"type": "string"},
-        "kind": {"type": "string", "enum": ["sketch", "diagram", "note", "comic", "map"]},
+        "kind": {"type": "string", "enum": list(BOARD_KINDS)},
         "tags": {"type": "array", "items": {"type": "string"}},
         "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
         "views": {"type": "integer"}, "preview_url": {"type": "string"},

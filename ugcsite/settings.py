@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "ugcsite.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "ugcsite.urls"
@@ -144,6 +145,10 @@ STORAGES = {
 API_MAX_BODY_BYTES = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
+# The API's caller (ugcsite.http, which imports no app): the user id a bearer token names, and
+# what every authenticated call records (activity: fan-out skips idle readers).
+API_TOKEN_USER = "social.tokens.token_user_id"
+API_CALLER_SEEN = "feeds.services.activity.user_seen"
 # Login and sign-up attempts per client address per minute (429 beyond).
 RATE_LIMIT_AUTH_PER_MINUTE = int(os.environ.get("RATE_LIMIT_AUTH_PER_MINUTE", "30"))
 
@@ -201,8 +206,8 @@ DISCOVERY_CACHE_MS = int(os.environ.get("DISCOVERY_CACHE_MS", "10000"))
 # How often the trending order is rolled up from the hourly view counts, and views flushed.
 TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
 VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
-CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
-CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
+CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.discovery.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
+CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.discovery.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
 
 # --- social reading -----------------------------------------------------------------------------
 # Reads count for "who of the people I follow read this" this long, then age out by themselves.

@@ -3,7 +3,8 @@
 from django.http import HttpRequest
 from django.shortcuts import render
 
-from ugcsite.api import error_response
+from feeds.views import boards as board_pages
+from ugcsite.http import error_response
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -45,8 +46,6 @@ def server_error(request):
 
 def home(request):
     """``/``: the home feed for a signed-in person, the public front page for everyone else."""
-    from feeds import views as board_pages
-
     if request.user.is_authenticated:
         return board_pages.home_feed(request)
     return board_pages.front_page(request)

@@ -7,11 +7,15 @@ from django.core.management import call_command
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from feeds import discovery, keys
+from feeds import keys
 from feeds.models import Board
-from feeds.services import board_create, board_delete, board_hide, board_update
-from social import counters
-from social.services import follow_create, user_create
+from feeds.services.boards import board_create, board_delete, board_update
+from feeds.services.moderation import board_hide
+from feeds.services.follows import follow_create
+from social.services import user_create
+from feeds.discovery import counters
+from feeds.discovery import indexes
+from feeds.discovery import trending
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +71,7 @@ def test_popular_and_trending_orders_with_ties_newest_first(api, run, people):
             counters.view_record(board.id, now=now)
         for _ in range(long_ago):
             counters.view_record(board.id, now=now - 30 * 3600)
-    counters.trending_rollup(now=now)
+    trending.trending_rollup(now=now)
     assert ids(api.get("/api/v1/discover", sort="popular").json()) == [old.id, mid.id, new.id]
     assert ids(api.get("/api/v1/discover", sort="trending").json()) == [mid.id, new.id, old.id]  # tie: newest first
     popular = api.get("/api/v1/discover", sort="popular").json()["items"]
@@ -109,7 +113,7 @@ def test_delete_and_hide_leave_no_stale_index_entries(api, run, people, redis_da
     run(board_hide, board=other)
     assert all_discovery_entries(redis_data, other.id) == []
     assert api.get("/api/v1/discover", tag="walk").json() == {"total": 0, "items": []}
-    assert discovery.facets()["kinds"]["map"] == 0
+    assert indexes.facets()["kinds"]["map"] == 0
 
 
 def test_update_touches_only_the_indexes_that_changed(api, run, people, redis_data):
@@ -126,14 +130,14 @@ def test_update_touches_only_the_indexes_that_changed(api, run, people, redis_da
     assert not redis_data.sismember(keys.index("kind", "note"), board.id)
     assert ids(api.get("/api/v1/discover", tag="c", kind="comic").json()) == [board.id]
     assert api.get("/api/v1/discover", tag="a").json()["total"] == 0
-    assert dict(discovery.facets()["tags"]) == {"b": 1, "c": 1}
+    assert dict(indexes.facets()["tags"]) == {"b": 1, "c": 1}
 
 
 def test_facets_count_kinds_and_top_tags(run, people):
     make(run, people["alice"], "map", ["x", "y"])
     make(run, people["bob"], "map", ["x"])
     make(run, people["bob"], "note", ["x"])
-    facets = discovery.facets()
+    facets = indexes.facets()
     assert facets["kinds"] == {"sketch": 0, "diagram": 0, "note": 1, "comic": 0, "map": 2}
     assert facets["tags"] == [("x", 3), ("y", 1)]
 
@@ -208,7 +212,7 @@ def test_discovery_equals_sql_on_random_data(api, run, people, redis_data, specs
                 counters.view_record(board.id, now=now)
             for _ in range(old):
                 counters.view_record(board.id, now=now - 30 * 3600)
-        counters.trending_rollup(now=now)
+        trending.trending_rollup(now=now)
         counters.views_flush()
         for kind, tags, author, sort, offset, limit in asked:
             rows = Board.objects.filter(state="published")

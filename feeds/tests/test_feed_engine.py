@@ -165,7 +165,8 @@ def test_followers_and_following_lists_newest_first(api, run):
 
 @override_settings(FANOUT_BATCH_SIZE=3)
 def test_fanout_walks_every_follower_in_batches(api, run, redis_data):
-    from social.services import follow_create, user_create
+    from feeds.services.follows import follow_create
+    from social.services import user_create
 
     author = user_create(username="star", password="password123")
     fans = [user_create(username=f"fan{i}", password="password123") for i in range(10)]
@@ -181,7 +182,8 @@ def test_fanout_walks_every_follower_in_batches(api, run, redis_data):
 def test_the_unfollow_race_leaves_no_stale_board(api, run, redis_data):
     """A fan-out batch reads its followers, the follower unfollows (and the clean-up runs), and
     only then does the batch write: the board must not land in the ex-follower's feed."""
-    from social.services import follow_create, follow_delete, user_create
+    from feeds.services.follows import follow_create, follow_delete
+    from social.services import user_create
 
     author = user_create(username="author", password="password123")
     reader = user_create(username="reader", password="password123")
@@ -203,7 +205,8 @@ def test_the_unfollow_race_leaves_no_stale_board(api, run, redis_data):
 
 def test_home_timeline_is_trimmed_to_its_hot_size(api, run, redis_data, settings):
     settings.HOME_TIMELINE_HOT, settings.HOME_TIMELINE_SLACK = 10, 5
-    from social.services import follow_create, user_create
+    from feeds.services.follows import follow_create
+    from social.services import user_create
 
     author = user_create(username="author", password="password123")
     reader = user_create(username="reader", password="password123")

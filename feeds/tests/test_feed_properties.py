@@ -26,11 +26,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from feeds import keys as feed_keys
 from feeds import selectors
 from feeds.models import Board
-from feeds.services import board_create, board_delete, board_update, home_feed_ready
+from feeds.services.boards import board_create, board_delete, board_update
+from feeds.services.activity import home_feed_ready
 from social import graph
 from social import keys as social_keys
 from social.models import Follow
-from social.services import follow_create, follow_delete, user_create
+from feeds.services.follows import follow_create, follow_delete
+from social.services import user_create
 from ugcsite.redis import get_redis
 
 pytestmark = pytest.mark.django_db

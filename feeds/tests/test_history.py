@@ -18,13 +18,17 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from feeds import archive, fanout, keys, selectors, services, tasks, timelines
+from feeds import archive, fanout, keys, selectors, tasks, timelines
 from feeds.ids import board_id_time, next_board_id
 from feeds.models import ArchiveRun, Board, TimelineChunk
 from feeds.scripts import scripts
 from social.graph import FollowerCursor
 from social.models import Follow, User
-from social.services import follow_create, user_create
+from feeds.services.follows import follow_create
+from social.services import user_create
+from feeds.services import activity
+from feeds.services import boards as board_services
+from feeds.services import moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -576,7 +580,7 @@ def test_a_board_deleted_after_archiving_leaves_the_archive_pages(api, world, re
     assert_walks_exact(selector_fetch("p", world.reader.pk), sql_feed(world.reader.pk))  # G is warm now
     victims = [in_both[5], in_both[len(in_both) // 2]]
     for board_id in victims:
-        world.run(lambda b=board_id: services.board_delete(board=Board.objects.get(pk=b)))
+        world.run(lambda b=board_id: board_services.board_delete(board=Board.objects.get(pk=b)))
     assert Board.objects.filter(pk__in=victims, state=Board.State.DELETED).count() == 2
     _assert_gone_everywhere(api, reader, world, victims)
 
@@ -586,7 +590,7 @@ def test_a_board_deleted_after_archiving_leaves_the_archive_pages(api, world, re
 # too), so only the cold-cache save is checked here, as a fallback.
 @pytest.mark.parametrize("how", ["service", "state_saved_cache_cold"])
 def test_a_board_hidden_after_archiving_leaves_the_archive_pages(api, world, redis_data, settings, how):
-    """``service``: services.board_hide (if this tree has it). ``state_saved_*``: the state set to
+    """``service``: moderation.board_hide. ``state_saved_*``: the state set to
     'hidden' and saved, as the admin's change form does, with the board's G entry gone (expired)
     or still there (the lists were just read)."""
     in_both = _archived_world(world, redis_data, settings)
@@ -595,10 +599,7 @@ def test_a_board_hidden_after_archiving_leaves_the_archive_pages(api, world, red
     victim = Board.objects.get(pk=in_both[len(in_both) // 3])
     assert redis_data.exists(keys.board(victim.pk))
     if how == "service":
-        hide = getattr(services, "board_hide", None)
-        if hide is None:
-            pytest.skip("services.board_hide does not exist in this tree")
-        world.run(lambda: hide(board=victim))
+        world.run(lambda: moderation.board_hide(board=victim))
     else:
         victim.state = Board.State.HIDDEN
         world.run(lambda: victim.save())
@@ -611,7 +612,7 @@ def test_a_board_hidden_after_archiving_leaves_the_archive_pages(api, world, red
 def test_an_unfollowed_authors_archived_boards_leave_the_feed(api, world, redis_data, settings):
     """Archived chunks keep what was delivered while the follow held; the feed shows only the
     people followed now, archive pages included."""
-    from social.services import follow_delete
+    from feeds.services.follows import follow_delete
 
     _archived_world(world, redis_data, settings)
     bob_archived = set(sql_archived_ids(world.reader.pk, "p")) & {b.id for b in world.boards if b.author_id == world.bob.pk}
@@ -714,10 +715,9 @@ def _post_and_deliver(redis_data, authors, count: int, rng) -> list[Posted]:
 def _go_idle(redis_data, user_id: int) -> None:
     """What time does to an idle user: the active mark expires (its TTL), and the idle sweeper
     (beat) archives their P and drops it from Redis."""
-    from feeds import services
-    from feeds.fanout import idle_sweep
+    from feeds.regeneration import idle_sweep
 
-    services._seen.pop(user_id, None)  # this process forgets it saw them (it would, in days)
+    activity._seen.pop(user_id, None)  # this process forgets it saw them (it would, in days)
     redis_data.delete(keys.active(user_id))
     redis_data.zadd(keys.last_seen(), {user_id: 0})  # last seen long ago
     idle_sweep()

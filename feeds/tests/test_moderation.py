@@ -3,9 +3,11 @@ feed; undoing it brings back exactly what was hidden."""
 
 import pytest
 
-from feeds import keys, services
+from feeds import keys
 from feeds.models import Board
 from social.models import ApiToken
+from feeds.services import boards as board_services
+from feeds.services import moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -29,24 +31,24 @@ def lists(api, bob):
 def test_hide_and_unhide_a_board(api, run, world, redis_data):
     alice, bob, (first, second, third) = world
     board = Board.objects.get(pk=second)
-    assert run(services.board_hide, board=board)
+    assert run(moderation.board_hide, board=board)
     assert api.get(f"/api/v1/boards/{second}").status_code == 404
     assert lists(api, bob) == ([third, first], [third, first])
     bob_id = bob.get("/api/v1/me").json()["id"]
     assert redis_data.zscore(keys.home_timeline(bob_id), second) is None  # retracted, not just filtered
     assert api.get("/api/v1/users/alice").json()["boards"] == 2
 
-    assert run(services.board_unhide, board=board)
+    assert run(moderation.board_unhide, board=board)
     assert api.get(f"/api/v1/boards/{second}").status_code == 200
     assert lists(api, bob) == ([third, second, first], [third, second, first])
     assert api.get("/api/v1/users/alice").json()["boards"] == 3
-    assert not run(services.board_unhide, board=board)  # only hidden boards come back
+    assert not run(moderation.board_unhide, board=board)  # only hidden boards come back
 
 
 def test_a_deleted_board_cannot_be_unhidden(api, run, world):
     alice, bob, (first, _, _) = world
     run(alice.delete, f"/api/v1/boards/{first}")
-    assert not run(services.board_unhide, board=Board.objects.get(pk=first))
+    assert not run(moderation.board_unhide, board=Board.objects.get(pk=first))
     assert api.get(f"/api/v1/boards/{first}").status_code == 404
 
 
@@ -54,8 +56,8 @@ def test_suspend_and_restore_a_user(api, run, world, redis_data):
     alice, bob, ids = world
     user = Board.objects.get(pk=ids[0]).author
     staff_hidden = Board.objects.get(pk=ids[0])
-    run(services.board_hide, board=staff_hidden)
-    assert run(services.user_suspend, user=user) == 2
+    run(moderation.board_hide, board=staff_hidden)
+    assert run(moderation.user_suspend, user=user) == 2
     assert alice.get("/api/v1/me").status_code == 401  # tokens are gone
     assert api.post("/api/v1/tokens", {"username": "alice", "password": "password123"}).status_code == 401
     assert [i["id"] for i in bob.get("/api/v1/feed").json()["items"]] == []
@@ -63,7 +65,7 @@ def test_suspend_and_restore_a_user(api, run, world, redis_data):
     assert all(api.get(f"/api/v1/boards/{i}").status_code == 404 for i in ids)
     assert not any(redis_data.exists(keys.board(i)) for i in ids)
 
-    assert run(services.user_unsuspend, user=user) == 2
+    assert run(moderation.user_unsuspend, user=user) == 2
     assert api.post("/api/v1/tokens", {"username": "alice", "password": "password123"}).status_code == 201
     # the board staff hid on its own stays hidden
     assert lists(api, bob) == ([ids[2], ids[1]], [ids[2], ids[1]])
@@ -73,13 +75,13 @@ def test_suspend_and_restore_a_user(api, run, world, redis_data):
 def test_an_edit_racing_a_delete_cannot_bring_the_board_back(api, run, world, redis_data):
     """A PATCH that passed its visibility check, committing after a DELETE (helper's repro)."""
     from feeds import selectors
-    from feeds.discovery import Query
+    from feeds.discovery.queries import Query
 
     alice, bob, (first, _, _) = world
     stale = selectors.board_get_visible(first)  # the edit has read the board
-    run(services.board_delete, board=Board.objects.get(pk=first))  # the delete commits first
-    with pytest.raises(services.BoardGone):
-        run(services.board_update, board=stale, changes={"tags": ["b"], "title": "edited"})
+    run(board_services.board_delete, board=Board.objects.get(pk=first))  # the delete commits first
+    with pytest.raises(board_services.BoardGone):
+        run(board_services.board_update, board=stale, changes={"tags": ["b"], "title": "edited"})
     assert Board.objects.get(pk=first).state == "deleted" and Board.objects.get(pk=first).title == "b0"
     assert selectors.discover(Query(tags=("b",)), offset=0, limit=10)["total"] == 0
     assert not redis_data.exists(keys.board(first))

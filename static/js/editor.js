@@ -15,14 +15,15 @@
   const canvas = document.getElementById("board-canvas");
   if (!form || !canvas || !canvas.getContext) return;
 
-  // --- limits of API.md -----------------------------------------------------------------------
-  const MAX_ELEMENTS = 5000;
-  const MAX_POINTS = 100000;
-  const MAX_TEXT = 500;
-  const MAX_TITLE = 120;
+  // --- limits of API.md, from the server's one definition (feeds/rules.py, embedded by the page)
+  const config = JSON.parse(document.getElementById("editor-config").textContent);
+  const MAX_ELEMENTS = config.maxElements;
+  const MAX_POINTS = config.maxPoints;
+  const MAX_TEXT = config.maxText;
+  const MAX_TITLE = config.maxTitle;
+  const TAG_RE = new RegExp(config.tagPattern);
+  const COLOR_RE = new RegExp(config.colorPattern);
   const HISTORY = 200;  // undo steps kept
-  const TAG_RE = /^[a-z0-9-]{1,32}$/;
-  const COLOR_RE = /^#[0-9a-fA-F]{6}$/;
   // A pen point closer than this (document units) to the last one adds nothing but weight.
   const MIN_STEP = 0.75;
   const ERASER_CSS_RADIUS = 8;
@@ -155,11 +156,11 @@
   }
 
   function strokeWidth() {
-    return intBetween(inputs.width, 1, 64, 4);
+    return intBetween(inputs.width, config.strokeWidth[0], config.strokeWidth[1], 4);
   }
 
   function textSize() {
-    return intBetween(inputs.size, 8, 128, 28);
+    return intBetween(inputs.size, config.textSize[0], config.textSize[1], 28);
   }
 
   function fill() {
@@ -531,7 +532,7 @@
       return null;
     }
     if (title.length > MAX_TITLE) {
-      showError("A title has at most 120 characters.");
+      showError("A title has at most " + MAX_TITLE + " characters.");
       inputs.title.focus();
       return null;
     }
@@ -544,7 +545,7 @@
       else if (tags.indexOf(tag) < 0) tags.push(tag);
     }
     if (bad.length) {
-      showError("Tags are 1–32 characters of a–z, 0–9 and -, separated by commas: “" + bad[0] + "” is not one.");
+      showError("Tags are " + config.tagWords + ", separated by commas: “" + bad[0] + "” is not one.");
       inputs.tags.focus();
       return null;
     }

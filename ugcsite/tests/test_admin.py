@@ -3,8 +3,9 @@
 import pytest
 
 from feeds.models import Board
-from feeds.services import board_create
-from social.services import follow_create, user_create
+from feeds.services.boards import board_create
+from feeds.services.follows import follow_create
+from social.services import user_create
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +112,7 @@ def test_archive_now_runs_the_archival(world, settings, redis_data):
 
 
 def test_staff_can_edit_a_hidden_board_and_unhiding_publishes_the_edit(client, world, django_capture_on_commit_callbacks):
-    from feeds.services import board_unhide
+    from feeds.services.moderation import board_unhide
 
     hidden = world["map"]  # hidden by the fixture
     client.force_login(world["staff"])

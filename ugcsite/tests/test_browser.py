@@ -14,9 +14,9 @@ import pytest
 from django.conf import settings
 from django.db import transaction
 
-from feeds import services as board_services
 from social import services as people_services
 from ugcsite.testing import wait_for
+from feeds.services import boards as board_services
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
 

@@ -7,12 +7,14 @@ import re
 import pytest
 from django.db import transaction
 
-from feeds import keys, services as board_services
+from feeds import keys
 from feeds.models import Board
 from social import services as people_services
 from ugcsite.redis import get_redis
 from ugcsite.testing import wait_for
 from ugcsite.tests.test_browser import PASSWORD, people  # noqa: F401 (people is a fixture)
+from feeds.services import boards as board_services
+from feeds.services import follows
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
 
@@ -28,7 +30,7 @@ def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, 
     with transaction.atomic():
         alice, bob, carol = (people_services.user_create(username=n, password=PASSWORD) for n in ("alice", "bob", "carol"))
         for follower, followee in ((carol, alice), (carol, bob), (bob, alice)):
-            people_services.follow_create(follower=follower, followee=followee)
+            follows.follow_create(follower=follower, followee=followee)
     with transaction.atomic():
         walk = board_services.board_create(author=alice, title="A walk", kind="map", tags=["walk"], doc=DOC)
     with transaction.atomic():

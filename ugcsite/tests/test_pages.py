@@ -7,11 +7,13 @@ import re
 
 import pytest
 
-from feeds import services as board_services
 from feeds.models import Board
 from social import services as people_services
 from social.models import User
 from ugcsite.middleware import CONTENT_SECURITY_POLICY
+from feeds.services import boards as board_services
+from feeds.services import follows
+from feeds.services import moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -83,18 +85,18 @@ def test_login_checks_the_csrf_token(people):
 
 
 def test_a_suspended_user_cannot_log_in(client, people, run):
-    run(board_services.user_suspend, user=people["bob"])
+    run(moderation.user_suspend, user=people["bob"])
     response = client.post("/login", {"username": "bob", "password": PASSWORD})
     assert response.status_code == 400
     assert "_auth_user_id" not in client.session
-    run(board_services.user_unsuspend, user=User.objects.get(username="bob"))
+    run(moderation.user_unsuspend, user=User.objects.get(username="bob"))
     assert client.post("/login", {"username": "bob", "password": PASSWORD}).status_code == 302
 
 
 def test_a_session_ends_when_its_user_is_suspended(client, people, run):
     client.force_login(people["bob"])
     assert client.get("/new").status_code == 200
-    run(board_services.user_suspend, user=people["bob"])
+    run(moderation.user_suspend, user=people["bob"])
     assert client.get("/new")["Location"] == "/login?next=/new"
 
 
@@ -174,7 +176,7 @@ def test_someone_elses_editor_is_a_403_page(client, people, run):
 
 def test_every_page_sends_the_csp_and_runs_no_inline_script(client, people, run):
     mine = board(run, people["alice"], title="<script>alert(1)</script>", tags=["x-y"])
-    run(people_services.follow_create, follower=people["alice"], followee=people["bob"])
+    run(follows.follow_create, follower=people["alice"], followee=people["bob"])
     anonymous = ["/", "/login", "/signup", f"/b/{mine.pk}", "/u/alice", "/u/alice/followers", "/u/bob/following",
                  "/discover", "/popular", "/nope"]
     signed_in = ["/", "/new", f"/b/{mine.pk}", f"/b/{mine.pk}/edit", f"/b/{mine.pk}/delete", "/u/alice", "/u/bob", "/logout"]
@@ -249,10 +251,10 @@ def test_front_page_shows_recent_boards_to_everyone(client, people, run):
 def test_a_new_user_gets_suggestions_of_people_to_follow(client, people, run):
     for name in ("alice", "bob", "carol"):
         board(run, people[name], title=f"by {name}")
-    run(people_services.follow_create, follower=people["bob"], followee=people["alice"])
-    run(people_services.follow_create, follower=people["carol"], followee=people["alice"])
-    run(people_services.follow_create, follower=people["alice"], followee=people["carol"])
-    run(people_services.follow_create, follower=people["dave"], followee=people["bob"])
+    run(follows.follow_create, follower=people["bob"], followee=people["alice"])
+    run(follows.follow_create, follower=people["carol"], followee=people["alice"])
+    run(follows.follow_create, follower=people["alice"], followee=people["carol"])
+    run(follows.follow_create, follower=people["dave"], followee=people["bob"])
     client.force_login(people["staff"])
     html = client.get("/").content.decode()
     assert "Your feed is empty" in html
@@ -299,8 +301,8 @@ def test_profile_uses_the_stored_spelling_and_pages_without_javascript(client, p
 
 
 def test_followers_and_following_lists(client, people, run):
-    run(people_services.follow_create, follower=people["bob"], followee=people["alice"])
-    run(people_services.follow_create, follower=people["carol"], followee=people["alice"])
+    run(follows.follow_create, follower=people["bob"], followee=people["alice"])
+    run(follows.follow_create, follower=people["carol"], followee=people["alice"])
     html = client.get("/u/alice/followers").content.decode()
     assert re.findall(r'class="person-name" href="/u/(\w+)"', html) == ["carol", "bob"]
     assert "bob" in client.get("/u/bob/following").content.decode()
@@ -311,7 +313,7 @@ def test_followers_and_following_lists(client, people, run):
 
 def test_admin_actions_hide_and_unhide_boards(client, people, run):
     shown, other = board(run, people["alice"], title="Rude"), board(run, people["alice"], title="Fine")
-    run(people_services.follow_create, follower=people["bob"], followee=people["alice"])
+    run(follows.follow_create, follower=people["bob"], followee=people["alice"])
     client.force_login(people["staff"])
     response = run(client.post, path="/admin/feeds/board/", data={
         "action": "hide_boards", "_selected_action": [shown.pk]}, follow=True)
@@ -358,7 +360,7 @@ def test_admin_edits_go_through_the_services(client, people, run, redis_data):
 
 @pytest.fixture
 def catalogue(django_capture_on_commit_callbacks, eager_tasks):
-    from feeds.services import board_create
+    from feeds.services.boards import board_create
     from social.services import user_create
 
     doc = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}

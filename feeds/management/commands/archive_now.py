@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from feeds import archive
+from feeds.rules import Timeline
 
 
 class Command(BaseCommand):
@@ -13,8 +14,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, user: list[int], **options):
         for user_id in user:
-            archive.flag_waiting("m", [user_id])
-            archive.flag_waiting("p", [user_id])
+            for kind in Timeline:
+                archive.flag_waiting(kind, [user_id])
         with tqdm(total=archive.waiting_count(), desc="timelines", unit="timeline", disable=None) as bar:
             run = archive.archive_waiting(trigger="command", progress=bar.update)
         self.stdout.write(self.style.SUCCESS(

@@ -6,8 +6,9 @@ from django.db import transaction
 from tqdm import tqdm
 
 from feeds.demo import drawing
-from feeds.services import board_create
-from social.services import user_create
+from feeds.services.accounts import account_create
+from feeds.services.boards import board_create
+from feeds.services.follows import follow_create
 
 DEMO_PASSWORD = "demo-password"
 STAFF = ("admin", "admin-password")
@@ -32,9 +33,8 @@ class Command(BaseCommand):
             self.stdout.write("Demo world already there; keeping your data.")
             return
         rng = random.Random(seed)
-        user_create(username=STAFF[0], password=STAFF[1], is_staff=True)
-        people = {name: user_create(username=name, password=DEMO_PASSWORD) for name in PEOPLE}
-        from social.services import follow_create
+        account_create(username=STAFF[0], password=STAFF[1], is_staff=True)
+        people = {name: account_create(username=name, password=DEMO_PASSWORD) for name in PEOPLE}
 
         for follower, followee in FOLLOWS:
             follow_create(follower=people[follower], followee=people[followee])

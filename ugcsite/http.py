@@ -1,22 +1,30 @@
-"""The plumbing of the JSON API: errors as ``{"detail": ...}``, authentication, body parsing.
+"""The HTTP layer of the JSON API: errors as ``{"detail": ...}``, the caller, body parsing,
+validation and paging. It imports no app of the site: how a bearer token names a user and what
+an authenticated call records are the settings ``API_TOKEN_USER`` and ``API_CALLER_SEEN``.
 
 A view module declares one function per method and joins them with ``endpoint(GET=..., PUT=...)``.
 Order of answers (API.md): 401, then 404, then 403, then 400, so bodies are parsed inside the
-handler, after it has loaded what it needs and checked who may touch it.
+handler, after it has loaded what it needs and checked who may touch it. Handlers and what
+they call raise ``ugcsite.errors`` (domain errors) or ``ApiError``; both become answers here.
 """
 
 import json
 import math
 from collections.abc import Callable
-from functools import wraps
-from typing import Annotated, Any
+from functools import lru_cache, wraps
+from typing import Annotated, Any, ClassVar
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.functional import SimpleLazyObject
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
-from pydantic import AfterValidator, BaseModel, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, ValidationError
+
+from ugcsite import errors
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
@@ -45,8 +53,15 @@ def error_response(status: int, detail: str, *, errors: list | None = None, head
     return response
 
 
-def not_found(what: str) -> ApiError:
-    return ApiError(404, f"There is no {what}.")
+_DOMAIN_STATUS = ((errors.NotFound, 404), (errors.NotAllowed, 403), (errors.Invalid, 400), (errors.Conflict, 409))
+
+
+def domain_error_response(error: errors.DomainError) -> JsonResponse:
+    """The answer to a domain error: its status, its message as the detail."""
+    if isinstance(error, errors.RateLimited):
+        return error_response(429, str(error), headers={"Retry-After": str(error.retry_after)})
+    status = next(code for kind, code in _DOMAIN_STATUS if isinstance(error, kind))
+    return error_response(status, str(error))
 
 
 # --- authentication ---------------------------------------------------------------------------
@@ -64,11 +79,13 @@ class LazyUser(SimpleLazyObject):
         return True
 
 
-def _token_user(key: str):
-    from social.models import ApiToken
-    from social.services import token_user_id
+@lru_cache(maxsize=None)
+def _hook(setting: str) -> Callable:
+    return import_string(getattr(settings, setting))
 
-    user_id = token_user_id(key_hash=ApiToken.hash_key(key))
+
+def _token_user(key: str):
+    user_id = _hook("API_TOKEN_USER")(key)
     if user_id is None:
         raise ApiError(401, "The token is not valid or has expired; get a new one with POST /api/v1/tokens.")
     return LazyUser(user_id)
@@ -111,14 +128,14 @@ def endpoint(**handlers: Callable) -> Callable:
         try:
             request.api_user = authenticate(request)
             if request.api_user is not None:
-                from feeds.services import user_seen
-
-                user_seen(user_id=request.api_user.pk)
+                _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
             if getattr(handler, "login_required", False) and request.api_user is None:
                 raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
             result = handler(request, **kwargs)
         except ApiError as error:
             return error.response()
+        except errors.DomainError as error:
+            return domain_error_response(error)
         if isinstance(result, HttpResponse):
             return result
         return JsonResponse(result, safe=False)
@@ -156,16 +173,12 @@ def parse_json_object(request: HttpRequest) -> dict:
     return data
 
 
-# Names pydantic puts in a location for the member of a tagged union it tried; not a key of the body.
-_UNION_TAGS = {"path", "text", "rect", "ellipse"}
-
-
-def _location(loc: tuple) -> str:
+def _location(loc: tuple, union_tags: tuple[str, ...]) -> str:
     text = ""
     previous = None
     for part in loc:
-        if isinstance(previous, int) and part in _UNION_TAGS:
-            previous = part
+        if isinstance(previous, int) and part in union_tags:
+            previous = part  # the member of a tagged union pydantic tried: not a key of the body
             continue
         previous = part
         if isinstance(part, int):
@@ -185,28 +198,21 @@ _MESSAGES = {
     "list_type": "must be a list",
     "bool_type": "must be true or false",
     "missing": "is required",
-    "union_tag_invalid": "has an unknown type; use one of path, text, rect, ellipse",
-    "union_tag_not_found": "needs a 'type' (path, text, rect or ellipse)",
     "model_attributes_type": "must be a JSON object",
     "model_type": "must be a JSON object",
 }
 
 
-_PATTERN_MESSAGES = {
-    "color": "must be a color like #1a2b3c",
-    "background": "must be a color like #1a2b3c",
-    "fill": "must be a color like #1a2b3c, or null",
-    "tags": "must be 1-32 characters of a-z, 0-9 and -",
-    "username": "must be 3-30 characters of A-Z, a-z, 0-9 and _",
-}
-
-
-def _sentence(error: dict) -> str:
-    where = _location(error["loc"]) or "the body"
+def _sentence(error: dict, model: type["Strict"]) -> str:
+    where = _location(error["loc"], model.union_tags) or "the body"
     message = _MESSAGES.get(error["type"])
-    if error["type"] == "string_pattern_mismatch":
+    if error["type"] == "union_tag_invalid":
+        message = f"has an unknown type; use one of {', '.join(model.union_tags)}"
+    elif error["type"] == "union_tag_not_found":
+        message = f"needs a 'type' ({', '.join(model.union_tags[:-1])} or {model.union_tags[-1]})"
+    elif error["type"] == "string_pattern_mismatch":
         field = next((p for p in reversed(error["loc"]) if isinstance(p, str)), "")
-        message = _PATTERN_MESSAGES.get(field)
+        message = model.pattern_messages.get(field)
     if message is None:
         message = error["msg"].removeprefix("Value error, ")
         message = message[:1].lower() + message[1:]
@@ -216,12 +222,24 @@ def _sentence(error: dict) -> str:
     return f"{where} {message}"
 
 
-def validate(model: type[BaseModel], data: dict) -> BaseModel:
+class Strict(BaseModel):
+    """A request body: unknown keys are refused, and inputs never echoed into errors.
+
+    A body model names the sentence for a value that misses a field's pattern (by field name,
+    nested models included) and the tags of its tagged unions, which pydantic puts in an
+    error's location: each app spells its own facts."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+    pattern_messages: ClassVar[dict[str, str]] = {}
+    union_tags: ClassVar[tuple[str, ...]] = ()
+
+
+def validate(model: type[Strict], data: dict) -> Strict:
     """``data`` checked against ``model``; a 400 with one sentence per problem otherwise."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = [_sentence(e) for e in exc.errors(include_url=False, include_input=False)]
+        errors = [_sentence(e, model) for e in exc.errors(include_url=False, include_input=False)]
         more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         raise ApiError(400, errors[0] + more + ".", errors=errors) from None
 
@@ -267,13 +285,10 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR") or "unknown"
 
 
-def get_user_by_name(username: str):
-    """The user of a path or filter, matched case-insensitively; a 404 if none."""
-    from social.models import USERNAME_RE
-
-    user = None
-    if USERNAME_RE.match(username):  # anything else can name nobody: no query
-        user = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
-    if user is None:
-        raise not_found(f"user named {username!r}")
-    return user
+def safe_next(request: HttpRequest, default: str) -> str:
+    """Where a page goes after a form: ``next`` when it stays on this site, else ``default``."""
+    target = request.POST.get("next") or request.GET.get("next")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return target
+    return default

@@ -7,9 +7,13 @@ import pytest
 
 from feeds import keys as feed_keys
 from feeds.models import Board
-from feeds.services import board_create, board_delete, board_hide
-from social import counters, keys, reading
-from social.services import follow_create, user_create
+from feeds.services.boards import board_create, board_delete
+from feeds.services.moderation import board_hide
+from social import keys, reading
+from feeds.services.follows import follow_create
+from social.services import user_create
+from feeds.discovery import counters
+from feeds.discovery import trending
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +97,7 @@ def test_popular_scopes(api, run):
     a, b, c = (run(author.post, "/api/v1/boards", {"title": t, "kind": "note", "doc": DOC}).json()["id"] for t in "abc")
     for client, board_id in ((bob, a), (carol, a), (bob, b), (api, c), (api, c), (api, c)):
         client.get(f"/api/v1/boards/{board_id}")
-    counters.trending_rollup()
+    trending.trending_rollup()
     run(alice.put, "/api/v1/users/bob/follow")
     run(alice.put, "/api/v1/users/carol/follow")
     def shape(answer):

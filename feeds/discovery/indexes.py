@@ -1,23 +1,18 @@
-"""Discovery: Viki's set-index query engine on Redis.
-
-Each visible board is in one set per ``field:value`` (its kind, each tag, its author) and in
-the sort orders (recent, popular, trending); a tracker set per board lists the index keys it
-is in, so removal never needs to know the index types, and an update touches only the indexes
-that changed. A query is one Lua call (discover.lua). Storage only: Redis, no tasks.
+"""The indexes of discovery: each visible board is in one set per ``field:value`` (its kind,
+each tag, its author) and in the sort orders (recent, popular, trending); a tracker set per
+board lists the index keys it is in, so removal never needs to know the index types, and an
+update touches only the indexes that changed. Storage only: Redis, no tasks.
 """
 
-import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from django.conf import settings
+from redis.exceptions import WatchError
 
 from feeds import keys
-from feeds.scripts import scripts
+from feeds.rules import BOARD_KINDS
 from ugcsite.redis import get_redis
 
 SORTS = ("recent", "popular", "trending")
-FIELDS = ("kind", "tag", "author")
 
 
 def board_indexes(*, kind: str, tags: Iterable[str], author: str) -> set[str]:
@@ -66,11 +61,8 @@ def board_index(board_id: int, *, kind: str, tags: Iterable[str], author: str, v
                     pipe.incr(keys.index_generation())
                 pipe.execute()
                 return
-            except Exception as error:
-                from redis.exceptions import WatchError
-
-                if not isinstance(error, WatchError):
-                    raise
+            except WatchError:
+                continue  # the tracker changed under us: read it again
 
 
 def board_unindex(board_id: int) -> None:
@@ -93,40 +85,6 @@ def board_unindex(board_id: int) -> None:
         client.zremrangebyscore(keys.tag_counts(), "-inf", 0)
 
 
-@dataclass(frozen=True)
-class Query:
-    kind: str | None = None
-    tags: tuple[str, ...] = ()
-    author: str | None = None
-    sort: str = "recent"
-
-    def filter_keys(self) -> list[str]:
-        found = []
-        if self.kind:
-            found.append(keys.index("kind", self.kind))
-        found.extend(keys.index("tag", tag) for tag in sorted(set(self.tags)))
-        if self.author is not None:
-            found.append(keys.index("author", self.author.lower()))
-        return found
-
-    def digest(self) -> str:
-        text = "|".join([self.sort, *self.filter_keys()])
-        return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
-
-
-def query(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]]:
-    """(exact total, ids of the page), best first, in one round trip. Cost grows with the
-    smallest filter set (ZINTERSTORE), and a repeated query within the cache TTL and the same
-    index generation reads the cached intersection: O(log n + limit)."""
-    digest = q.digest()
-    total, ids = scripts.discover(
-        keys=[keys.query_cache(digest), keys.query_cache_generation(digest), keys.index_generation(),
-              keys.sort(q.sort), *q.filter_keys()],
-        args=[offset, limit, settings.DISCOVERY_CACHE_MS],
-    )
-    return int(total), [int(i) for i in ids]
-
-
 def members_of_all(filter_keys: list[str], board_ids: list[int]) -> list[int]:
     """The ids (in order) that are in every one of ``filter_keys``: one SMISMEMBER per key in
     one pipeline, O(k x n). For narrowing a timeline read from its own side."""
@@ -141,10 +99,8 @@ def members_of_all(filter_keys: list[str], board_ids: list[int]) -> list[int]:
 
 def facets(*, top_tags: int = 20) -> dict:
     """Counts for the discover page: boards per kind, and the most used tags. One pipeline."""
-    from feeds.models import Board
-
     pipe = get_redis().pipeline(transaction=False)
-    kinds = list(Board.Kind.values)
+    kinds = list(BOARD_KINDS)
     for kind in kinds:
         pipe.scard(keys.index("kind", kind))
     pipe.zrevrange(keys.tag_counts(), 0, top_tags - 1, withscores=True)
@@ -158,31 +114,6 @@ def facets(*, top_tags: int = 20) -> dict:
 def popular_add_view(board_id: int, count: int = 1, *, pipe) -> None:
     """Count views in the popular order, for indexed boards only (ZADD XX). O(log n)."""
     pipe.zadd(keys.sort("popular"), {board_id: count}, xx=True, incr=True)
-
-
-def trending_rollup(hour_keys: list[str]) -> int:
-    """Set the trending order from the hourly view counts: boards viewed in those hours get
-    their sum, boards no longer viewed drop back to 0. O(A log n) for the A boards viewed in
-    the window, never the whole site. Returns A."""
-    client = get_redis()
-    union, indexed = keys.sort_scratch("trending-union"), keys.sort_scratch("trending-next")
-    pipe = client.pipeline(transaction=False)
-    if hour_keys:
-        pipe.zunionstore(union, hour_keys)
-    pipe.zinterstore(indexed, {union: 1, keys.sort("recent"): 0})  # only boards still indexed
-    pipe.zrange(indexed, 0, -1, withscores=True)
-    pipe.zrangebyscore(keys.sort("trending"), "(0", "+inf")
-    pipe.delete(union, indexed)
-    scores, previously = pipe.execute()[-3:-1]
-    fresh = {int(member): score for member, score in scores}
-    pipe = client.pipeline(transaction=False)
-    gone = [int(member) for member in previously if int(member) not in fresh]
-    if gone:
-        pipe.zadd(keys.sort("trending"), {board_id: 0 for board_id in gone}, xx=True)
-    if fresh:
-        pipe.zadd(keys.sort("trending"), fresh, xx=True)
-    pipe.execute()
-    return len(fresh)
 
 
 def index_clear() -> int:
@@ -218,9 +149,3 @@ def index_bulk(rows: Iterable[tuple[int, str, list[str], str, int]]) -> None:
         pipe.zadd(keys.sort("trending"), {board_id: 0})
     pipe.incr(keys.index_generation())
     pipe.execute()
-
-
-def top(order: str, count: int) -> list[tuple[str, float]]:
-    """The best ``count`` boards of a sort order with their scores (popular: views; trending:
-    views in 24 hours), ties newest first. O(log n + count)."""
-    return get_redis().zrevrange(keys.sort({"all": "popular"}.get(order, order)), 0, count - 1, withscores=True)

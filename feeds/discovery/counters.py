@@ -4,24 +4,20 @@ A view increments, in one pipeline: the board's pending count (flushed to ``Boar
 beat, so losing Redis loses at most one flush interval of counts), its hour's count (trending
 is rolled up from the last 24 hours), the popular order and its cached G entry. No
 PostgreSQL write per view. The live figure is PostgreSQL's count plus what is pending.
+Storage only.
 """
 
-import time
 from collections.abc import Iterable
 
 from django.db import connection, transaction
+from redis.exceptions import ResponseError
 
-from feeds import discovery, keys
+from feeds import keys
+from feeds.discovery.indexes import popular_add_view
+from feeds.discovery.trending import HOUR, TRENDING_HOURS, current_hour
 from feeds.models import Board
 from feeds.scripts import scripts
 from ugcsite.redis import get_redis
-
-HOUR = 3600
-TRENDING_HOURS = 24
-
-
-def current_hour(now: float | None = None) -> int:
-    return int((now if now is not None else time.time()) // HOUR)
 
 
 def view_record(board_id: int, *, now: float | None = None) -> None:
@@ -31,7 +27,7 @@ def view_record(board_id: int, *, now: float | None = None) -> None:
     pipe.hincrby(keys.views_pending(), board_id, 1)
     pipe.zincrby(hour_key, 1, board_id)
     pipe.expire(hour_key, (TRENDING_HOURS + 2) * HOUR)
-    discovery.popular_add_view(board_id, pipe=pipe)
+    popular_add_view(board_id, pipe=pipe)
     scripts.hincrby_if_exists(keys=[keys.board(board_id)], args=["views", 1], client=pipe)
     pipe.execute()
 
@@ -60,7 +56,7 @@ def views_flush() -> int:
     if not client.exists(keys.views_flushing()):
         try:
             client.rename(keys.views_pending(), keys.views_flushing())
-        except Exception as error:  # no such key: nothing viewed since the last flush
+        except ResponseError as error:  # no such key: nothing viewed since the last flush
             if "no such key" not in str(error).lower():
                 raise
             return 0
@@ -75,22 +71,3 @@ def views_flush() -> int:
             )
     client.delete(keys.views_flushing())
     return len(counts)
-
-
-def trending_rollup(*, now: float | None = None) -> int:
-    """Roll the last 24 hours of view counts into the trending order. O(boards viewed)."""
-    hour = current_hour(now)
-    return discovery.trending_rollup([keys.views_hour(h) for h in range(hour - TRENDING_HOURS + 1, hour + 1)])
-
-
-def trending_views(board_ids: list[int], *, now: float | None = None) -> dict[int, int]:
-    """Views in the last 24 hours per board, summed from the hour counts (one pipeline)."""
-    hour = current_hour(now)
-    pipe = get_redis().pipeline(transaction=False)
-    for h in range(hour - TRENDING_HOURS + 1, hour + 1):
-        pipe.zmscore(keys.views_hour(h), board_ids)
-    totals = dict.fromkeys(board_ids, 0)
-    for scores in pipe.execute():
-        for board_id, score in zip(board_ids, scores):
-            totals[board_id] += int(score or 0)
-    return totals

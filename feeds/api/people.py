@@ -1,0 +1,72 @@
+"""API: signing up, following someone, social reading and popular boards (API.md, "Accounts
+and auth", "Follow graph", "Social reading"): social's accounts, graph and read sets joined
+with the feeds and the boards."""
+
+from typing import Annotated, ClassVar
+
+from django.http import HttpResponse, JsonResponse
+from pydantic import Field, StrictStr
+
+from feeds import selectors
+from feeds.services import accounts, follows
+from social import services as people
+from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
+from social.selectors import user_get_by_name
+from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
+
+POPULAR_SCOPES = ("all", "following", "trending")
+MAX_READING_IDS = 100
+
+
+class SignUp(Strict):
+    pattern_messages: ClassVar[dict[str, str]] = {"username": f"must be {USERNAME_WORDS}"}
+
+    username: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)]
+    password: Annotated[Text, Field(min_length=PASSWORD_LENGTH[0], max_length=PASSWORD_LENGTH[1])]
+
+
+def users_create(request):
+    people.auth_attempt(address=client_address(request))
+    data = validate(SignUp, parse_json_object(request))
+    user = accounts.account_create(username=data.username, password=data.password)
+    return JsonResponse({"id": user.pk, "username": user.username}, status=201)
+
+
+@login_required
+def follow_put(request, username: str):
+    follows.follow_create(follower=request.api_user, followee=user_get_by_name(username))
+    return HttpResponse(status=204)
+
+
+@login_required
+def follow_delete(request, username: str):
+    follows.follow_delete(follower=request.api_user, followee=user_get_by_name(username))
+    return HttpResponse(status=204)
+
+
+@login_required
+def reading(request):
+    raw = request.GET.get("ids", "")
+    parts = [part.strip() for part in raw.split(",") if part.strip()]
+    if not 1 <= len(parts) <= MAX_READING_IDS:
+        raise ApiError(400, f"Give ids=1,2,3 with 1 to {MAX_READING_IDS} board ids.")
+    if not all(part.isascii() and part.isdigit() and len(part) <= 16 for part in parts):
+        raise ApiError(400, "ids must be board ids (whole numbers) separated by commas.")
+    board_ids = list(dict.fromkeys(int(part) for part in parts))
+    return selectors.reading_answer(request.api_user, board_ids)
+
+
+def popular(request):
+    scope = request.GET.get("scope", "all")
+    if scope not in POPULAR_SCOPES:
+        raise ApiError(400, f"scope must be all, following or trending; it was {scope[:40]!r}.")
+    if scope == "following" and request.api_user is None:
+        raise ApiError(401, "Sign in to see what the people you follow read: send 'Authorization: Bearer <token>'.")
+    page = paging(request)
+    return selectors.popular_list(scope=scope, offset=page["offset"], limit=page["limit"], viewer=request.api_user)
+
+
+users = endpoint(POST=users_create)
+follow = endpoint(PUT=follow_put, DELETE=follow_delete)
+reading_view = endpoint(GET=reading)
+popular_view = endpoint(GET=popular)

@@ -1,0 +1,55 @@
+"""API: timelines and discovery (API.md, "Timelines", "Discovery")."""
+
+from dataclasses import replace
+
+from feeds import selectors
+from feeds.discovery.queries import SORTS, Query
+from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
+from feeds.services.activity import home_feed_ready
+from social.rules import USERNAME_RE
+from social.selectors import user_get_by_name
+from ugcsite.http import ApiError, endpoint, login_required, paging
+
+
+def query_filters(request, *, allow_author: bool) -> Query:
+    """kind=, tag= (repeatable) and author= of a discovery query, or a 400."""
+    kind = request.GET.get("kind")
+    if kind is not None and kind not in BOARD_KINDS:
+        raise ApiError(400, f"kind must be one of {', '.join(sorted(BOARD_KINDS))}; it was {kind[:40]!r}.")
+    tags = request.GET.getlist("tag")
+    for tag in tags:
+        if not TAG_RE.match(tag):
+            raise ApiError(400, f"tag {tag[:40]!r} is not a tag: use {TAG_WORDS}.")
+    author = request.GET.get("author") if allow_author else None
+    return Query(kind=kind or None, tags=tuple(tags), author=author)
+
+
+def user_boards(request, username: str):
+    author = user_get_by_name(username)
+    return selectors.profile_boards(author.pk, **paging(request, allow_before=True))
+
+
+@login_required
+def feed(request):
+    page = paging(request, allow_before=True)
+    query = query_filters(request, allow_author=False)
+    home_feed_ready(user_id=request.api_user.pk)
+    if query.filter_keys():
+        return selectors.home_feed_filtered(request.api_user.pk, query, **page)
+    return selectors.home_feed(request.api_user.pk, **page)
+
+
+def discover(request):
+    page = paging(request)
+    query = query_filters(request, allow_author=True)
+    sort = request.GET.get("sort", "recent")
+    if sort not in SORTS:
+        raise ApiError(400, f"sort must be {', '.join(SORTS[:-1])} or {SORTS[-1]}; it was {sort[:40]!r}.")
+    if query.author is not None and not USERNAME_RE.match(query.author):
+        return {"total": 0, "items": []}  # no such user can exist
+    return selectors.discover(replace(query, sort=sort), offset=page["offset"], limit=page["limit"])
+
+
+profile_boards = endpoint(GET=user_boards)
+home_feed = endpoint(GET=feed)
+discover_view = endpoint(GET=discover)

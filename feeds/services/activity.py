@@ -1,0 +1,33 @@
+"""Activity: who is active (fan-out skips idle readers), and a returning idle user's feed made
+whole before it is read."""
+
+import time
+
+from feeds import regeneration, tasks, timelines
+
+_SEEN_EVERY = 60.0  # seconds: activity is recorded at most this often per user and process
+_seen: dict[int, float] = {}
+
+
+def user_seen(*, user_id: int) -> None:
+    """Record activity (any authenticated call), at most once a minute per user in a process:
+    idleness is measured in days. A user back from being idle is flagged, and
+    home_feed_ready refills their P before the first page. O(1). (``API_CALLER_SEEN``.)"""
+    now = time.monotonic()
+    if now - _seen.get(user_id, -_SEEN_EVERY) < _SEEN_EVERY:
+        return
+    if len(_seen) > 100_000:
+        _seen.clear()
+    _seen[user_id] = now
+    timelines.home_touch(user_id)
+
+
+def home_feed_ready(*, user_id: int) -> None:
+    """Make sure a returning idle user's P is whole before it is read: their followees' newest
+    boards join it at once (O(followees) pipelined), and a task archives the stretch between
+    those and the older history. A no-op (one HGET) for everyone else."""
+    if not timelines.home_needs_regeneration(user_id):
+        return
+    gap = regeneration.home_regenerate(user_id)
+    if gap is not None:
+        tasks.home_gap_fill.delay(user_id, *gap)

@@ -1,0 +1,75 @@
+"""Moderation by staff: hide and unhide boards, suspend users and lift it. Each takes the board
+or the person out of (or back into) every feed, list and index, through the same paths as a
+delete and a publish."""
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
+from django.utils import timezone
+
+from feeds import boardcache, keys, tasks
+from feeds.discovery import indexes
+from feeds.models import Board
+from feeds.services.boards import board_leave, board_publish
+from social import tokens
+from ugcsite.redis import get_redis
+
+User = get_user_model()
+
+
+def board_hide(*, board: Board) -> bool:
+    """Staff hide a board: it leaves every feed, list and index as a delete does."""
+    return board_leave(board, Board.State.HIDDEN)
+
+
+def board_unhide(*, board: Board) -> bool:
+    """Staff bring a hidden board back: G and M at once on commit, and a fan-out puts it back
+    in the followers' feeds (archived chunks never lost it: reads filter by state)."""
+    with transaction.atomic():
+        updated = Board.objects.filter(pk=board.pk, state=Board.State.HIDDEN).update(state=Board.State.PUBLISHED)
+        if updated:
+            User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") + 1)
+    if updated:
+        board.state = Board.State.PUBLISHED
+        transaction.on_commit(lambda: board_publish(Board.objects.select_related("author").get(pk=board.pk)))
+    return bool(updated)
+
+
+def user_suspend(*, user: User) -> int:
+    """Suspend a user: no sign-in, no token, and every published board of theirs hidden (state
+    'suspended', so lifting it restores exactly those). Their M and G go on commit; a task
+    takes their boards out of followers' feeds. Returns how many boards were hidden."""
+    with transaction.atomic():
+        User.objects.filter(pk=user.pk).update(is_active=False)
+        user.is_active = False
+        tokens.tokens_revoke(user=user)
+        hidden = Board.objects.filter(author=user, state=Board.State.PUBLISHED).update(
+            state=Board.State.SUSPENDED, updated_at=timezone.now())
+        User.objects.filter(pk=user.pk).update(boards_count=Greatest(F("boards_count") - hidden, 0))
+    transaction.on_commit(lambda: _author_withdrawn(user.pk))
+    return hidden
+
+
+def user_unsuspend(*, user: User) -> int:
+    """Lift a suspension: sign-in again, and the boards it hid come back (M rebuilt on commit,
+    followers' feeds refilled by a task). Returns how many boards came back."""
+    with transaction.atomic():
+        User.objects.filter(pk=user.pk).update(is_active=True)
+        user.is_active = True
+        restored = Board.objects.filter(author=user, state=Board.State.SUSPENDED).update(state=Board.State.PUBLISHED)
+        User.objects.filter(pk=user.pk).update(boards_count=F("boards_count") + restored)
+    transaction.on_commit(lambda: tasks.author_restore.delay(user.pk))
+    return restored
+
+
+def _author_withdrawn(author_id: int) -> None:
+    hidden = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.delete(keys.profile_timeline(author_id))
+    for board_id in hidden:
+        boardcache.board_cache_delete(board_id, pipe=pipe)
+    pipe.execute()
+    for board_id in hidden:
+        indexes.board_unindex(board_id)
+    tasks.author_retract.delay(author_id)

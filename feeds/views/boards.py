@@ -1,0 +1,160 @@
+"""Pages about boards: the home feed, a board, the whiteboard editor, delete with a confirmation.
+
+The first page of a list is rendered here; static/js/infinite.js pages on through the JSON API
+(``before=<next>``), so both walk the same timeline. The editor (static/js/editor.js) saves
+through the API too: these views only render.
+"""
+
+from datetime import datetime
+from urllib.parse import quote
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.db.models import Exists, OuterRef
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from feeds import selectors
+from feeds.models import Board
+from feeds.rules import BOARD_KINDS, editor_config
+from feeds.services import activity, boards as services
+from social.models import Follow
+
+User = get_user_model()
+
+# Boards a list page shows at once; the infinite scroll asks the API for as many each time.
+PAGE_SIZE = 20
+# People suggested to someone whose feed is empty.
+SUGGESTIONS = 6
+
+
+def before_param(request) -> int | None:
+    """``?before=<id>`` of a list page (the link that pages on without JavaScript); junk is ignored."""
+    raw = request.GET.get("before", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 16 else None
+
+
+def preview_src(preview_url: str, updated_at: str) -> str:
+    """The preview's address for an <img>: it is cached for a minute (feeds.api), so the
+    version in the query makes an edited drawing show at once."""
+    return f"{preview_url}?v={quote(updated_at)}"
+
+
+def cards(items: list[dict]) -> list[dict]:
+    """Summary forms of the API, with ``created`` as a datetime and ``preview_src`` for the templates."""
+    return [{**item, "created": datetime.fromisoformat(item["created_at"]),
+             "preview_src": preview_src(item["preview_url"], item["updated_at"])} for item in items]
+
+
+def _page(answer: dict) -> dict:
+    return {"items": cards(answer["items"]), "next": answer["next"]}
+
+
+def profile_page(person, *, before: int | None) -> dict:
+    """One page of a person's boards, newest first (GET /api/v1/users/<name>/boards)."""
+    return _page(selectors.profile_boards(person.pk, offset=None if before else 0, before=before, limit=PAGE_SIZE))
+
+
+def people_to_follow(user, *, limit: int = SUGGESTIONS):
+    """The most followed people with boards, not ``user`` and not already followed by them.
+
+    Ordered by the stored ``followers_count`` (PostgreSQL); the follow edges are an anti-join."""
+    followed = Follow.objects.filter(follower=user, followee=OuterRef("pk"))
+    return (
+        User.objects.filter(is_active=True, boards_count__gt=0)
+        .exclude(pk=user.pk)
+        .exclude(Exists(followed))
+        .order_by("-followers_count", "-boards_count", "id")
+        .only("id", "username", "followers_count", "boards_count")[:limit]
+    )
+
+
+def home_feed(request):
+    """``/`` for a signed-in person: boards of the people they follow, newest first."""
+    user = request.user
+    before = before_param(request)
+    activity.user_seen(user_id=user.pk)
+    activity.home_feed_ready(user_id=user.pk)
+    page = _page(selectors.home_feed(user.pk, offset=None if before else 0, before=before, limit=PAGE_SIZE))
+    empty = not page["items"] and before is None
+    # A feed that fits on one page is a young one: suggest people to follow below it.
+    short = before is None and page["next"] is None
+    return render(request, "feeds/home_feed.html", {
+        "boards": page["items"],
+        "next": page["next"],
+        "older": before is not None,
+        "source": reverse("feed"),
+        "suggestions": people_to_follow(user) if short else [],
+        "empty": empty,
+    })
+
+
+def front_page(request):
+    """``/`` for everyone else: what the site is, the newest boards and the most viewed of them."""
+    published = Board.objects.filter(state=Board.State.PUBLISHED).select_related("author")
+    recent = list(published.order_by("-id")[:PAGE_SIZE])
+    # Most viewed among the newest few hundred: bounded work, fresh boards (/popular has all time).
+    window = published.order_by("-id").values("id")[:200]
+    popular = list(published.filter(id__in=window, views__gt=0).order_by("-views", "-id")[:4])
+    return render(request, "home.html", {
+        "boards": cards([selectors.board_summary(board) for board in recent]),
+        "popular": cards([selectors.board_summary(board) for board in popular]),
+    })
+
+
+def board_detail(request, board_id: int):
+    board = selectors.board_get_visible(board_id)
+    viewer = request.user if request.user.is_authenticated else None
+    views = services.board_record_view(board=board, reader=viewer)
+    return render(request, "feeds/board.html", {
+        "board": board,
+        "views": views,
+        "preview_url": reverse("board-preview", args=[board.pk]),
+        "preview_src": preview_src(reverse("board-preview", args=[board.pk]), board.updated_at.isoformat()),
+        "read_by": _read_by(viewer, board.pk),
+        "is_author": viewer is not None and viewer.pk == board.author_id,
+        "may_delete": viewer is not None and (viewer.pk == board.author_id or viewer.is_staff),
+    })
+
+
+def _read_by(viewer, board_id: int) -> list[str]:
+    """Who of the people the viewer follows read this board lately (social reading)."""
+    if viewer is None:
+        return []
+    return sorted(selectors.reading_answer(viewer, [board_id]).get(str(board_id), []), key=str.lower)
+
+
+def _editor(request, *, board: Board | None):
+    return render(request, "feeds/editor.html", {
+        "board": board,
+        "kinds": BOARD_KINDS,
+        "kind": board.kind if board else BOARD_KINDS[0],
+        "editor_config": editor_config(),
+        "tags": ", ".join(board.tags) if board else "",
+        "doc": board.doc if board else None,
+        "save_url": reverse("board", args=[board.pk]) if board else reverse("boards"),
+        "save_method": "PATCH" if board else "POST",
+    })
+
+
+@login_required
+def board_new(request):
+    return _editor(request, board=None)
+
+
+@login_required
+def board_edit(request, board_id: int):
+    return _editor(request, board=selectors.board_get_own(board_id, request.user))
+
+
+@login_required
+def board_delete(request, board_id: int):
+    """GET asks for a confirmation; POST deletes (the author, or staff) and goes to the author's profile."""
+    board = selectors.board_get_own(board_id, request.user, staff_may=True)
+    if request.method != "POST":
+        preview = preview_src(reverse("board-preview", args=[board.pk]), board.updated_at.isoformat())
+        return render(request, "feeds/delete.html", {"board": board, "preview_src": preview})
+    services.board_delete(board=board)
+    messages.success(request, f"“{board.title}” is deleted.")
+    return redirect("people:profile", board.author.username)

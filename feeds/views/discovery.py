@@ -1,0 +1,105 @@
+"""Pages of discovery: /discover (facets, filters as shareable links, sorts, pages) and
+/popular (all time, the last day, or among the people I follow)."""
+
+from urllib.parse import urlencode
+
+from django.contrib.auth.views import redirect_to_login
+from django.shortcuts import render
+
+from feeds import selectors
+from feeds.discovery import indexes
+from feeds.discovery.queries import Query
+from feeds.rules import BOARD_KINDS, TAG_RE
+from feeds.views.boards import PAGE_SIZE, cards
+from social.rules import USERNAME_RE
+
+DISCOVER_SORTS = (("recent", "Newest"), ("popular", "Most viewed"), ("trending", "Trending today"))
+POPULAR_SCOPES = (("all", "All time"), ("trending", "Last 24 hours"), ("following", "Among people you follow"))
+
+
+def _discover_query(request):
+    """The filters of /discover from its query string (as the API takes them); junk is dropped
+    with a note, so a shared link never breaks the page."""
+    notes = []
+    kind = request.GET.get("kind") or None
+    if kind is not None and kind not in BOARD_KINDS:
+        notes.append(f"There is no kind “{kind[:40]}”; showing every kind.")
+        kind = None
+    tags = []
+    for tag in request.GET.getlist("tag"):
+        if TAG_RE.match(tag):
+            tags.append(tag)
+        else:
+            notes.append(f"“{tag[:40]}” is not a tag (tags are a-z, 0-9 and -); it is left out.")
+    author = request.GET.get("author") or None
+    if author is not None and not USERNAME_RE.match(author):
+        notes.append(f"There is nobody called “{author[:40]}”.")
+    sort = request.GET.get("sort", "recent")
+    if sort not in dict(DISCOVER_SORTS):
+        sort = "recent"
+    return Query(kind=kind, tags=tuple(dict.fromkeys(tags)), author=author, sort=sort), notes
+
+
+def _link(query, **changes) -> str:
+    """A shareable /discover address: the current filters with ``changes`` (None removes)."""
+    params = {"kind": query.kind, "tag": list(query.tags), "author": query.author,
+              "sort": None if query.sort == "recent" else query.sort}
+    params.update(changes)
+    pairs = [(k, v) for k, values in params.items() if values
+             for v in (values if isinstance(values, list) else [values])]
+    return "/discover" + (f"?{urlencode(pairs)}" if pairs else "")
+
+
+def discover_page(request):
+    """Discovery in the browser: facets with counts (kinds, the most used tags), filters as
+    links that can be shared, a sort switch and pages, all from one discovery query."""
+    query, notes = _discover_query(request)
+    page_number = page_param(request)
+    offset = (page_number - 1) * PAGE_SIZE
+    if query.author is not None and not USERNAME_RE.match(query.author):
+        answer = {"total": 0, "items": []}  # no such person can exist
+    else:
+        answer = selectors.discover(query, offset=offset, limit=PAGE_SIZE)
+    facets = indexes.facets()
+    kinds = [{"name": name, "count": count, "active": name == query.kind,
+              "url": _link(query, kind=None if name == query.kind else name)} for name, count in facets["kinds"].items()]
+    tags = [{"name": tag, "count": count, "active": tag in query.tags,
+             "url": _link(query, tag=[t for t in query.tags if t != tag] if tag in query.tags else [*query.tags, tag])}
+            for tag, count in facets["tags"]]
+    pages = -(-answer["total"] // PAGE_SIZE)
+    return render(request, "feeds/discover.html", {
+        "query": query, "notes": notes, "boards": cards(answer["items"]), "total": answer["total"],
+        "kinds": kinds, "tags": tags,
+        "sorts": [{"name": name, "label": label, "active": name == query.sort, "url": _link(query, sort=name)}
+                  for name, label in DISCOVER_SORTS],
+        "active_tags": [{"name": tag, "url": _link(query, tag=[t for t in query.tags if t != tag])} for tag in query.tags],
+        "author_clear": _link(query, author=None) if query.author else None,
+        "page": page_number, "pages": pages,
+        "previous_url": _link(query, page=page_number - 1 if page_number > 2 else None) if page_number > 1 else None,
+        "next_url": _link(query, page=page_number + 1) if page_number < pages else None,
+    })
+
+
+def page_param(request) -> int:
+    """``?page=`` of /discover, 1 and up; junk is page 1."""
+    raw = request.GET.get("page", "1")
+    return max(int(raw), 1) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else 1
+
+
+def popular_page(request):
+    """The most viewed boards of all time or of the last day, or the most read among the
+    people I follow (that scope asks to log in)."""
+    scope = request.GET.get("scope", "all")
+    if scope not in dict(POPULAR_SCOPES):
+        scope = "all"
+    if scope == "following" and not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    answer = selectors.popular_list(scope=scope, limit=PAGE_SIZE, viewer=request.user if scope == "following" else None)
+    entries = cards([item["board"] for item in answer["items"]])
+    for entry, item in zip(entries, answer["items"]):
+        entry["reads"] = item["reads"]
+    return render(request, "feeds/popular.html", {
+        "boards": entries, "scope": scope,
+        "scopes": [{"name": name, "label": label, "active": name == scope, "url": f"/popular?scope={name}"}
+                   for name, label in POPULAR_SCOPES],
+    })

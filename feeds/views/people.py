@@ -1,0 +1,76 @@
+"""Pages about a person that reach into feeds: signing up (the new feed made ready), a profile
+with its boards, and the follow button (social.views has log-in, log-out and the follow lists)."""
+
+from django.contrib import messages
+from django.contrib.auth import login as auth_login
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from feeds.services import accounts, follows
+from feeds.views.boards import before_param, profile_page
+from social import selectors as people
+from social.forms import SignupForm
+from social.services import FollowSelf, UsernameTaken
+from social.views import throttle_wait, too_many
+from ugcsite.http import safe_next
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect(safe_next(request, "/"))
+    context = {"next": safe_next(request, "")}
+    if request.method != "POST":
+        return render(request, "social/signup.html", {**context, "form": SignupForm()})
+    form = SignupForm(request.POST)
+    wait = throttle_wait(request)
+    if wait:
+        return too_many(request, "social/signup.html", {**context, "form": form}, wait)
+    if not form.is_valid():
+        return render(request, "social/signup.html", {**context, "form": form}, status=400)
+    try:
+        user = accounts.account_create(username=form.cleaned_data["username"], password=form.cleaned_data["password"])
+    except UsernameTaken:
+        form.add_error("username", "That username is taken; choose another.")
+        return render(request, "social/signup.html", {**context, "form": form}, status=400)
+    auth_login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    messages.success(request, f"Welcome, {user.username}! Follow a few people to fill your feed, or draw your first board.")
+    return redirect(safe_next(request, "/"))
+
+
+def profile(request, username: str):
+    person = people.user_get_by_name(username)
+    if person.username != username:  # one address per person: the stored spelling
+        return redirect("people:profile", person.username)
+    viewer = request.user if request.user.is_authenticated else None
+    before = before_param(request)
+    page = profile_page(person, before=before)
+    return render(request, "social/profile.html", {
+        "person": person,
+        "info": people.profile(person, viewer=viewer),
+        "is_me": viewer is not None and viewer.pk == person.pk,
+        "boards": page["items"],
+        "next": page["next"],
+        "older": before is not None,
+        "source": reverse("user-boards", args=[person.username]),
+    })
+
+
+def follow(request, username: str):
+    """POST follows (or, with action=unfollow, unfollows) and goes back where the button was."""
+    person = people.user_get_by_name(username)
+    back = reverse("people:profile", args=[person.username])
+    if request.method != "POST":
+        return redirect(back)
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('people:login')}?next={back}")
+    if request.POST.get("action") == "unfollow":
+        follows.follow_delete(follower=request.user, followee=person)
+        messages.info(request, f"You no longer follow {person.username}.")
+    else:
+        try:
+            follows.follow_create(follower=request.user, followee=person)
+        except FollowSelf:
+            messages.error(request, "You cannot follow yourself.")
+        else:
+            messages.success(request, f"You follow {person.username}: their boards will show in your feed.")
+    return redirect(safe_next(request, back))

@@ -1,0 +1,38 @@
+"""Forms of the account pages, with the rules of social.rules and the messages a person needs."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from social.rules import PASSWORD_LENGTH, USERNAME_MAX, USERNAME_RE
+
+User = get_user_model()
+
+
+class SignupForm(forms.Form):
+    """The rules of POST /api/v1/users (API.md), with the messages a person needs."""
+
+    username = forms.RegexField(
+        regex=USERNAME_RE, max_length=USERNAME_MAX,
+        help_text="3–30 letters, digits or underscores.",
+        error_messages={"invalid": "Use 3–30 letters (A–Z, a–z), digits or underscores, nothing else."},
+        widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none", "spellcheck": "false"}),
+    )
+    password = forms.CharField(
+        min_length=PASSWORD_LENGTH[0], max_length=PASSWORD_LENGTH[1], strip=False, help_text="8–128 characters.",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    password_again = forms.CharField(
+        label="Password again", strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean_username(self):
+        username = self.cleaned_data["username"]
+        if User.objects.filter(username__iexact=username).exists():
+            raise forms.ValidationError("That username is taken; choose another.")
+        return username
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password") and data.get("password_again") is not None and data["password"] != data["password_again"]:
+            self.add_error("password_again", "The two passwords differ; type the same one twice.")
+        return data
