@@ -15,6 +15,9 @@ from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import get_redis
 
 
+POPULAR_SCOPES = ("all", "following", "trending")  # popular_list's orders
+
+
 class BoardNotFound(NotFound):
     def __init__(self, board_id: int):
         super().__init__(f"There is no board {board_id}.")

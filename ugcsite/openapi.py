@@ -6,9 +6,10 @@ from functools import lru_cache
 from django.http import JsonResponse
 from pydantic.json_schema import models_json_schema
 
-from feeds.api.people import MAX_READING_IDS, POPULAR_SCOPES, SignUp
+from feeds.api.people import MAX_READING_IDS, SignUp
 from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, TAG_PATTERN
+from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials
 

@@ -14,7 +14,6 @@ from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import user_get_by_name
 from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
 
-POPULAR_SCOPES = ("all", "following", "trending")
 MAX_READING_IDS = 100
 
 
@@ -58,8 +57,9 @@ def reading(request):
 
 def popular(request):
     scope = request.GET.get("scope", "all")
-    if scope not in POPULAR_SCOPES:
-        raise ApiError(400, f"scope must be all, following or trending; it was {scope[:40]!r}.")
+    if scope not in selectors.POPULAR_SCOPES:
+        raise ApiError(400, f"scope must be {', '.join(selectors.POPULAR_SCOPES[:-1])} or {selectors.POPULAR_SCOPES[-1]}; "
+                            f"it was {scope[:40]!r}.")
     if scope == "following" and request.api_user is None:
         raise ApiError(401, "Sign in to see what the people you follow read: send 'Authorization: Bearer <token>'.")
     page = paging(request)

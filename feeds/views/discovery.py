@@ -8,13 +8,17 @@ from django.shortcuts import render
 
 from feeds import selectors
 from feeds.discovery import indexes
-from feeds.discovery.queries import Query
+from feeds.discovery.queries import SORTS, Query
+from feeds.selectors import POPULAR_SCOPES as SCOPES
 from feeds.rules import BOARD_KINDS, TAG_RE
 from feeds.views.boards import PAGE_SIZE, cards
 from social.rules import USERNAME_RE
 
-DISCOVER_SORTS = (("recent", "Newest"), ("popular", "Most viewed"), ("trending", "Trending today"))
-POPULAR_SCOPES = (("all", "All time"), ("trending", "Last 24 hours"), ("following", "Among people you follow"))
+# What the tabs say, in their order; the names themselves are the API's (SORTS, POPULAR_SCOPES).
+SORT_LABELS = {"recent": "Newest", "popular": "Most viewed", "trending": "Trending today"}
+SCOPE_LABELS = {"all": "All time", "trending": "Last 24 hours", "following": "Among people you follow"}
+DISCOVER_SORTS = tuple((name, SORT_LABELS[name]) for name in SORTS)
+POPULAR_SCOPES = tuple((name, label) for name, label in SCOPE_LABELS.items() if name in SCOPES)
 
 
 def _discover_query(request):
