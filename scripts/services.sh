@@ -121,3 +121,88 @@ redis_stop() {
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# free_ports N [EXCLUDE...]: N distinct free ports (held open together while chosen), none of
+# them in EXCLUDE, on one line separated by spaces.
+free_ports() {
+    python3 - "$@" <<'PY'
+import socket, sys
+n, exclude = int(sys.argv[1]), set(sys.argv[2:])
+held, ports = [], []
+while len(ports) < n:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    held.append(s)
+    port = s.getsockname()[1]
+    if str(port) not in exclude:
+        ports.append(port)
+print(*ports)
+PY
+}
+
+# redis_cluster_start DIR REPLICAS PORT...: a throwaway Redis Cluster (no AOF, no RDB) of one
+# node per PORT, each under DIR/PORT with its own nodes.conf and log, created by redis-cli with
+# REPLICAS replicas per primary (3 ports and 0, or 6 ports and 1: three primaries either way).
+# Each node's cluster bus gets a free port of its own (--cluster-port) rather than PORT+10000,
+# which is past 65535 for the high ports free_port hands out.
+redis_cluster_start() {
+    local dir=$1 replicas=$2; shift 2
+    local ports=("$@") n=$#
+    [ "$n" -ge 3 ] && [ $((n % (replicas + 1))) -eq 0 ] && [ $((n / (replicas + 1))) -ge 3 ] \
+        || die "redis_cluster_start: $n ports cannot make at least 3 primaries with $replicas replicas each"
+    local bus=($(free_ports "$n" "${ports[@]}"))
+    local i port node addrs=()
+    for i in "${!ports[@]}"; do
+        port=${ports[$i]} node="$dir/${ports[$i]}"
+        mkdir -p "$node"
+        redis-server --port "$port" --bind 127.0.0.1 --dir "$node" --daemonize yes \
+            --pidfile "$node/redis.pid" --logfile "$node/redis.log" --appendonly no --save "" \
+            --zset-max-listpack-entries 1200 \
+            --cluster-enabled yes --cluster-config-file nodes.conf --cluster-port "${bus[$i]}" \
+            --cluster-node-timeout 5000 \
+            || die "Redis cluster node did not start on port $port; see $node/redis.log"
+        addrs+=("127.0.0.1:$port")
+    done
+    # A node counts once it answers from its own directory (not some other server on the port).
+    for port in "${ports[@]}"; do
+        for i in $(seq 1 50); do
+            redis-cli -p "$port" config get dir 2>/dev/null | grep -qxF "$(cd "$dir/$port" && pwd -P)" && continue 2
+            sleep 0.1
+        done
+        die "Redis cluster node did not answer on port $port; see $dir/$port/redis.log (is the port taken?)"
+    done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes \
+        >"$dir/cluster-create.log" 2>&1 \
+        || die "redis-cli --cluster create failed; see $dir/cluster-create.log"
+    # Ready: every node says cluster_state:ok and already sees every replica (gossip spreads the
+    # replicas' roles a little after redis-cli returns), and every replica's link to its primary is up.
+    local want_replicas=$((n - n / (replicas + 1)))
+    for port in "${ports[@]}"; do
+        for i in $(seq 1 150); do
+            if redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' \
+                && [ "$(redis-cli -p "$port" cluster nodes 2>/dev/null | awk '$3 ~ /slave/' | wc -l)" -eq "$want_replicas" ] \
+                && ! redis-cli -p "$port" info replication 2>/dev/null | grep -q '^master_link_status:down'; then
+                continue 2
+            fi
+            sleep 0.1
+        done
+        die "Redis cluster node on port $port was not ready in 15 s (cluster_state:ok, $want_replicas replicas, links up); see $dir/$port/redis.log and $dir/cluster-create.log"
+    done
+}
+
+# redis_cluster_stop DIR PORT...: shut every node down and wait until its process has exited.
+redis_cluster_stop() {
+    local dir=$1; shift
+    local port pid i
+    for port in "$@"; do
+        pid=$(cat "$dir/$port/redis.pid" 2>/dev/null || true)
+        redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+        [ -n "$pid" ] || continue
+        for i in $(seq 1 50); do
+            # Gone, or a zombie waiting for init to reap it (a daemonized server's parent is init).
+            case "$(ps -o stat= -p "$pid" 2>/dev/null)" in ''|Z*) continue 2 ;; esac
+            sleep 0.1
+        done
+        [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = redis-server ] && kill "$pid" 2>/dev/null || true
+    done
+}
