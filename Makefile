@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test bench bench-smoke bench-reading bench-fanout bench-deps venv clean-var
+.PHONY: run test test-cluster bench bench-smoke bench-reading bench-fanout bench-deps venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -21,6 +21,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	@scripts/with-servers.sh pytest $(ARGS)
+
+# The suite (browser tests aside) with the data Redis on a throwaway 3-primary Redis Cluster.
+test-cluster: $(STAMP)
+	@UGC_CLUSTER=1 scripts/with-servers.sh pytest -m "not browser" $(ARGS)
 
 bench-deps: $(STAMP)
 	@$(VENV)/bin/pip install --quiet -r requirements-bench.txt

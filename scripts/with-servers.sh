@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # with-servers.sh CMD...: run CMD against a throwaway PostgreSQL and Redis on free ports, then
 # stop both and delete their data. Used by `make test` and the benchmarks; never touches var/.
+# With UGC_CLUSTER=1 (make test-cluster) the data Redis is a throwaway 3-primary Redis Cluster
+# instead (REDIS_CLUSTER=1, REDIS_URL names its first node, REDIS_CLUSTER_PORTS lists every
+# node); Celery's broker and Django's cache stay on the plain throwaway Redis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
@@ -13,8 +16,10 @@ if [ "${1:-}" = pytest ] && [[ "$*" != *"not browser"* ]]; then ensure_chromium;
 TMP=$(mktemp -d /tmp/ugcsite-run.XXXXXX)
 chmod 755 "$TMP"
 PG_PORT=$(free_port); REDIS_PORT=$(free_port)
+CLUSTER_PORTS=()
 cleanup() {
     trap - EXIT INT TERM
+    if [ ${#CLUSTER_PORTS[@]} -gt 0 ]; then redis_cluster_stop "$TMP/cluster" "${CLUSTER_PORTS[@]}"; fi
     redis_stop "$TMP/redis" "$REDIS_PORT"
     pg_stop "$TMP/pg"
     rm -rf "$TMP"
@@ -30,6 +35,15 @@ export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 export CELERY_BROKER_URL="redis://127.0.0.1:$REDIS_PORT/14"
 export CACHE_URL="redis://127.0.0.1:$REDIS_PORT/15"
 export REDIS_PORT
+if [ "${UGC_CLUSTER:-}" = 1 ]; then
+    CLUSTER_PORTS=($(free_ports 3 "$PG_PORT" "$REDIS_PORT"))
+    say "Starting a throwaway Redis Cluster (3 primaries, no replicas) on ports ${CLUSTER_PORTS[*]}"
+    redis_cluster_start "$TMP/cluster" 0 "${CLUSTER_PORTS[@]}"
+    export REDIS_CLUSTER=1
+    # redis-py's RedisCluster.from_url accepts db 0 in the path (any other db is refused).
+    export REDIS_URL="redis://127.0.0.1:${CLUSTER_PORTS[0]}/0"
+    export REDIS_CLUSTER_PORTS="${CLUSTER_PORTS[*]}"
+fi
 export DJANGO_SETTINGS_MODULE=ugcsite.settings
 set +e
 "$@"
