@@ -15,7 +15,7 @@ from django.conf import settings
 from feeds import archive, keys
 from feeds.scripts import scripts
 from social import keys as social_keys
-from ugcsite.redis import get_redis, group_by_slot
+from ugcsite.redis import get_redis, run_by_node
 
 
 def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
@@ -26,20 +26,17 @@ def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
 def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[int]) -> list[int]:
     """Add ``board_ids`` by ``author_id`` to each follower's P where the follow still holds and
     the follower is active (home_deliver.lua); P is capped at hot size + slack. Followers go
-    FANOUT_SCRIPT_CHUNK to a script call, all calls in one pipeline: O(k log |P|) for k
-    followers, one round trip. Returns the followers whose P now waits for the archiver."""
+    FANOUT_SCRIPT_CHUNK to a script call, one pipeline per Redis node: O(k log |P|) for k
+    followers, one round trip a node. Returns the followers whose P now waits for the archiver."""
     if not board_ids:
         return []
-    client = get_redis().pipeline(transaction=False)
     hot = settings.HOME_TIMELINE_HOT
-    args = [author_id, hot + settings.HOME_TIMELINE_SLACK, hot + settings.TIMELINE_CHUNK, *board_ids]
-    groups = group_by_slot(follower_ids, settings.FANOUT_SCRIPT_CHUNK, key=keys.home_timeline)
-    for group in groups:
-        triple_keys = []
-        for follower_id in group:
-            triple_keys += [keys.home_timeline(follower_id), social_keys.following(follower_id), keys.active(follower_id)]
-        scripts.home_deliver(keys=triple_keys, args=args, client=client)
-    return [group[i - 1] for group, flagged in zip(groups, client.execute()) for i in flagged]
+    answers = run_by_node(
+        scripts.home_deliver, follower_ids, key=keys.home_timeline, per_call=settings.FANOUT_SCRIPT_CHUNK,
+        keys_of=lambda f: [keys.home_timeline(f), social_keys.following(f), keys.active(f)],
+        args=[author_id, hot + settings.HOME_TIMELINE_SLACK, hot + settings.TIMELINE_CHUNK, len(board_ids), *board_ids],
+    )
+    return [call[i - 1] for call, flagged in answers for i in flagged]
 
 
 def home_touch(user_id: int, *, now: float | None = None) -> bool:

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from social import keys
 from social.scripts import scripts
-from ugcsite.redis import get_redis, group_by_slot
+from ugcsite.redis import get_redis, run_by_node
 
 
 def _retention() -> int:
@@ -43,19 +43,17 @@ READERS_PER_CALL = 500  # one script call holds Redis for a few ms at most
 def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | None = None) -> dict[int, list[int]]:
     """For each board, which of ``reader_ids`` read it within the retention window.
 
-    The N x M question in one pipelined round trip of readers_of.lua calls: each walks its
-    readers' recent reads once against a table of the N ids (O(reads) a reader, not O(N)
-    probes into a listpack), and returns only the hits. Readers are grouped by cluster slot."""
+    The N x M question in readers_of.lua calls, one pipelined round trip per Redis node: each
+    walks its readers' recent reads once against a table of the N ids (O(reads) a reader, not
+    O(N) probes into a listpack), and returns only the hits."""
     reader_ids = list(reader_ids)
     found: dict[int, list[int]] = {board_id: [] for board_id in board_ids}
     if not board_ids or not reader_ids:
         return found
     cutoff = (time.time() if now is None else now) - _retention()
-    groups = group_by_slot(reader_ids, READERS_PER_CALL, key=keys.reads)
-    pipe = get_redis().pipeline(transaction=False)
-    for group in groups:
-        scripts.readers_of(keys=[keys.reads(r) for r in group], args=[cutoff, *board_ids], client=pipe)
-    for group, pairs in zip(groups, pipe.execute()):
+    answers = run_by_node(scripts.readers_of, reader_ids, key=keys.reads, keys_of=lambda r: [keys.reads(r)],
+                          args=[cutoff, len(board_ids), *board_ids], per_call=READERS_PER_CALL)
+    for group, pairs in answers:
         for i in range(0, len(pairs), 2):
             found[board_ids[pairs[i + 1] - 1]].append(group[pairs[i] - 1])
     return found

@@ -1,11 +1,30 @@
-"""The one way to reach the data Redis: ``get_redis()``, its Lua scripts and grouping by slot.
+"""The one way to reach the data Redis: ``get_redis()``, the Lua script runner, and work over
+many owners grouped by node.
 
 A plain server by default (``REDIS_URL``); a Redis Cluster when ``REDIS_CLUSTER`` is set,
 with ``REDIS_URL`` naming any one of its nodes. Every key the site writes carries its
 owner's hash tag (see ``feeds/keys.py``, ``social/keys.py``), so per-user work stays on one
 slot either way. Celery's broker and Django's cache stay on a plain Redis (settings).
+
+Scripts (``Scripts``, one per ``.lua`` file of a folder) run the same on both:
+- called directly, with EVALSHA; on NOSCRIPT (a restart, a failover, a new node) the script
+  is loaded again, on every primary of a cluster, and the call repeated;
+- queued in a pipeline, with EVAL: the source travels with each call, so no NOSCRIPT can break
+  a pipeline halfway, and redis-py's cluster pipeline (which refuses EVALSHA) routes it by
+  its keys. Redis caches the compiled script by its digest either way.
+We chose scripts over Redis 7 functions (FUNCTION LOAD / FCALL): functions survive a restart
+and a failover, but a new or emptied node still needs them loaded, so the same recovery would
+be needed, and a script's source beside the code that calls it is easier to read and change.
+
+Work over many owners in one script call (a fan-out batch, a reading query) goes
+``by_node``: on a cluster, each call holds owners whose keys live on one node, possibly in
+many slots. The cluster refuses declared KEYS of several slots (CROSSSLOT), so such a script
+takes its keys in ARGV, after its other arguments, and declares
+``#!lua flags=allow-cross-slot-keys`` (Redis 7), which lets it touch any slot of the node it
+runs on. Each node gets one pipeline: one round trip per node, however many slots it holds.
 """
 
+import hashlib
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +33,10 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError, TimeoutError
+
+# How often a batch by node is tried again after the cluster's layout changed under it.
+NODE_BATCH_ATTEMPTS = 3
 
 
 @lru_cache(maxsize=1)
@@ -24,33 +47,83 @@ def get_redis() -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
 
 
-class Scripts:
-    """The Lua scripts of one folder, one per ``.lua`` file, each registered once per process.
+class Script:
+    """One Lua script. ``script(keys=[...], args=[...])`` runs it at once (EVALSHA, reloaded on
+    NOSCRIPT); ``script(keys=..., args=..., client=pipe)`` queues it in a pipeline (EVAL)."""
 
-    ``scripts.<name>(keys=[...], args=[...], client=pipe)`` runs ``<name>.lua`` (EVALSHA,
-    loading it on first use); pass ``client=`` to run it inside a pipeline.
-    """
+    def __init__(self, name: str, source: str):
+        self.name = name
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    def __call__(self, *, keys: Iterable[str] = (), args: Iterable = (), client=None):
+        keys, args = list(keys), list(args)
+        if client is not None:
+            return client.execute_command("EVAL", self.source, len(keys), *keys, *args)
+        connection = get_redis()
+        try:
+            return connection.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            connection.script_load(self.source)  # a cluster loads it on every primary
+            return connection.evalsha(self.sha, len(keys), *keys, *args)
+
+
+class Scripts:
+    """The Lua scripts of one folder, one per ``.lua`` file: ``scripts.<name>`` is its Script."""
 
     def __init__(self, folder: Path):
         self._folder = folder
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Script:
         path = self._folder / f"{name}.lua"
         if name.startswith("_") or not path.exists():
             raise AttributeError(name)
-        script = get_redis().register_script(path.read_text())
+        script = Script(name, path.read_text())
         setattr(self, name, script)
         return script
 
 
-def group_by_slot(owners: Iterable[int], chunk: int, *, key: Callable[[int], str]) -> list[list[int]]:
-    """Owners whose keys may share one script call: chunks of ``chunk`` on a plain Redis; on a
-    cluster, owners of one hash slot (``key(owner)``'s hash tag decides it), so no call spans
-    two slots. O(n)."""
+def by_node(owners: Iterable[int], *, key: Callable[[int], str]) -> list[tuple[redis.Redis, list[int]]]:
+    """Owners grouped by the node that holds ``key(owner)``, each group with a plain client of
+    its node (a cluster primary; on a plain server, the one client and every owner). O(n)."""
     owners = list(owners)
+    client = get_redis()
     if not settings.REDIS_CLUSTER:
-        return [owners[i:i + chunk] for i in range(0, len(owners), chunk)]
-    groups: dict[int, list[int]] = {}
+        return [(client, owners)] if owners else []
+    nodes: dict[str, tuple] = {}
     for owner in owners:
-        groups.setdefault(key_slot(key(owner).encode()), []).append(owner)
-    return [ids[i:i + chunk] for ids in groups.values() for i in range(0, len(ids), chunk)]
+        node = client.nodes_manager.get_node_from_slot(key_slot(key(owner).encode()))
+        nodes.setdefault(node.name, (node, []))[1].append(owner)
+    return [(node.redis_connection, group) for node, group in nodes.values()]
+
+
+def _layout_changed(error: Exception) -> bool:
+    if isinstance(error, (ConnectionError, TimeoutError)):
+        return True
+    return isinstance(error, ResponseError) and str(error).split(" ", 1)[0] in ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
+
+
+def run_by_node(script: Script, owners: Iterable[int], *, key: Callable[[int], str],
+                keys_of: Callable[[int], list[str]], args: list, per_call: int) -> list[tuple[list[int], object]]:
+    """Run ``script`` over many owners: ``per_call`` owners a call (ARGV: ``args``, then each
+    owner's ``keys_of``; no declared KEYS), all calls of one node in one pipeline, so one
+    round trip per node.
+    Returns (owners of a call, its answer) for every call. On a cluster whose layout changed
+    (failover, moved slots) the layout is read again and the whole batch repeated: the script
+    must be idempotent. O(total keys)."""
+    owners = list(owners)
+    for attempt in range(NODE_BATCH_ATTEMPTS):
+        try:
+            answers = []
+            for node, group in by_node(owners, key=key):
+                calls = [group[i:i + per_call] for i in range(0, len(group), per_call)]
+                pipe = node.pipeline(transaction=False)
+                for call in calls:
+                    script(args=[*args, *(k for owner in call for k in keys_of(owner))], client=pipe)
+                answers += zip(calls, pipe.execute())
+            return answers
+        except (ConnectionError, TimeoutError, ResponseError) as error:
+            if not settings.REDIS_CLUSTER or not _layout_changed(error) or attempt + 1 == NODE_BATCH_ATTEMPTS:
+                raise
+            get_redis().nodes_manager.initialize()
+    raise AssertionError("unreachable")

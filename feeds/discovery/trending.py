@@ -36,8 +36,9 @@ def trending_rollup(*, now: float | None = None) -> int:
     pipe.zinterstore(indexed, {union: 1, keys.sort("recent"): 0})  # only boards still indexed
     pipe.zrange(indexed, 0, -1, withscores=True)
     pipe.zrangebyscore(keys.sort("trending"), "(0", "+inf")
-    pipe.delete(union, indexed)
-    scores, previously = pipe.execute()[-3:-1]
+    pipe.delete(union)  # one key a DEL: a cluster pipeline takes no other
+    pipe.delete(indexed)
+    scores, previously = pipe.execute()[-4:-2]
     fresh = {int(member): score for member, score in scores}
     pipe = client.pipeline(transaction=False)
     gone = [int(member) for member in previously if int(member) not in fresh]
