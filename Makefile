@@ -19,12 +19,14 @@ venv: $(STAMP)
 run: $(STAMP)
 	@scripts/run.sh
 
+# The whole suite on a plain Redis, then again with the data Redis on a throwaway 3-primary
+# Redis Cluster (every test but the browser ones, and one browser path: marker "cluster").
 test: $(STAMP)
 	@scripts/with-servers.sh pytest $(ARGS)
+	@$(MAKE) --no-print-directory test-cluster
 
-# The suite (browser tests aside) with the data Redis on a throwaway 3-primary Redis Cluster.
 test-cluster: $(STAMP)
-	@UGC_CLUSTER=1 scripts/with-servers.sh pytest -m "not browser" $(ARGS)
+	@UGC_CLUSTER=1 scripts/with-servers.sh pytest -m "not browser or cluster" $(ARGS)
 
 bench-deps: $(STAMP)
 	@$(VENV)/bin/pip install --quiet -r requirements-bench.txt

@@ -5,7 +5,6 @@ import time
 from collections.abc import Callable
 
 from django.db import connection
-from feeds.services import activity
 
 
 def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
@@ -31,6 +30,7 @@ def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
 def site_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], dict]:
     """The site's feed request minus HTTP: what the API view does (ready-check + selector)."""
     from feeds import selectors
+    from feeds.services import activity
 
     def call():
         activity.home_feed_ready(user_id=user_id)

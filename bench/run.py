@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import django
-from social import tokens
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -136,7 +135,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     from bench import fanout, measure, world as worldmod
     from feeds import keys as feed_keys
-    from social import services as social_services
+    from social import tokens
     from ugcsite.redis import get_redis
 
     smoke = args.smoke

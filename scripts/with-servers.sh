@@ -12,7 +12,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 ensure_postgres
 ensure_redis
 # The browser tests need Chromium; benchmarks and runs with -m "not browser" do not.
-if [ "${1:-}" = pytest ] && [[ "$*" != *"not browser"* ]]; then ensure_chromium; fi
+if [ "${1:-}" = pytest ] && { [[ "$*" != *"not browser"* ]] || [[ "$*" == *"or cluster"* ]]; }; then ensure_chromium; fi
 TMP=$(mktemp -d /tmp/ugcsite-run.XXXXXX)
 chmod 755 "$TMP"
 PG_PORT=$(free_port); REDIS_PORT=$(free_port)

@@ -143,6 +143,7 @@ def image_loaded(page, selector: str) -> None:
         " return img && img.complete && img.naturalWidth > 0; }", arg=selector)
 
 
+@pytest.mark.cluster
 def test_two_people_follow_draw_publish_and_scroll_their_feed(celery_worker, people, django_user_model):
     reader, artist, staff = people("reader"), people("artist"), people("staff")
     sign_up(reader, "reader")
