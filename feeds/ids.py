@@ -24,6 +24,8 @@ SEQUENCE_BITS = 7
 MAX_SEQUENCE = (1 << SEQUENCE_BITS) - 1
 GENERATORS = 1 << GENERATOR_BITS
 
+ID_LIMIT = 1 << 53  # every board id is below this (each one its own exact sorted-set score)
+
 _lock = threading.Lock()
 _state = {"generator": None, "last_ms": -1, "sequence": 0}
 

@@ -199,6 +199,13 @@ FANOUT_BATCH_SIZE = int(os.environ.get("FANOUT_BATCH_SIZE", "1000"))
 FANOUT_SCRIPT_CHUNK = int(os.environ.get("FANOUT_SCRIPT_CHUNK", "200"))
 # How many of a followee's newest boards a new follow brings into the follower's feed.
 FOLLOW_BACKFILL_COUNT = int(os.environ.get("FOLLOW_BACKFILL_COUNT", "100"))
+# Hybrid fan-out (feeds.hybrid): an author with more followers than this is not pushed; each
+# reader's feed page merges their M instead. The count is checked on every follow and unfollow.
+FANOUT_PUSH_MAX_FOLLOWERS = int(os.environ.get("FANOUT_PUSH_MAX_FOLLOWERS", "10000"))
+# When such an author falls back to the threshold, pushing starts again with the boards made this
+# long after that moment (earlier ones stay merged): longer than any clock skew between the
+# processes that make board ids, so no board made before the change is left in neither place.
+FANOUT_PULL_MARGIN = timedelta(seconds=int(os.environ.get("FANOUT_PULL_MARGIN_SECONDS", "60")))
 
 # --- discovery ----------------------------------------------------------------------------------
 # A cached query intersection lives this long (ms); any index change makes it stale at once.
