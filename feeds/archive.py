@@ -65,11 +65,16 @@ def waiting_count() -> int:
     return get_redis().zcard(keys.archive_waiting())
 
 
-def archived_max(user_id: int, kind: str) -> int:
+def mark_field(kind: str) -> str:
+    """The field of keys.timeline_meta that holds A of a kind of timeline (for pipelined reads)."""
+    return _MAX_FIELD[kind]
+
+
+def archived_max(user_id: int, kind: str, *, stored: str | None = None) -> int:
     """A: every archived id of the timeline is at most this (0: nothing archived).
-    O(1) from Redis; on a miss (Redis lost) one indexed PostgreSQL query, written back."""
-    client = get_redis()
-    value = client.hget(keys.timeline_meta(user_id), _MAX_FIELD[kind])
+    O(1) from Redis (or ``stored``, the field as a pipeline already read it); on a miss (Redis
+    lost) one indexed PostgreSQL query, written back."""
+    value = stored if stored is not None else get_redis().hget(keys.timeline_meta(user_id), _MAX_FIELD[kind])
     if value is not None:
         return int(value)
     found = TimelineChunk.objects.filter(owner_id=user_id, timeline=kind).aggregate(m=Max("last_id"))["m"] or 0

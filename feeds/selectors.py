@@ -91,8 +91,7 @@ def _visible(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
     return found
 
 
-def _timeline_answer(user_id: int, kind: Timeline, *, offset, before, limit) -> dict:
-    page = timelines.page(user_id, kind, offset=offset, before=before, limit=limit)
+def _timeline_answer(user_id: int, kind: Timeline, page: timelines.IdPage) -> dict:
     found = _visible(user_id, kind, page.ids)
     items = [summary_from_fields(found[board_id]) for board_id in page.ids if board_id in found]
     return {"items": items, "next": str(page.ids[-1]) if page.has_more else None}
@@ -101,25 +100,30 @@ def _timeline_answer(user_id: int, kind: Timeline, *, offset, before, limit) -> 
 def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
     """A user's boards, newest first (list_recent), across head and archive.
     O(log |M| + limit) plus hydration on the head; a chunk row or two past it."""
-    return _timeline_answer(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
+    page = timelines.page(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
+    return _timeline_answer(user_id, Timeline.PROFILE, page)
 
 
 def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
-    """A user's home feed, newest first (list_public_feed), across head and archive.
-    O(log |P| + limit) plus hydration; call services.activity.home_feed_ready first."""
-    return _timeline_answer(user_id, Timeline.HOME, offset=offset, before=before, limit=limit)
+    """A user's home feed, newest first (list_public_feed), across head and archive: P merged
+    with the M of the big authors they follow (timelines.home_page, hybrid fan-out).
+    O(log |P| + k log |M| + limit) for k big followees, plus hydration; call
+    services.activity.home_feed_ready first."""
+    page = timelines.home_page(user_id, offset=offset, before=before, limit=limit)
+    return _timeline_answer(user_id, Timeline.HOME, page)
 
 
 def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int | None, limit: int) -> dict:
     """The home feed narrowed by discovery filters (kind, tags), paged like the feed.
 
-    Intersected from the feed's side: the timeline is read newest first in batches and each
-    batch is checked against the filter sets (SMISMEMBER), never a scan of an index. Cost
-    grows with how far down the feed the matches lie, bounded by the feed's length."""
+    Intersected from the feed's side: the feed (P merged with the big followees' M) is read
+    newest first in batches and each batch is checked against the filter sets (SMISMEMBER),
+    never a scan of an index. Cost grows with how far down the feed the matches lie, bounded
+    by the feed's length."""
     filter_keys = query.filter_keys()
     skip, want = (offset or 0), limit + 1
     matched: list[int] = []
-    for batch in timelines.iter_desc(user_id, Timeline.HOME, below=before):
+    for batch in timelines.home_iter_desc(user_id, below=before):
         hits = indexes.members_of_all(filter_keys, batch)
         found = _visible(user_id, Timeline.HOME, hits) if hits else {}
         for board_id in hits:

@@ -6,13 +6,14 @@ Storage only: Redis in, Redis out; no tasks are enqueued here.
 
 import heapq
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
 from django.conf import settings
 
-from feeds import archive, keys
+from feeds import archive, hybrid, keys
+from feeds.rules import Timeline
 from feeds.scripts import scripts
 from social import keys as social_keys
 from ugcsite.redis import get_redis, run_by_node
@@ -103,34 +104,86 @@ class IdPage:
     has_more: bool  # an older id exists after the last one
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """Ids newest first, each strictly below ``below``, that cost a PostgreSQL read (a timeline's
+    archived chunks): ``open()`` gives them, and merge_desc calls it only once nothing in hand
+    is newer than ``below``."""
+    below: int
+    open: Callable[[], Iterable[int]]
+
+
+def merge_desc(*streams: Iterable[int] | Deferred) -> Iterator[int]:
+    """Merge streams of ids, each newest first, into one, newest first, each id once. A Deferred
+    stream is opened only when the merge reaches its bound, so a page that the Redis heads fill
+    never touches the archive."""
+    heap: list[tuple[int, int, Iterator[int] | Deferred]] = []  # (-id or -bound, tie-break, source)
+    for order, stream in enumerate(streams):
+        if isinstance(stream, Deferred):
+            heap.append((1 - stream.below, order, stream))
+            continue
+        source = iter(stream)
+        first = next(source, None)
+        if first is not None:
+            heap.append((-first, order, source))
+    heapq.heapify(heap)
+    last = None
+    while heap:
+        key, order, source = heap[0]
+        if isinstance(source, Deferred):
+            opened = iter(source.open())
+            first = next(opened, None)
+            if first is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (-first, order, opened))
+            continue
+        if -key != last:
+            last = -key
+            yield last
+        following = next(source, None)
+        if following is None:
+            heapq.heappop(heap)
+        else:
+            heapq.heapreplace(heap, (-following, order, source))
+
+
 def desc_unique(*streams: Iterable[int]) -> Iterator[int]:
     """Merge streams of ids, each newest first, into one, newest first, each id once."""
-    last = None
-    for board_id in heapq.merge(*streams, key=lambda i: -i):
-        if board_id != last:
-            last = board_id
-            yield board_id
+    return merge_desc(*streams)
 
 
-def page(user_id: int, kind: str, *, offset: int | None = None, before: int | None = None, limit: int) -> IdPage:
+def _with_archive(owner_id: int, kind: str, head: list[int], archived: int, *, below: int | None,
+                  want: int | None) -> list:
+    """The streams holding a timeline's newest ids strictly below ``below``, given ``head``, its
+    newest ``want`` such ids in Redis (every one when ``want`` is None), and A = ``archived``:
+    the head alone when it is whole above A, else the head and the archive below A (deferred).
+    Taking the newest ``want`` of their merge is exact: a head id left unread is older than all
+    ``want`` read."""
+    if not archived or (want is not None and len(head) == want and head[-1] > archived):
+        return [head]
+    bound = archived + 1 if below is None else min(below, archived + 1)
+    return [head, Deferred(bound, lambda: archive.archived_ids_desc(owner_id, kind, below=below))]
+
+
+def page(user_id: int, kind: str, *, offset: int | None = None, before: int | None = None, limit: int,
+         archived: int | None = None) -> IdPage:
     """One page of a timeline, newest first, by ``offset`` or strictly older than ``before``,
     across the hot head (Redis) and the archive (PostgreSQL) with no gap and no duplicate.
 
-    A = the archived max (feeds.archive): head ids above A come first and alone, so pages
-    there are pure Redis, O(log n + limit). Below A, head ids (bounded by the hot size) and
-    archived chunks are merged lazily: a page reads one or two chunk rows. One id more than
-    asked is read to tell whether an older one exists.
+    A = the archived max (feeds.archive; ``archived`` when the caller read it already): head ids
+    above A come first and alone, so pages there are pure Redis, O(log n + limit). Below A,
+    head ids (bounded by the hot size) and archived chunks are merged lazily: a page reads one
+    or two chunk rows. One id more than asked is read to tell whether an older one exists.
     """
     client = get_redis()
     key = keys.timeline_key(kind, user_id)
-    archived = archive.archived_max(user_id, kind)
+    if archived is None:
+        archived = archive.archived_max(user_id, kind)
     want = limit + 1
     if before is not None:
         head = [int(i) for i in client.zrevrangebyscore(key, f"({before}", "-inf", start=0, num=want)]
-        if len(head) == want and head[-1] > archived or not archived:
-            ids = head
-        else:
-            ids = list(islice(desc_unique(head, archive.archived_ids_desc(user_id, kind, below=before)), want))
+        ids = list(islice(merge_desc(*_with_archive(user_id, kind, head, archived, below=before, want=want)), want))
         return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
     offset = offset or 0
@@ -145,13 +198,74 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 
-def iter_desc(user_id: int, kind: str, *, below: int | None = None, batch: int = 200) -> Iterator[list[int]]:
-    """The whole timeline newest first (head and archive merged, each id once), strictly below
-    ``below``, in lists of up to ``batch`` ids: for reads that filter as they go (the filtered
-    feed). The head is read once (bounded by its cap); the archive lazily."""
-    key = keys.timeline_key(kind, user_id)
-    high = f"({below}" if below is not None else "+inf"
-    head = [int(i) for i in get_redis().zrevrangebyscore(key, high, "-inf")]
-    stream = desc_unique(head, archive.archived_ids_desc(user_id, kind, below=below))
+def _home_streams(user_id: int, *, before: int | None, want: int | None) -> tuple[list | None, int]:
+    """The streams of a reader's feed below ``before`` when they follow big authors (None when
+    they follow none), and A of their P. The streams: P's head and archive, and each big
+    followee's M below its pull_below (feeds.hybrid), head and archive; ``want`` ids at most
+    from each head (None: whole heads, bounded by their caps). Two round trips: the reader's
+    slot (fb, A of P), then one pipeline of P's head and one pulled_head.lua call per big
+    followee (on a cluster, redis-py sends each node its share of the pipeline)."""
+    client = get_redis()
+    pipe = client.pipeline(transaction=False)
+    pipe.zrange(keys.big_following(user_id), 0, -1)
+    pipe.hget(keys.timeline_meta(user_id), archive.mark_field(Timeline.HOME))
+    big, stored = pipe.execute()
+    archived = archive.archived_max(user_id, Timeline.HOME, stored=stored)
+    if not big:
+        return None, archived
+    high = f"({before}" if before is not None else "+inf"
+    pipe = client.pipeline(transaction=False)
+    if want is None:
+        pipe.zrevrangebyscore(keys.home_timeline(user_id), high, "-inf")
+    else:
+        pipe.zrevrangebyscore(keys.home_timeline(user_id), high, "-inf", start=0, num=want)
+    for author_id in big:
+        scripts.pulled_head(
+            keys=[keys.profile_timeline(author_id), keys.timeline_meta(author_id)], client=pipe,
+            args=["" if before is None else before, -1 if want is None else want,
+                  archive.mark_field(Timeline.PROFILE), hybrid.PULL_BELOW],
+        )
+    home, *heads = pipe.execute()
+    streams = _with_archive(user_id, Timeline.HOME, [int(i) for i in home], archived, below=before, want=want)
+    for author_id, (m_stored, pull_below, *ids) in zip((int(a) for a in big), heads):
+        below = before
+        if pull_below is not None and (below is None or int(pull_below) < below):
+            below = int(pull_below)
+        archived_m = archive.archived_max(author_id, Timeline.PROFILE, stored=m_stored)
+        streams += _with_archive(author_id, Timeline.PROFILE, [int(i) for i in ids], archived_m, below=below, want=want)
+    return streams, archived
+
+
+def home_page(user_id: int, *, offset: int | None = None, before: int | None = None, limit: int) -> IdPage:
+    """One page of a reader's home feed (hybrid fan-out, feeds.hybrid): P merged with the M of
+    each big author they follow, newest first, each id once, by ``offset`` or strictly older
+    than ``before``, across every Redis head and archive, exactly what pushing every board into
+    P would give.
+
+    A reader following no big author gets page() of P (the set is read in the round trip that
+    reads A). Otherwise two round trips for the ids (see _home_streams); by ``before`` each head
+    gives limit + 1 ids, O(k log |M|) for k big followees; by ``offset`` each gives
+    offset + limit + 1 (a merge cannot skip by rank), O(k (log |M| + offset)). Archives are read
+    only where a head runs out above the page's end.
+    """
+    want = limit + 1 if before is not None else (offset or 0) + limit + 1
+    streams, archived = _home_streams(user_id, before=before, want=want)
+    if streams is None:
+        return page(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, archived=archived)
+    skip = 0 if before is not None else offset or 0
+    ids = list(islice(merge_desc(*streams), skip, want))
+    return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
+
+
+def home_iter_desc(user_id: int, *, below: int | None = None, batch: int = 200) -> Iterator[list[int]]:
+    """A reader's whole home feed newest first (P merged with their big followees' M, each id
+    once), strictly below ``below``, in lists of up to ``batch`` ids: for reads that filter as
+    they go (the filtered feed). Heads are read once (bounded by their caps); archives lazily."""
+    streams, archived = _home_streams(user_id, before=below, want=None)
+    if streams is None:
+        high = f"({below}" if below is not None else "+inf"
+        head = [int(i) for i in get_redis().zrevrangebyscore(keys.home_timeline(user_id), high, "-inf")]
+        streams = _with_archive(user_id, Timeline.HOME, head, archived, below=below, want=None)
+    stream = merge_desc(*streams)
     while part := list(islice(stream, batch)):
         yield part
