@@ -1,6 +1,7 @@
 """Who gets what: fan-out of a new board, retraction of a deleted or hidden one (or of a
-suspended author's), follow back-fill, unfollow clean-up, and the restore after a suspension,
-each in bounded steps for Celery (feeds.tasks). Every walk of an author's followers goes
+suspended author's), follow back-fill, unfollow clean-up, the restore after a suspension, and
+the marking of a big author's followers (hybrid fan-out, feeds.hybrid), each in bounded steps
+for Celery (feeds.tasks). Every walk of an author's followers goes
 through ``followers_step``. Storage work only: no tasks are enqueued here.
 """
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from feeds import boardcache, keys, timelines
+from feeds import boardcache, hybrid, keys, timelines
 from feeds.discovery import indexes
 from feeds.models import Board
 from feeds.archive import archived_max
@@ -36,6 +37,14 @@ def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch
     the archiver."""
     followers = followers_step(author_id, cursor, batch_size, then)
     return timelines.home_deliver(followers, author_id, [board_id])
+
+
+def big_mark_batch(*, author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> int:
+    """Add a big author to the big-following set of the next ``batch_size`` followers after
+    ``cursor`` who still follow them (hybrid fan-out: from now on their pages merge the author's
+    M). One ZRANGEBYSCORE plus one pipeline per node: O(batch log |fb|). Idempotent. Returns
+    how many entries are new."""
+    return hybrid.followers_mark(author_id, followers_step(author_id, cursor, batch_size, then))
 
 
 def retract_batch(*, board_ids: list[int], author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> None:
@@ -79,14 +88,17 @@ def unfollow_cleanup(*, follower_id: int, followee_id: int) -> int:
 
 def author_restore(*, author_id: int) -> None:
     """After a suspension is lifted: M from PostgreSQL (above its archive mark), G dropped so it
-    refills, and the newest FOLLOW_BACKFILL_COUNT boards delivered to every follower again
-    (in batches from a cursor, like a fan-out). Offline: O(boards + followers)."""
+    refills, and, unless the author is big (merged at read time), the newest
+    FOLLOW_BACKFILL_COUNT boards delivered to every follower again (in batches from a cursor,
+    like a fan-out). Offline: O(boards + followers)."""
     mark = archived_max(author_id, Timeline.PROFILE)
     restored = Board.objects.filter(author_id=author_id, state=Board.State.PUBLISHED).select_related("author")
     for board in restored.iterator(chunk_size=1000):
         indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
     ids = list(restored.filter(id__gt=mark).order_by("-id").values_list("id", flat=True))
     timelines.timeline_replace(keys.profile_timeline(author_id), ids)
+    if hybrid.author_is_big(author_id):
+        return  # not pushed: every follower's page merges the rebuilt M
     recent = ids[: settings.FOLLOW_BACKFILL_COUNT]
     cursor = FollowerCursor()
     while cursor is not None:

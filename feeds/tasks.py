@@ -1,31 +1,35 @@
 """Celery tasks: thin, idempotent, taking ids. Each reloads what it needs, treats a vanished
-record as done, and calls one function of feeds.fanout, feeds.regeneration or feeds.archive.
+record as done, and calls one function of feeds.fanout, feeds.regeneration or feeds.archive
+(after an O(1) look at the author's fan-out mode, feeds.hybrid, where it matters).
 (Discovery's beat tasks are in feeds.discovery.tasks.)"""
 
 from celery import shared_task
 from django.conf import settings
 
-from feeds import archive, fanout, regeneration
+from feeds import archive, fanout, hybrid, regeneration
 from feeds.models import Board
 from feeds.rules import Timeline
 from social.graph import FollowerCursor
 
 
-def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int) -> dict:
+def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int, **more) -> dict:
     """The cursor arguments of a batch run of ``task``: where this run starts, its size, and how
-    the next run (same task, same first argument) is enqueued before this one writes, so
-    batches overlap across worker processes."""
+    the next run (same task, same first argument and keyword arguments ``more``) is enqueued
+    before this one writes, so batches overlap across worker processes."""
     cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done)
     return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE,
-            "then": lambda next_cursor: task.delay(owner_id, *next_cursor)}
+            "then": lambda next_cursor: task.delay(owner_id, *next_cursor, **more)}
 
 
 @shared_task(acks_late=True)
 def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
-    """Push a new board to its author's followers, one batch a run."""
+    """Push a new board to its author's followers, one batch a run; nothing for a big author
+    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.hybrid)."""
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] != Board.State.PUBLISHED:
         return  # deleted or hidden meanwhile: the retraction owns it now
+    if hybrid.author_is_big(row["author_id"]):
+        return  # checked every batch: an author who became big meanwhile has their followers marked
     waiting = fanout.fanout_batch(board_id=board_id, author_id=row["author_id"],
                                   **_walk(board_fanout, board_id, cursor_score, cursor_done))
     archive_soon(Timeline.HOME, waiting)
@@ -37,6 +41,8 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] == Board.State.PUBLISHED:
         return  # unhidden meanwhile: it belongs in the feeds again
+    if hybrid.board_never_pushed(row["author_id"], board_id):
+        return  # in no P: pages merged it from M, which lost it at once
     fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"],
                          **_walk(board_retract, board_id, cursor_score, cursor_done))
 
@@ -54,6 +60,16 @@ def author_retract(author_id: int, cursor_score: float | None = None, cursor_don
 @shared_task(acks_late=True)
 def author_restore(author_id: int) -> None:
     fanout.author_restore(author_id=author_id)
+
+
+@shared_task(acks_late=True)
+def big_author_walk(author_id: int, cursor_score: float | None = None, cursor_done: int = 0, *, since: int) -> None:
+    """An author became big: add them to every follower's big-following set, batch by batch.
+    ``since`` names the big spell; a walk for an older one stops (the newer walk reaches every
+    follower). It goes on if the author falls back meanwhile: boards of the spell stay merged."""
+    if hybrid.pull_since(author_id) != since:
+        return
+    fanout.big_mark_batch(author_id=author_id, **_walk(big_author_walk, author_id, cursor_score, cursor_done, since=since))
 
 
 @shared_task(acks_late=True)
