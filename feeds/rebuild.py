@@ -10,11 +10,12 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Max
 
-from feeds import archive, keys, timelines
+from feeds import archive, hybrid, keys, timelines
 from feeds.discovery import counters, indexes, trending
 from feeds.models import Board, TimelineChunk
 from feeds.rules import Timeline
 from social import graph
+from social.graph import FollowerCursor
 from social.models import Follow
 
 
@@ -43,6 +44,19 @@ def rebuild_graph(user_ids, progress) -> None:
     followers, following = _edges_by("followee_id"), _edges_by("follower_id")
     for user_id in user_ids:
         graph.graph_replace(user_id, followers=followers.get(user_id, ()), following=following.get(user_id, ()))
+        progress()
+
+
+def rebuild_big_authors(user_ids, progress) -> None:
+    """Each author's fan-out mode from their follower count (after rebuild_graph), and every
+    follower of a big author marked so their pages merge the author's M (feeds.hybrid), F walked
+    in batches as the marking task does. O(users + followers of big authors)."""
+    for user_id in user_ids:
+        if hybrid.author_recount(user_id).big:
+            cursor = FollowerCursor()
+            while cursor is not None:
+                followers, cursor = graph.followers_batch(user_id, cursor, settings.FANOUT_BATCH_SIZE)
+                hybrid.followers_mark(user_id, followers)
         progress()
 
 

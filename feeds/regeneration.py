@@ -8,20 +8,28 @@ from itertools import islice
 
 from django.conf import settings
 
-from feeds import archive, keys, timelines
+from feeds import archive, hybrid, keys, timelines
 from feeds.models import Board
 from feeds.rules import Timeline
 from social import graph
 from ugcsite.redis import get_redis
 
 
+def pushed_followees(user_id: int) -> list[int]:
+    """The followees whose boards a user's P must hold: all but the big ones their pages merge
+    whole (feeds.hybrid; one that fell back is kept: its newer boards are pushed again)."""
+    merged = hybrid.merged_whole(user_id)
+    return [followee_id for followee_id in graph.following_ids(user_id) if followee_id not in merged]
+
+
 def home_regenerate(user_id: int) -> tuple[int, int] | None:
-    """Refill a returning user's P from their followees' M heads (and M archives where a head
-    is short): their newest HOME_TIMELINE_HOT ids join whatever P holds (fan-out may have
-    delivered since the return), so the first page is whole. O(F log |M| + hot) for F
-    followees, one pipeline. Returns the (lower, upper) bounds of the gap left between those
-    ids and the older history (for home_gap_fill), or None when there is nothing to join up."""
-    followees = graph.following_ids(user_id)
+    """Refill a returning user's P from their pushed followees' M heads (and M archives where a
+    head is short): their newest HOME_TIMELINE_HOT ids join whatever P holds (fan-out may have
+    delivered since the return), so the first page is whole. Big followees are left out (the
+    page merges them), so they cannot crowd the others out of the hot ids. O(F log |M| + hot)
+    for F followees, one pipeline. Returns the (lower, upper) bounds of the gap left between
+    those ids and the older history (for home_gap_fill), or None when there is nothing to join up."""
+    followees = pushed_followees(user_id)
     hot = settings.HOME_TIMELINE_HOT
     pipe = get_redis().pipeline(transaction=False)
     for followee_id in followees:
@@ -47,13 +55,13 @@ def home_regenerate(user_id: int) -> tuple[int, int] | None:
 
 
 def home_gap_fill(user_id: int, lower: int, upper: int) -> int:
-    """Archive the followees' boards strictly between ``lower`` (the older history's newest id)
-    and ``upper`` (the regenerated ids' oldest), so deep paging has no hole (at most
+    """Archive the pushed followees' boards strictly between ``lower`` (the older history's
+    newest id) and ``upper`` (the regenerated ids' oldest), so deep paging has no hole (at most
     REGENERATE_GAP_MAX ids, newest first). Offline: one indexed query over the followees'
     boards. Returns the number of ids archived."""
     ids = list(
         Board.objects.filter(
-            author_id__in=graph.following_ids(user_id), state=Board.State.PUBLISHED,
+            author_id__in=pushed_followees(user_id), state=Board.State.PUBLISHED,
             id__gt=lower, id__lt=upper,
         ).order_by("-id").values_list("id", flat=True)[:settings.REGENERATE_GAP_MAX]
     )

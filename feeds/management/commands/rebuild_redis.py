@@ -15,6 +15,7 @@ class Command(BaseCommand):
         steps = [
             ("archive marks", rebuild.rebuild_archive_marks),
             ("follow graph", rebuild.rebuild_graph),
+            ("big authors", rebuild.rebuild_big_authors),
             ("profile timelines", rebuild.rebuild_profiles),
             ("home timelines", rebuild.rebuild_home),
         ]
