@@ -51,3 +51,25 @@ def test_fanout_reenqueues_itself_across_batches_in_the_worker(celery_worker, ap
     board_id = star.post("/api/v1/boards", {"title": "for all", "kind": "comic", "doc": DOC}).json()["id"]
     for fan in fans:
         wait_for(lambda fan=fan: board_id in feed_ids(fan), what="every fan reached")
+
+
+def test_a_big_author_is_merged_not_pushed_through_the_worker(celery_worker, api, redis_data, settings):
+    """Past the threshold (2 here; the mode flips in this process, where follows are made) the
+    worker's marking walk, in batches of 2, reaches the followers from before the crossing, and
+    a new board shows in every feed at once, from the author's M, pushed into no P."""
+    settings.FANOUT_PUSH_MAX_FOLLOWERS = 2
+    star = api.as_user("star")
+    fans = [api.as_user(f"fan{i}") for i in range(5)]
+    early = star.post("/api/v1/boards", {"title": "early", "kind": "note", "doc": DOC}).json()["id"]
+    for fan in fans:
+        assert fan.put("/api/v1/users/star/follow").status_code == 204
+    fan_ids = [fan.get("/api/v1/me").json()["id"] for fan in fans]
+    wait_for(lambda: all(redis_data.zscore(keys.big_following(f), star.get("/api/v1/me").json()["id"]) is not None
+                         for f in fan_ids), what="the marking walk")
+    for fan in fans:
+        assert feed_ids(fan) == [early]
+
+    fresh = star.post("/api/v1/boards", {"title": "fresh", "kind": "note", "doc": DOC}).json()["id"]
+    for fan in fans:
+        assert feed_ids(fan) == [fresh, early]  # at once: no fan-out stands between
+    assert all(redis_data.zscore(keys.home_timeline(f), fresh) is None for f in fan_ids)
