@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-cluster bench bench-smoke bench-reading bench-fanout bench-deps venv clean-var
+.PHONY: run test test-cluster bench bench-smoke bench-reading bench-fanout bench-hybrid bench-deps venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -46,6 +46,11 @@ bench-reading: bench-deps
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)
 	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
+
+# Hybrid fan-out: a post by an author with 1,000,000 followers, and the feed of a reader of 20 such
+# authors and 200 ordinary ones (bench/results/hybrid.md).
+bench-hybrid: bench-deps
+	@scripts/with-servers.sh python -m bench.hybrid $(ARGS)
 
 clean-var:
 	rm -rf var

@@ -6,6 +6,9 @@ from the create call (enqueue) to the moment the last follower's home timeline h
 
 The followers are real rows in PostgreSQL and real F/following sets in Redis; the worker is a
 real `celery worker` process with the site's settings (FANOUT_BATCH_SIZE batches).
+This measures push: F is written here directly, so the author is never recounted and stays
+pushed whatever FANOUT_PUSH_MAX_FOLLOWERS says (on the site an author past it is merged at read
+time instead; `make bench-hybrid` measures that side).
 """
 
 import argparse

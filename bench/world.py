@@ -132,6 +132,7 @@ def build_redis(world: World) -> dict:
     rebuild.recount_profiles()
     users = world.user_ids
     for label, step in (("archive marks", rebuild.rebuild_archive_marks), ("follow graph", rebuild.rebuild_graph),
+                        ("big authors", rebuild.rebuild_big_authors),
                         ("profile timelines", rebuild.rebuild_profiles), ("home timelines", rebuild.rebuild_home)):
         with tqdm(total=len(users), desc=label, unit="user", disable=None) as bar:
             step(users, bar.update)
