@@ -82,6 +82,12 @@ def archived_max(user_id: int, kind: str, *, stored: str | None = None) -> int:
     return found
 
 
+def mark_raise(user_id: int, kind: str, value: int) -> None:
+    """Raise A of a timeline to at least ``value`` without archiving anything (every archived id
+    is still at most A): readers and regeneration then treat what lies below as history. O(1)."""
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], value])
+
+
 def marks_put(user_id: int, marks: dict[str, int]) -> None:
     """Set the archived max of a user's timelines (``{Timeline.PROFILE: id, ...}``; 0: nothing
     archived), e.g. from PostgreSQL in a rebuild. O(1)."""

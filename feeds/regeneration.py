@@ -4,11 +4,13 @@ first page, with the gap to the older history archived by a task. Storage work o
 """
 
 import time
+from datetime import UTC, datetime
 from itertools import islice
 
 from django.conf import settings
 
 from feeds import archive, hybrid, keys, timelines
+from feeds.ids import min_board_id_at
 from feeds.models import Board
 from feeds.rules import Timeline
 from social import graph
@@ -71,18 +73,23 @@ def home_gap_fill(user_id: int, lower: int, upper: int) -> int:
 
 def idle_sweep(*, now: float | None = None, batch: int = 500) -> int:
     """Archive the whole P of every user idle longer than IDLE_AFTER, then drop it from Redis
-    (a P is history, never just expired). O(idle users x |P|), offline. Returns how many."""
+    (a P is history, never just expired), and raise P's A to the id of their last activity:
+    whatever fan-out skipped came after it, so on their return home_gap_fill starts there even
+    when P held nothing to archive (its followees all merged, feeds.hybrid, or silent).
+    O(idle users x |P|), offline. Returns how many."""
     client = get_redis()
     cutoff = (time.time() if now is None else now) - settings.IDLE_AFTER.total_seconds()
     swept = 0
     while True:
-        idle = [int(u) for u in client.zrangebyscore(keys.last_seen(), "-inf", f"({cutoff}", start=0, num=batch)]
+        idle = client.zrangebyscore(keys.last_seen(), "-inf", f"({cutoff}", start=0, num=batch, withscores=True)
         if not idle:
             return swept
-        for user_id in idle:
+        for member, seen in idle:
+            user_id = int(member)
             if client.exists(keys.active(user_id)):  # came back since: not idle after all
                 client.zrem(keys.last_seen(), user_id)
                 continue
             archive.timeline_archive_all(Timeline.HOME, user_id)
+            archive.mark_raise(user_id, Timeline.HOME, min_board_id_at(datetime.fromtimestamp(seen, UTC)))
             client.zrem(keys.last_seen(), user_id)
             swept += 1

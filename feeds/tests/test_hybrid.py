@@ -9,11 +9,13 @@ and the windows are shrunk so heads, P chunks and big authors' M chunks all take
 """
 
 import itertools
+import time
 import uuid
 from datetime import timedelta
 from io import StringIO
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import transaction
@@ -146,11 +148,12 @@ def _is_active(user_id: int) -> bool:
 
 
 def _go_idle(user_id: int) -> None:
-    """What days away do: the active mark expires, and the idle sweeper archives and drops P."""
+    """What days away do: the active mark expires (IDLE_AFTER after the last activity, which is
+    when it was last set), and the idle sweeper archives and drops P."""
     activity._seen.pop(user_id, None)
     client = get_redis()
     client.delete(keys.active(user_id))
-    client.zadd(keys.last_seen(), {user_id: 0})
+    client.zadd(keys.last_seen(), {user_id: time.time() - django_settings.IDLE_AFTER.total_seconds() - 1})
     idle_sweep()
 
 
@@ -394,6 +397,20 @@ def test_an_idle_reader_comes_back_to_a_whole_feed_of_big_and_fallen_back_author
     assert hybrid.merged_whole(reader.pk) == {star.pk}
     assert ids_of(selectors.home_feed(reader.pk, offset=0, before=None, limit=20)) == oracle(reader.pk) == sorted(
         before + away, reverse=True)
+
+
+def test_a_reader_whose_p_held_nothing_when_swept_gets_every_board_made_while_away(run, redis_data, settings):
+    """Nothing was in P to archive (its followee had not posted yet, or was merged): the boards
+    made while the reader was away, older than the regenerated head, come back by the gap fill."""
+    set_windows(settings, hot=5, chunk=5, slack=10)
+    author, reader = _users(2)
+    run(lambda: follow_create(follower=reader, followee=author))
+    _go_idle(reader.pk)
+    made = [run(lambda i=i: board_create(author=author, title=f"b{i}", kind="note", tags=[], doc=DOC)).pk
+            for i in range(12)]
+    assert not redis_data.exists(keys.home_timeline(reader.pk))
+    run(lambda: _come_back(reader.pk))
+    assert_walks_exact(selector_fetch("p", reader.pk), made[::-1], limits=(5, 100))
 
 
 def test_deleting_a_big_authors_board_takes_it_out_of_every_feed(run, redis_data):
