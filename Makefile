@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-cluster bench bench-smoke bench-reading bench-fanout bench-deps venv clean-var
+.PHONY: run cluster cluster-stop test test-cluster bench bench-smoke bench-reading bench-fanout bench-deps venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -18,6 +18,13 @@ venv: $(STAMP)
 
 run: $(STAMP)
 	@scripts/run.sh
+
+# A local 3-primary Redis Cluster for `REDIS_CLUSTER=1 REDIS_URL=redis://127.0.0.1:7001/0 make run`.
+cluster:
+	@scripts/cluster.sh start
+
+cluster-stop:
+	@scripts/cluster.sh stop
 
 # The whole suite on a plain Redis, then again with the data Redis on a throwaway 3-primary
 # Redis Cluster (every test but the browser ones, and one browser path: marker "cluster").

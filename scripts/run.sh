@@ -30,12 +30,19 @@ if [ -z "${REDIS_URL:-}" ]; then
     ensure_redis
     redis_start "$REDIS_DIR" "$REDIS_PORT"; started_redis=1
     export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+elif [ "${REDIS_CLUSTER:-}" = 1 ] && [ -z "${PLAIN_REDIS_URL:-}${CELERY_BROKER_URL:-}${CACHE_URL:-}" ]; then
+    # The data Redis is a cluster; Celery's broker and Django's cache need a plain one: ours.
+    ensure_redis
+    redis_start "$REDIS_DIR" "$REDIS_PORT"; started_redis=1
+    export PLAIN_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+    say "Data on the Redis Cluster at $REDIS_URL; Celery's broker and Django's cache on :$REDIS_PORT"
 fi
 
 say "Migrating"
 python manage.py migrate --noinput
 
 python manage.py seed_demo --if-empty
+python manage.py rebuild_redis --if-empty   # a new or emptied data Redis is filled from PostgreSQL
 
 say "Serving http://127.0.0.1:$PORT  (Ctrl-C stops the site, its worker, beat and the servers)"
 honcho -f Procfile start || true

@@ -47,6 +47,14 @@ def get_redis() -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
 
 
+def key_count() -> int:
+    """How many keys the data Redis holds, on every primary of a cluster (rebuild checks). O(nodes)."""
+    client = get_redis()
+    if not settings.REDIS_CLUSTER:
+        return client.dbsize()
+    return sum(node.redis_connection.dbsize() for node in client.get_primaries())
+
+
 class Script:
     """One Lua script. ``script(keys=[...], args=[...])`` runs it at once (EVALSHA, reloaded on
     NOSCRIPT); ``script(keys=..., args=..., client=pipe)`` queues it in a pipeline (EVAL)."""

@@ -110,6 +110,15 @@ CACHES = {
 }
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", redis_db_url(_plain_redis, 1))
+if REDIS_CLUSTER:
+    _cluster_node = urlsplit(REDIS_URL).netloc
+    for _name, _url in (("CELERY_BROKER_URL", CELERY_BROKER_URL), ("CACHE_URL", CACHES["default"]["LOCATION"])):
+        if urlsplit(_url).netloc == _cluster_node:
+            raise ImproperlyConfigured(
+                f"{_name} points at the Redis Cluster node {_cluster_node} (REDIS_URL), but Celery's broker and "
+                "Django's cache cannot use a cluster. Set PLAIN_REDIS_URL (or CELERY_BROKER_URL and CACHE_URL) to a "
+                "plain Redis, e.g. PLAIN_REDIS_URL=redis://127.0.0.1:6379/0; `make run` starts one itself when none is set."
+            )
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -4,13 +4,22 @@ from tqdm import tqdm
 
 from feeds import rebuild
 from feeds.models import Board
+from ugcsite.redis import key_count
 
 
 class Command(BaseCommand):
     help = "Rebuilds every Redis structure (follow graph, timelines, counts, discovery indexes) from PostgreSQL."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--if-empty", action="store_true",
+                            help="only when the data Redis holds no key at all (a new, flushed or restarted one)")
+
+    def handle(self, *args, if_empty: bool = False, **options):
+        if if_empty and key_count():
+            return
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
+        if if_empty and not user_ids:
+            return
         rebuild.recount_profiles()
         steps = [
             ("archive marks", rebuild.rebuild_archive_marks),

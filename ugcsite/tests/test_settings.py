@@ -1,0 +1,35 @@
+"""Settings refuse what cannot work: Celery's broker or Django's cache on the Redis Cluster."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def settle(**env) -> subprocess.CompletedProcess:
+    """Load the settings in a fresh process with ``env`` (and no Redis variable of this run)."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("REDIS_URL", "REDIS_CLUSTER", "PLAIN_REDIS_URL", "CELERY_BROKER_URL", "CACHE_URL")}
+    code = "import django; django.setup(); from django.conf import settings; print(settings.CELERY_BROKER_URL)"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_cluster_without_a_plain_redis_for_the_broker_and_cache_is_refused_with_a_way_out():
+    done = settle(REDIS_CLUSTER="1", REDIS_URL="redis://127.0.0.1:7001/0")
+    assert done.returncode != 0
+    assert "cannot use a cluster" in done.stderr and "PLAIN_REDIS_URL" in done.stderr
+
+
+def test_a_broker_on_a_cluster_node_is_refused_even_when_the_cache_is_plain():
+    done = settle(REDIS_CLUSTER="1", REDIS_URL="redis://127.0.0.1:7001/0",
+                  CACHE_URL="redis://127.0.0.1:6379/2", CELERY_BROKER_URL="redis://127.0.0.1:7001/1")
+    assert done.returncode != 0 and "CELERY_BROKER_URL" in done.stderr
+
+
+def test_a_cluster_beside_a_plain_redis_is_accepted():
+    done = settle(REDIS_CLUSTER="1", REDIS_URL="redis://127.0.0.1:7001/0", PLAIN_REDIS_URL="redis://127.0.0.1:6379/0")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "redis://127.0.0.1:6379/1"
