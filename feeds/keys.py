@@ -41,10 +41,21 @@ def active(user_id: int) -> str:
     return f"a:{_user_tag(user_id)}"
 
 
-def last_seen() -> str:
-    """Sorted set user id -> when they were last active (epoch seconds): the idle sweeper
-    finds idle users here without scanning the keyspace. One key for the site. ``seen``."""
-    return "seen"
+# The last-seen index is split in buckets, each its own hash tag, so the writes of every
+# active user's requests spread over a cluster's nodes instead of one key on one node.
+LAST_SEEN_BUCKETS = 64
+
+
+def last_seen(user_id: int) -> str:
+    """Sorted set user id -> when they were last active (epoch seconds), one bucket of them
+    (the user's id modulo LAST_SEEN_BUCKETS): the idle sweeper finds idle users here without
+    scanning the keyspace. Example: ``seen:{seen:42}``."""
+    return last_seen_bucket(int(user_id) % LAST_SEEN_BUCKETS)
+
+
+def last_seen_bucket(bucket: int) -> str:
+    """One bucket of the last-seen index by its number (0 .. LAST_SEEN_BUCKETS - 1)."""
+    return f"seen:{{seen:{int(bucket)}}}"
 
 
 def archive_waiting() -> str:

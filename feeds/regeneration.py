@@ -63,18 +63,18 @@ def home_gap_fill(user_id: int, lower: int, upper: int) -> int:
 
 def idle_sweep(*, now: float | None = None, batch: int = 500) -> int:
     """Archive the whole P of every user idle longer than IDLE_AFTER, then drop it from Redis
-    (a P is history, never just expired). O(idle users x |P|), offline. Returns how many."""
+    (a P is history, never just expired). O(buckets + idle users x |P|), offline. Returns how many."""
     client = get_redis()
     cutoff = (time.time() if now is None else now) - settings.IDLE_AFTER.total_seconds()
     swept = 0
-    while True:
-        idle = [int(u) for u in client.zrangebyscore(keys.last_seen(), "-inf", f"({cutoff}", start=0, num=batch)]
-        if not idle:
-            return swept
-        for user_id in idle:
-            if client.exists(keys.active(user_id)):  # came back since: not idle after all
-                client.zrem(keys.last_seen(), user_id)
-                continue
-            archive.timeline_archive_all(Timeline.HOME, user_id)
-            client.zrem(keys.last_seen(), user_id)
-            swept += 1
+    for bucket in range(keys.LAST_SEEN_BUCKETS):
+        seen = keys.last_seen_bucket(bucket)
+        while idle := [int(u) for u in client.zrangebyscore(seen, "-inf", f"({cutoff}", start=0, num=batch)]:
+            for user_id in idle:
+                if client.exists(keys.active(user_id)):  # came back since: not idle after all
+                    client.zrem(seen, user_id)
+                    continue
+                archive.timeline_archive_all(Timeline.HOME, user_id)
+                client.zrem(seen, user_id)
+                swept += 1
+    return swept
