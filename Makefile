@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run cluster cluster-stop test test-cluster bench bench-smoke bench-reading bench-fanout bench-hotkeys bench-deps venv clean-var
+.PHONY: run cluster cluster-stop test test-cluster bench bench-smoke bench-reading bench-fanout bench-hotkeys bench-cluster bench-deps venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -49,6 +49,12 @@ bench-smoke: bench-deps
 # Social reading alone (both storage models), on 20,000 users: about 15 minutes.
 bench-reading: bench-deps
 	@scripts/with-servers.sh python -m bench.run --reading
+
+# Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios.
+bench-cluster: $(STAMP)
+	@scripts/with-servers.sh python -m bench.cluster
+	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
+	@$(VENV)/bin/python -m bench.cluster --compare
 
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: $(STAMP)
