@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "ugcsite.middleware.DomainErrorMiddleware",
+    "ugcsite.middleware.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "ugcsite.urls"
@@ -135,7 +136,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Development and tests serve static files straight from static/; production from collectstatic's
 # hashed, compressed copies.
@@ -166,8 +167,11 @@ BOARD_CACHE_TTL_SECONDS = int(os.environ.get("BOARD_CACHE_TTL_SECONDS", str(7 * 
 # Snowflake board ids: which of 32 id generators this process is (default: leased from Redis).
 BOARD_ID_WORKER = os.environ.get("BOARD_ID_WORKER")
 
-SESSION_COOKIE_SECURE = not DEBUG
-CSRF_COOKIE_SECURE = not DEBUG
+# Served over HTTPS (production's default): cookies only travel encrypted. `make run` serves plain
+# HTTP on loopback with DEBUG off, so it sets SITE_HTTPS=0.
+SITE_HTTPS = env_bool("SITE_HTTPS", not DEBUG)
+SESSION_COOKIE_SECURE = SITE_HTTPS
+CSRF_COOKIE_SECURE = SITE_HTTPS
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
