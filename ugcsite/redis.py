@@ -34,10 +34,14 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from redis.exceptions import ConnectionError, NoScriptError, ResponseError, TimeoutError
+from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, RedisError, ResponseError, TimeoutError
 
 # How often a batch by node is tried again after the cluster's layout changed under it.
 NODE_BATCH_ATTEMPTS = 3
+
+# What a call to the data Redis raises when it gets no answer (a node down, a failover under
+# way): redis-py's errors, and the cluster client's own when no node it knows answers.
+REDIS_FAILURES = (RedisError, RedisClusterException)
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ from feeds.models import Board
 from feeds.rules import Timeline
 from social import reading
 from ugcsite.errors import NotFound
-from ugcsite.redis import get_redis
+from ugcsite.redis import REDIS_FAILURES, get_redis
 
 User = get_user_model()
 _ID_ATTEMPTS = 5
@@ -46,8 +46,35 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
             # Only an id collision between two generators sharing a number lands here.
             if attempt + 1 == _ID_ATTEMPTS or not Board.objects.filter(pk=board_id).exists():
                 raise
-    transaction.on_commit(lambda: board_publish(board))
+    transaction.on_commit(lambda: _board_publish_new(board))
     return board
+
+
+def _board_publish_new(board: Board) -> None:
+    """Publish a board just created, or, if the data Redis fails meanwhile (a node down, a
+    failover under way), undo the create and raise: the request fails whole, with no board
+    left in PostgreSQL that no list shows until a rebuild. The caller may post it again."""
+    try:
+        board_publish(board)
+    except REDIS_FAILURES:
+        _board_unpublish_quietly(board)
+        with transaction.atomic():
+            Board.objects.filter(pk=board.pk).delete()
+            User.objects.filter(pk=board.author_id).update(boards_count=Greatest(F("boards_count") - 1, 0))
+        raise
+
+
+def _board_unpublish_quietly(board: Board) -> None:
+    """Take back whatever of a board's publishing reached Redis, each part on its own: a part
+    on a node that does not answer is skipped. An id left behind (in a follower's P, or on
+    such a node) has no row in PostgreSQL, so hydration drops it once its G is gone too."""
+    for undo in (lambda: indexes.board_unindex(board.pk),
+                 lambda: boardcache.board_cache_delete(board.pk),
+                 lambda: timelines.profile_remove(board.author_id, board.pk)):
+        try:
+            undo()
+        except REDIS_FAILURES:
+            pass
 
 
 def _board_indexed(board: Board) -> None:
