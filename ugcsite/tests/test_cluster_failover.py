@@ -326,6 +326,8 @@ def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluste
     assert traffic.requests["during"] > 0, "no request ran while the failover did: the test tested nothing"
     assert traffic.failed("before") == []
     assert traffic.failed("after") == [], "the site did not answer again once the replica had taken over"
+    # While it fails over the site says so: 503 with Retry-After (ugcsite.middleware), never a 500.
+    assert {error.split(":")[0] for _, _, error in traffic.failed("during")} <= {"503"}, traffic.failed("during")[:5]
     assert traffic.noscript == []
     assert get_redis() is client
 
