@@ -60,6 +60,14 @@ def key_count() -> int:
     return sum(node.redis_connection.dbsize() for node in client.get_primaries())
 
 
+def used_memory() -> int:
+    """Bytes the data Redis uses, on every primary of a cluster (metrics). O(nodes)."""
+    client = get_redis()
+    if not settings.REDIS_CLUSTER:
+        return int(client.info("memory")["used_memory"])
+    return sum(int(node.redis_connection.info("memory")["used_memory"]) for node in client.get_primaries())
+
+
 class Script:
     """One Lua script. ``script(keys=[...], args=[...])`` runs it at once (EVALSHA, reloaded on
     NOSCRIPT); ``script(keys=..., args=..., client=pipe)`` queues it in a pipeline (EVAL)."""

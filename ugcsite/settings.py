@@ -52,6 +52,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ugcsite.metrics.RequestMetricsMiddleware",
     "ugcsite.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -120,6 +121,7 @@ if REDIS_CLUSTER:
                 "Django's cache cannot use a cluster. Set PLAIN_REDIS_URL (or CELERY_BROKER_URL and CACHE_URL) to a "
                 "plain Redis, e.g. PLAIN_REDIS_URL=redis://127.0.0.1:6379/0; `make run` starts one itself when none is set."
             )
+CELERY_TASK_DEFAULT_QUEUE = "celery"  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -28,6 +28,9 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
     re_path(r"^api/", views.page_not_found),  # JSON 404 for the API, in DEBUG too
     path("admin/", admin.site.urls),
