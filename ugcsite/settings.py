@@ -177,6 +177,20 @@ CSRF_COOKIE_SECURE = SITE_HTTPS
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Behind HTTPS: plain HTTP is redirected (a proxy in front says which it was), and browsers are
+# told to come back over HTTPS only, for a year (HSTS).
+SECURE_SSL_REDIRECT = SITE_HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = 365 * 24 * 3600 if SITE_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SITE_HTTPS
+SECURE_HSTS_PRELOAD = SITE_HTTPS
+# Argon2id first (new and re-hashed passwords); PBKDF2 still checks passwords stored before.
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,7 @@
 """Settings refuse what cannot work: Celery's broker or Django's cache on the Redis Cluster."""
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -33,3 +34,14 @@ def test_a_cluster_beside_a_plain_redis_is_accepted():
     done = settle(REDIS_CLUSTER="1", REDIS_URL="redis://127.0.0.1:7001/0", PLAIN_REDIS_URL="redis://127.0.0.1:6379/0")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "redis://127.0.0.1:6379/1"
+
+
+def test_production_settings_pass_the_deploy_check_and_hash_with_argon2():
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG", "SITE_HTTPS")}
+    env.update(DJANGO_DEBUG="0", DJANGO_SECRET_KEY=secrets.token_urlsafe(50))
+    check = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    code = "import django; django.setup(); from django.contrib.auth.hashers import make_password; print(make_password('pw'))"
+    hashed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert hashed.stdout.startswith("argon2$argon2id$"), hashed.stdout + hashed.stderr
