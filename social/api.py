@@ -17,6 +17,7 @@ class Credentials(Strict):
 def tokens_create(request):
     services.auth_attempt(address=client_address(request))
     data = validate(Credentials, parse_json_object(request))
+    services.login_attempt(account=data.username)
     user = password_authenticate(request, username=data.username, password=data.password)
     if user is None:
         raise ApiError(401, "The username or password is wrong.")

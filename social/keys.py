@@ -28,14 +28,6 @@ def counts(user_id: int) -> str:
     return f"c:{_user_tag(user_id)}"
 
 
-def auth_attempts(client: str) -> str:
-    """String counter of sign-up/log-in attempts of one client address this minute, with a TTL.
-
-    Example: ``rl:auth:{ip:127.0.0.1}``.
-    """
-    return f"rl:auth:{{ip:{client}}}"
-
-
 def reads(user_id: int) -> str:
     """Sorted set of the boards a user read, scored by read time (epoch seconds), trimmed to
     READ_RETENTION on every write and expiring with it (RockMelt's user -> items model: a very

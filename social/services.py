@@ -11,10 +11,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 
-from social import graph, keys
+from social import graph
 from social.models import Follow
-from ugcsite.errors import Conflict, Invalid, RateLimited
-from ugcsite.redis import get_redis
+from ugcsite.errors import Conflict, Invalid
+from ugcsite.ratelimits import attempt
 
 User = get_user_model()
 
@@ -46,16 +46,15 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
 def auth_attempt(*, address: str) -> None:
     """Count a sign-up or log-in attempt from a client address: at most
     RATE_LIMIT_AUTH_PER_MINUTE a minute, else ``RateLimited``. API and pages spend the same
-    budget. One round trip, O(1)."""
-    key = keys.auth_attempts(address)
-    pipe = get_redis().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, 60, nx=True)
-    pipe.ttl(key)
-    attempts, _, ttl = pipe.execute()
-    if attempts > settings.RATE_LIMIT_AUTH_PER_MINUTE:
-        wait = max(int(ttl), 1)
-        raise RateLimited(f"Too many attempts from this address; try again in {wait} seconds.", retry_after=wait)
+    budget. O(1)."""
+    attempt("auth", address, per_minute=settings.RATE_LIMIT_AUTH_PER_MINUTE, what="attempts from this address")
+
+
+def login_attempt(*, account: str) -> None:
+    """Count a log-in to one account (any letter case), from wherever it comes: at most
+    RATE_LIMIT_AUTH_PER_MINUTE a minute, so guessing one person's password from many addresses
+    is slowed too. O(1)."""
+    attempt("login", account.lower(), per_minute=settings.RATE_LIMIT_AUTH_PER_MINUTE, what="log-ins to this account")
 
 
 def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:

@@ -17,11 +17,14 @@ from ugcsite.http import client_address
 PEOPLE_PAGE_SIZE = 50
 
 
-def throttle_wait(request) -> int:
-    """Seconds to wait when this address has used up its sign-up and log-in attempts this
-    minute, else 0. Pages spend the same budget as the API, so they are no way round it."""
+def throttle_wait(request, *, account: str | None = None) -> int:
+    """Seconds to wait when this address (or, logging in, this account) has used up its
+    attempts this minute, else 0. Pages spend the same budget as the API, so they are no way
+    round it."""
     try:
         services.auth_attempt(address=client_address(request))
+        if account:
+            services.login_attempt(account=account)
     except RateLimited as error:
         return error.retry_after
     return 0
@@ -42,7 +45,7 @@ class LoginPage(auth_views.LoginView):
     redirect_authenticated_user = True
 
     def post(self, request, *args, **kwargs):
-        wait = throttle_wait(request)
+        wait = throttle_wait(request, account=request.POST.get("username"))
         if wait:
             return too_many(request, self.template_name, self.get_context_data(form=self.get_form_class()(request)), wait)
         return super().post(request, *args, **kwargs)

@@ -161,8 +161,13 @@ API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
 # what every authenticated call records (activity: fan-out skips idle readers).
 API_TOKEN_USER = "social.tokens.token_user_id"
 API_CALLER_SEEN = "feeds.services.activity.user_seen"
-# Login and sign-up attempts per client address per minute (429 beyond).
+# Rate limits (API.md, "Limits"; ugcsite.ratelimits), each a count per minute, 0 turns it off:
+# sign-ups and log-ins per client address (and log-ins per account); writes (boards created or
+# edited, follows, invites) per user and per address. Counted on the cache's plain Redis.
 RATE_LIMIT_AUTH_PER_MINUTE = int(os.environ.get("RATE_LIMIT_AUTH_PER_MINUTE", "30"))
+RATE_LIMIT_WRITES_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES_PER_MINUTE", "120"))
+RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE", "600"))
+RATE_LIMIT_STORAGE_URL = os.environ.get("RATE_LIMIT_STORAGE_URL", CACHES["default"]["LOCATION"])
 
 # Board cache G: entries live this long after their last fill, so boards nobody reads leave Redis.
 BOARD_CACHE_TTL_SECONDS = int(os.environ.get("BOARD_CACHE_TTL_SECONDS", str(7 * 24 * 3600)))

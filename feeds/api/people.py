@@ -13,6 +13,7 @@ from social import services as people
 from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import user_get_by_name
 from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
+from ugcsite.ratelimits import write_attempt
 
 MAX_READING_IDS = 100
 
@@ -33,13 +34,17 @@ def users_create(request):
 
 @login_required
 def follow_put(request, username: str):
-    follows.follow_create(follower=request.api_user, followee=user_get_by_name(username))
+    followee = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    follows.follow_create(follower=request.api_user, followee=followee)
     return HttpResponse(status=204)
 
 
 @login_required
 def follow_delete(request, username: str):
-    follows.follow_delete(follower=request.api_user, followee=user_get_by_name(username))
+    followee = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    follows.follow_delete(follower=request.api_user, followee=followee)
     return HttpResponse(status=204)
 
 

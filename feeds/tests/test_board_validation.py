@@ -579,3 +579,19 @@ def test_delete_by_staff_is_204(api, alice):
 
 def test_delete_of_a_missing_board_is_404(alice):
     assert_problem(alice.delete(f"{BOARDS}/1"), 404)
+
+
+def test_writes_beyond_the_limits_are_429_per_user_and_per_address(alice, bob, settings):
+    settings.RATE_LIMIT_WRITES_PER_MINUTE = 2
+    settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = 3
+    assert alice.post("/api/v1/boards", valid_body()).status_code == 201
+    assert alice.put("/api/v1/users/bob/follow").status_code == 204
+    response = alice.post("/api/v1/boards", valid_body())
+    body = assert_problem(response, 429)
+    assert "your account" in body["detail"] and int(response["Retry-After"]) > 0
+    assert Board.objects.count() == 1  # nothing was stored
+    assert bob.post("/api/v1/boards", valid_body()).status_code == 201  # bob's own budget
+    body = assert_problem(bob.post("/api/v1/boards", valid_body()), 429)  # the address's 3 are spent
+    assert "this address" in body["detail"]
+    settings.RATE_LIMIT_WRITES_PER_MINUTE = settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = 0  # 0: off
+    assert alice.post("/api/v1/boards", valid_body()).status_code == 201
