@@ -164,11 +164,10 @@ def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: f
         # most reads first, ties newest first; boards that are gone drop out at hydration
         ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
         found = boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]])
-        ranked = [(board_id, reads) for board_id, reads in ranked if board_id in found]
+        page = [(board_id, reads) for board_id, reads in ranked if board_id in found][offset:offset + limit]
     else:
         # the sort orders hold visible boards only (discovery drops the rest at once)
-        ranked = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset + limit)]
-        found = boards_hydrate([board_id for board_id, _ in ranked])
-    page = ranked[offset:offset + limit]
+        page = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset=offset, limit=limit)]
+        found = boards_hydrate([board_id for board_id, _ in page])
     return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
                       for board_id, reads in page if board_id in found]}

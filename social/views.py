@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 
 from social import selectors, services
 from ugcsite.errors import RateLimited
-from ugcsite.http import client_address
+from ugcsite.http import client_address, page_number
 
 PEOPLE_PAGE_SIZE = 50
 
@@ -68,10 +68,7 @@ def logout_page(request):
 
 def _people(request, username: str, which: str):
     person = selectors.user_get_by_name(username)
-    try:
-        number = max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        number = 1
+    number = page_number(request, page_size=PEOPLE_PAGE_SIZE)
     offset = (number - 1) * PEOPLE_PAGE_SIZE
     listing = selectors.followers_list if which == "followers" else selectors.following_list
     page = listing(person, offset=offset, limit=PEOPLE_PAGE_SIZE)

@@ -1,5 +1,5 @@
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.http import Http404, JsonResponse
 
 from ugcsite import errors
@@ -50,8 +50,8 @@ class BodySizeLimitMiddleware:
 
 
 class DomainErrorMiddleware:
-    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404 or 403
-    page, or a 400 page; the API answers them itself (``ugcsite.http.endpoint``)."""
+    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404, 403 or
+    400 page, saying what was wrong; the API answers them itself (``ugcsite.http.endpoint``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -64,4 +64,6 @@ class DomainErrorMiddleware:
             raise Http404(str(exception))
         if isinstance(exception, errors.NotAllowed):
             raise PermissionDenied(str(exception))
+        if isinstance(exception, errors.Invalid):
+            raise BadRequest(str(exception)) from exception
         return None

@@ -12,6 +12,7 @@ from feeds.rules import BOARD_KINDS, TAG_PATTERN
 from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials
+from ugcsite.http import ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -42,10 +43,11 @@ def _query(name: str, schema: dict, description: str) -> dict:
 
 
 PAGING = [
-    _query("offset", {"type": "integer", "minimum": 0}, "items to skip (not with before)"),
-    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "page size"),
+    _query("offset", {"type": "integer", "minimum": 0, "maximum": OFFSET_MAX}, "items to skip (not with before)"),
+    _query("limit", {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}, "page size"),
 ]
-BEFORE = _query("before", {"type": "integer", "minimum": 1}, "only items older than this id (not with offset)")
+BEFORE = _query("before", {"type": "integer", "minimum": 1, "maximum": ID_LIMIT},
+                "only items older than this id (not with offset)")
 KIND = _query("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
 TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
                 "only boards with this tag; repeat for several (all must match)"), "style": "form", "explode": True}
