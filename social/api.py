@@ -3,7 +3,7 @@ Signing up, following someone, social reading and popular boards touch feeds: th
 feeds.api.people."""
 
 from django.contrib.auth import authenticate as password_authenticate
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 
 from social import selectors, services, tokens
 from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
@@ -21,6 +21,15 @@ def tokens_create(request):
     if user is None:
         raise ApiError(401, "The username or password is wrong.")
     return JsonResponse({"token": tokens.token_create(user=user)}, status=201)
+
+
+def token_current_delete(request):
+    """API.md, "Operations": the token this call was made with stops working at once."""
+    if request.api_token is None:
+        raise ApiError(401, "Send the token to revoke as 'Authorization: Bearer <token>'; "
+                            "this call ends a token, not a browser session.")
+    tokens.token_delete(key=request.api_token)
+    return HttpResponse(status=204)
 
 
 @login_required
@@ -45,6 +54,7 @@ def following(request, username: str):
 
 
 tokens_view = endpoint(POST=tokens_create)
+token_current = endpoint(DELETE=token_current_delete)
 me_view = endpoint(GET=me)
 profile = endpoint(GET=user_profile)
 followers_view = endpoint(GET=followers)

@@ -92,13 +92,17 @@ def _token_user(key: str):
 
 
 def authenticate(request: HttpRequest):
-    """The caller, or None. A bad bearer token is a 401 on every endpoint, public ones included."""
+    """The caller, or None. A bad bearer token is a 401 on every endpoint, public ones included.
+    The token a caller signed in with is ``request.api_token`` (None for a session)."""
+    request.api_token = None
     header = request.headers.get("Authorization")
     if header is not None:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise ApiError(401, "Send the token as 'Authorization: Bearer <token>'.")
-        return _token_user(key.strip())
+        user = _token_user(key.strip())
+        request.api_token = key.strip()
+        return user
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated and user.is_active:
         if request.method not in SAFE_METHODS:

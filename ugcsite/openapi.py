@@ -119,6 +119,9 @@ def _paths() -> dict:
             "summary": "Get a bearer token", "requestBody": _body("Credentials"),
             "responses": {"201": _answer("a token", {"type": "object", "properties": {"token": {"type": "string"}}}),
                           **_errors(400, 401, 413, 429)}}},
+        "/api/v1/tokens/current": {"delete": {
+            "summary": "Revoke the bearer token of this call (it stops working at once)", "security": secured,
+            "responses": {"204": _answer("revoked"), **_errors(401)}}},
         "/api/v1/me": {"get": {"summary": "The caller's profile", "security": secured,
                                "responses": {"200": _answer("profile", profile), **_errors(401)}}},
         "/api/v1/boards": {"post": {
