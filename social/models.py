@@ -29,8 +29,10 @@ class User(AbstractUser):
         validators=[RegexValidator(USERNAME_RE.pattern, "3-30 letters, digits or underscores.")],
         help_text=f"{USERNAME_WORDS}.",
     )
-    # Denormalised counts for profiles, kept in step by the services in the same transaction
-    # as the row they count, so a profile never counts rows (rebuild_redis recounts them).
+    # Denormalised counts, kept in step by the services in the same transaction as the row they
+    # count (rebuild_redis recounts them): follow edges in PostgreSQL, suspended people
+    # included, for ranking suggestions and for staff. A profile shows the sizes of its lists
+    # instead (social.graph.profile_counts), which leave suspended people out.
     followers_count = models.PositiveIntegerField(default=0)
     following_count = models.PositiveIntegerField(default=0)
     boards_count = models.PositiveIntegerField(default=0)
