@@ -4,12 +4,14 @@ feed; undoing it brings back exactly what was hidden."""
 import io
 
 import pytest
+from django.core.management import call_command
 
 from feeds import keys
 from feeds.models import Board
 from social.models import ApiToken, Follow, User
+from social.selectors import UserNotFound
 from feeds.services import boards as board_services
-from feeds.services import moderation
+from feeds.services import follows, moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -147,9 +149,6 @@ def test_people_suspended_at_the_same_time_stay_out_of_each_others_lists(api, ru
 
 
 def test_a_follow_cannot_land_on_someone_suspended_meanwhile(api, run, circle):
-    from feeds.services import follows
-    from social.selectors import UserNotFound
-
     stale_alice = User.objects.get(username="alice")  # the follow has looked her up
     run(moderation.user_suspend, user=User.objects.get(username="alice"))
     with pytest.raises(UserNotFound):
@@ -160,8 +159,6 @@ def test_a_follow_cannot_land_on_someone_suspended_meanwhile(api, run, circle):
 
 
 def test_rebuild_redis_leaves_suspended_people_out_too(api, run, circle, redis_data):
-    from django.core.management import call_command
-
     run(moderation.user_suspend, user=User.objects.get(username="carol"))
     redis_data.flushdb()
     call_command("rebuild_redis", stdout=io.StringIO())
