@@ -9,7 +9,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from social import token_cache
-from social.rules import USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX, USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
 
 
 class CaseInsensitiveUserManager(UserManager):
@@ -29,6 +29,14 @@ class User(AbstractUser):
         validators=[RegexValidator(USERNAME_RE.pattern, "3-30 letters, digits or underscores.")],
         help_text=f"{USERNAME_WORDS}.",
     )
+    # Defaults in the database too, so rows inserted without them (bulk loads, processes of
+    # the previous release during a deploy) still get them.
+    display_name = models.CharField(max_length=DISPLAY_NAME_MAX, blank=True, default="", db_default="")
+    bio = models.CharField(max_length=BIO_MAX, blank=True, default="", db_default="")
+    # Social reading is opt-in (RockMelt's rule): until this is on, no one's reading answer
+    # names this person, and it stops the moment it is turned off (read on every answer).
+    share_reading = models.BooleanField(
+        default=False, db_default=False, help_text="Whether the people who follow them may see which boards they read.")
     # Denormalised counts, kept in step by the services in the same transaction as the row they
     # count (rebuild_redis recounts them): follow edges in PostgreSQL, suspended people
     # included, for ranking suggestions and for staff. A profile shows the sizes of its lists

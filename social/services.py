@@ -46,6 +46,16 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
     return user
 
 
+def profile_update(*, user: User, changes: dict) -> User:
+    """Change a person's own settings (display_name, bio, share_reading; validated by the
+    caller). One UPDATE of the fields given; nothing else is derived from them."""
+    for field, value in changes.items():
+        setattr(user, field, value)
+    if changes:
+        user.save(update_fields=list(changes))
+    return user
+
+
 def auth_attempt(*, address: str) -> None:
     """Count a sign-up or log-in attempt from a client address: at most
     RATE_LIMIT_AUTH_PER_MINUTE a minute, else ``RateLimited``. API and pages spend the same

@@ -11,7 +11,8 @@ from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, TAG_PATTERN
 from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
-from social.api import Credentials
+from social.api import Credentials, ProfilePatch
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX
 from ugcsite.http import ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -58,6 +59,7 @@ USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type
 def _paths() -> dict:
     board = {"$ref": "#/components/schemas/Board"}
     profile = {"$ref": "#/components/schemas/Profile"}
+    me = {"$ref": "#/components/schemas/Me"}
     secured = [{"bearer": []}]
     timeline = {"type": "object", "properties": {
         "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
@@ -122,8 +124,12 @@ def _paths() -> dict:
         "/api/v1/tokens/current": {"delete": {
             "summary": "Revoke the bearer token of this call (it stops working at once)", "security": secured,
             "responses": {"204": _answer("revoked"), **_errors(401)}}},
-        "/api/v1/me": {"get": {"summary": "The caller's profile", "security": secured,
-                               "responses": {"200": _answer("profile", profile), **_errors(401)}}},
+        "/api/v1/me": {
+            "get": {"summary": "The caller's profile and own settings", "security": secured,
+                    "responses": {"200": _answer("profile", me), **_errors(401)}},
+            "patch": {"summary": "Change any of the caller's own settings", "security": secured,
+                      "requestBody": _body("ProfilePatch"),
+                      "responses": {"200": _answer("profile", me), **_errors(400, 401, 413)}}},
         "/api/v1/boards": {"post": {
             "summary": "Publish a board", "security": secured, "requestBody": _body("BoardCreate"),
             "responses": {"201": _answer("the new board", board), **_errors(400, 401, 413)}}},
@@ -145,7 +151,7 @@ def _paths() -> dict:
 @lru_cache(maxsize=1)
 def build() -> dict:
     _, schemas = models_json_schema(
-        [(m, "validation") for m in (SignUp, Credentials, BoardCreate, BoardPatch, Doc)],
+        [(m, "validation") for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc)],
         ref_template="#/components/schemas/{model}",
     )
     components = schemas.get("$defs", {})
@@ -159,9 +165,16 @@ def build() -> dict:
     components["BoardSummary"] = {"type": "object", "properties": summary_props, "required": list(summary_props)}
     components["Board"] = {"type": "object", "properties": {**summary_props, "doc": {"$ref": "#/components/schemas/Doc"}},
                            "required": [*summary_props, "doc"]}
-    components["Profile"] = {"type": "object", "properties": {
-        "id": {"type": "integer"}, "username": {"type": "string"}, "followers": {"type": "integer"},
-        "following": {"type": "integer"}, "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"}}}
+    profile_props = {
+        "id": {"type": "integer"}, "username": {"type": "string"},
+        "display_name": {"type": "string", "maxLength": DISPLAY_NAME_MAX}, "bio": {"type": "string", "maxLength": BIO_MAX},
+        "followers": {"type": "integer", "description": "the total of the followers list (suspended people left out)"},
+        "following": {"type": "integer", "description": "the total of the following list (suspended people left out)"},
+        "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"}}
+    components["Profile"] = {"type": "object", "properties": profile_props, "required": list(profile_props)}
+    me_props = {**profile_props, "share_reading": {
+        "type": "boolean", "description": "whether the people who follow the caller see what they read (off until set)"}}
+    components["Me"] = {"type": "object", "properties": me_props, "required": list(me_props)}
     components["Error"] = {"type": "object", "required": ["detail"], "properties": {
         "detail": {"type": "string"}, "errors": {"type": "array", "items": {"type": "string"}}}}
     return {
