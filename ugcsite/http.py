@@ -226,6 +226,13 @@ def _sentence(error: dict, model: type["Strict"]) -> str:
     return f"{where} {message}"
 
 
+def _no_null_defaults(schema: dict) -> None:
+    """A field a body may leave out (PATCH) is omitted, never null: its schema names no default."""
+    for field in schema.get("properties", {}).values():
+        if "default" in field and field["default"] is None:
+            del field["default"]
+
+
 class Strict(BaseModel):
     """A request body: unknown keys are refused, and inputs never echoed into errors.
 
@@ -233,7 +240,7 @@ class Strict(BaseModel):
     nested models included) and the tags of its tagged unions, which pydantic puts in an
     error's location: each app spells its own facts."""
 
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, json_schema_extra=_no_null_defaults)
     pattern_messages: ClassVar[dict[str, str]] = {}
     union_tags: ClassVar[tuple[str, ...]] = ()
 
@@ -274,6 +281,7 @@ OFFSET_MAX = 10**9
 # Every id of the API is a positive integer below 2^53 (API.md, "Boards"), so ``before`` needs
 # no more than that: anything above names no item.
 ID_LIMIT = 2**53
+ID_DIGITS = len(str(ID_LIMIT - 1))  # 16: a longer number names no item
 
 
 def _int_param(request: HttpRequest, name: str, default: int | None, low: int, high: int) -> int | None:
