@@ -33,9 +33,13 @@ def recount_profiles() -> None:
 
 
 def _edges_by(field: str):
-    """{user id: [(other id, follow time)]}, grouped on ``field`` (one streaming query)."""
+    """{user id: [(other id, follow time)]}, grouped on ``field``, the other side active only
+    (social.graph: suspended people are in no one's sets). One streaming query."""
     other = "follower_id" if field == "followee_id" else "followee_id"
-    rows = Follow.objects.order_by(field).values_list(field, other, "created_at").iterator(chunk_size=10_000)
+    rows = (
+        Follow.objects.filter(**{f"{other.removesuffix('_id')}__is_active": True}).order_by(field)
+        .values_list(field, other, "created_at").iterator(chunk_size=10_000)
+    )
     return {uid: [(o, at.timestamp()) for _, o, at in group] for uid, group in groupby(rows, key=lambda r: r[0])}
 
 

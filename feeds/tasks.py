@@ -8,6 +8,7 @@ from django.conf import settings
 from feeds import archive, fanout, regeneration
 from feeds.models import Board
 from feeds.rules import Timeline
+from social import services as people
 from social.graph import FollowerCursor
 
 
@@ -53,7 +54,16 @@ def author_retract(author_id: int, cursor_score: float | None = None, cursor_don
 
 @shared_task(acks_late=True)
 def author_restore(author_id: int) -> None:
-    fanout.author_restore(author_id=author_id)
+    """After a suspension is lifted: back in everyone's lists first (fan-out delivers only to
+    followers whose following set names the author), then the boards back in their feeds."""
+    if people.member_lists_sync(user_id=author_id):
+        fanout.author_restore(author_id=author_id)
+
+
+@shared_task(acks_late=True)
+def member_lists_sync(user_id: int) -> None:
+    """A suspended person leaves every follower and following list (or, lifted meanwhile, stays)."""
+    people.member_lists_sync(user_id=user_id)
 
 
 @shared_task(acks_late=True)

@@ -1,6 +1,12 @@
 """The follow graph in Redis: F[u] (followers) and its mirror following[u], both sorted sets
 scored by follow time, so fan-out can walk followers in batches from a score cursor.
 
+They hold active people only: F[u] is every *active* follower of u, following[u] every
+*active* followee (whether u is active or not). A suspension takes the person out of the sets
+of everyone they follow and everyone who follows them, and lifting it puts them back
+(social.services.member_lists_sync), so list totals are exact ZCARDs, pages are stable, and a
+page never filters anyone out.
+
 Storage only: no tasks are enqueued here (social.services does that). Each function touches
 the keys of one or two users with one command per key: never a command across two users' keys.
 """
@@ -32,6 +38,35 @@ def follow_remove(*, follower_id: int, followee_id: int, pipe=None) -> None:
 def is_following(*, follower_id: int, followee_id: int) -> bool:
     """Whether the edge exists. O(1)."""
     return get_redis().zscore(keys.following(follower_id), followee_id) is not None
+
+
+def member_set(user_id: int, *, followers: Iterable[tuple[int, float]], followees: Iterable[tuple[int, float]],
+               present: bool, pipe) -> None:
+    """Put a user into (``present``) or take them out of the following set of each of their
+    ``followers`` and the F of each of their ``followees`` ((id, follow time) pairs), inside
+    ``pipe``. One command per key: O(k log n) for k edges. Idempotent."""
+    for follower_id, at in followers:
+        if present:
+            pipe.zadd(keys.following(follower_id), {user_id: at})
+        else:
+            pipe.zrem(keys.following(follower_id), user_id)
+    for followee_id, at in followees:
+        if present:
+            pipe.zadd(keys.followers(followee_id), {user_id: at})
+        else:
+            pipe.zrem(keys.followers(followee_id), user_id)
+
+
+def profile_counts(user_id: int, *, viewer_id: int | None = None) -> tuple[int, int, bool]:
+    """(followers, following, whether ``viewer_id`` follows the user): the sizes of the lists
+    as served, in one round trip. O(1)."""
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.zcard(keys.followers(user_id))
+    pipe.zcard(keys.following(user_id))
+    if viewer_id is not None:
+        pipe.zscore(keys.following(viewer_id), user_id)
+    answers = pipe.execute()
+    return answers[0], answers[1], viewer_id is not None and answers[2] is not None
 
 
 def followers_page(user_id: int, *, offset: int, limit: int) -> tuple[list[int], int]:

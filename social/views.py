@@ -8,11 +8,13 @@ a profile with its boards and the follow button touch feeds: they are in feeds.v
 from django.contrib import messages
 from django.contrib.auth import logout as auth_logout
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from social import selectors, services
+from social.forms import SettingsForm
 from ugcsite.errors import RateLimited
-from ugcsite.http import client_address
+from ugcsite.http import client_address, page_number
 
 PEOPLE_PAGE_SIZE = 50
 
@@ -67,14 +69,25 @@ def logout_page(request):
     return render(request, "social/logout.html")
 
 
+@login_required
+def settings_page(request):
+    """Your own settings: display name, bio and whether people who follow you see what you read
+    (PATCH /api/v1/me does the same through social.services.profile_update)."""
+    form = SettingsForm(request.POST if request.method == "POST" else None, instance=request.user)
+    if request.method != "POST":
+        return render(request, "social/settings.html", {"form": form})
+    if not form.is_valid():
+        return render(request, "social/settings.html", {"form": form}, status=400)
+    services.profile_update(user=request.user, changes={field: form.cleaned_data[field] for field in form.changed_data})
+    messages.success(request, "Your settings are saved.")
+    return redirect("people:settings")
+
+
 # --- the follow graph ----------------------------------------------------------------------------
 
 def _people(request, username: str, which: str):
     person = selectors.user_get_by_name(username)
-    try:
-        number = max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        number = 1
+    number = page_number(request, page_size=PEOPLE_PAGE_SIZE)
     offset = (number - 1) * PEOPLE_PAGE_SIZE
     listing = selectors.followers_list if which == "followers" else selectors.following_list
     page = listing(person, offset=offset, limit=PEOPLE_PAGE_SIZE)

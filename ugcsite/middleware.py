@@ -1,7 +1,7 @@
 import logging
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -62,8 +62,8 @@ class BodySizeLimitMiddleware:
 
 
 class DomainErrorMiddleware:
-    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404 or 403
-    page, or a 400 page; the API answers them itself (``ugcsite.http.endpoint``)."""
+    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404, 403 or
+    400 page, saying what was wrong; the API answers them itself (``ugcsite.http.endpoint``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -76,6 +76,8 @@ class DomainErrorMiddleware:
             raise Http404(str(exception))
         if isinstance(exception, errors.NotAllowed):
             raise PermissionDenied(str(exception))
+        if isinstance(exception, errors.Invalid):
+            raise BadRequest(str(exception)) from exception
         return None
 
 

@@ -124,6 +124,16 @@ if REDIS_CLUSTER:
 CELERY_TASK_DEFAULT_QUEUE = "celery"  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
+# ...even when it is its worker process that dies (OOM killer, a deploy's SIGKILL): without this,
+# Celery acknowledges such a task as failed and it is lost. (A task that always kills its
+# process would then come back forever; none of ours can.)
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A message a worker took and never acknowledged (the whole machine gone) goes back to the queue
+# after this long; Celery's default is an hour of a feed missing a board. Five minutes is far
+# above any task's run (a fan-out batch takes well under a second; the longest, a suspension's
+# lists or its lifting, are O(one user's edges): seconds), so a slow task is not run twice.
+# No task is scheduled with an ETA or countdown (those would be redelivered at this interval).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "300"))}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

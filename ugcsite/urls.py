@@ -12,6 +12,7 @@ api_v1 = [
     path("health", health.health, name="health"),
     path("users", people_api.users, name="users"),
     path("tokens", account_api.tokens_view, name="tokens"),
+    path("tokens/current", account_api.token_current, name="token-current"),
     path("me", account_api.me_view, name="me"),
     path("users/<str:username>", account_api.profile, name="user"),
     path("users/<str:username>/follow", people_api.follow, name="follow"),

@@ -4,6 +4,7 @@ from django.http import HttpRequest
 from django.shortcuts import render
 
 from feeds.views import boards as board_pages
+from ugcsite import errors
 from ugcsite.http import error_response
 
 
@@ -18,8 +19,11 @@ def _error(request, status: int, api_detail: str, title: str, message: str):
 
 
 def bad_request(request, exception=None):
-    return _error(request, 400, "The request could not be understood; check its URL and body.",
-                  "Bad request", "The request could not be understood.")
+    # A domain error (ugcsite.middleware.DomainErrorMiddleware) says what was wrong; Django's own
+    # 400s (a bad Host header, a mangled form) keep their details to the log.
+    said = str(exception) if exception is not None and isinstance(exception.__cause__, errors.Invalid) else None
+    return _error(request, 400, said or "The request could not be understood; check its URL and body.",
+                  "Bad request", said or "The request could not be understood.")
 
 
 def csrf_failure(request, reason=""):

@@ -38,8 +38,9 @@ def board_unhide(*, board: Board) -> bool:
 
 def user_suspend(*, user: User) -> int:
     """Suspend a user: no sign-in, no token, and every published board of theirs hidden (state
-    'suspended', so lifting it restores exactly those). Their M and G go on commit; a task
-    takes their boards out of followers' feeds. Returns how many boards were hidden."""
+    'suspended', so lifting it restores exactly those). Their M and G go on commit; tasks
+    take their boards out of followers' feeds and them out of everyone's follower and
+    following lists. Returns how many boards were hidden."""
     with transaction.atomic():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
@@ -52,8 +53,8 @@ def user_suspend(*, user: User) -> int:
 
 
 def user_unsuspend(*, user: User) -> int:
-    """Lift a suspension: sign-in again, and the boards it hid come back (M rebuilt on commit,
-    followers' feeds refilled by a task). Returns how many boards came back."""
+    """Lift a suspension: sign-in again, back in everyone's lists, and the boards it hid come
+    back (M rebuilt and followers' feeds refilled by a task). Returns how many boards came back."""
     with transaction.atomic():
         User.objects.filter(pk=user.pk).update(is_active=True)
         user.is_active = True
@@ -72,4 +73,5 @@ def _author_withdrawn(author_id: int) -> None:
     pipe.execute()
     for board_id in hidden:
         indexes.board_unindex(board_id)
+    tasks.member_lists_sync.delay(author_id)
     tasks.author_retract.delay(author_id)

@@ -259,10 +259,13 @@ def test_me_answers_the_callers_profile(api):
     assert response.json() == {
         "id": user_id,
         "username": "Alice",
+        "display_name": "",
+        "bio": "",
         "followers": 0,
         "following": 0,
         "boards": 0,
         "followed_by_me": False,
+        "share_reading": False,
     }
 
 
