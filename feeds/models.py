@@ -93,3 +93,25 @@ class ArchiveRun(models.Model):
 
     def summary(self) -> dict:
         return {"timelines": self.timelines, "chunks": self.chunks, "ids": self.ids, "errors": bool(self.errors)}
+
+
+class Outbox(models.Model):
+    """A board's fan-out (or retraction) that must still reach its author's followers: written
+    in the same transaction as the board's change (a transactional outbox), deleted when the
+    last batch of followers is written, and sent again by beat when it waits too long (the
+    broker was down or lost its queue). A board has at most one row per action."""
+
+    class Action(models.TextChoices):
+        FANOUT = "fanout", "deliver to the followers' feeds"
+        RETRACT = "retract", "take out of the followers' feeds"
+
+    board_id = models.BigIntegerField()  # no foreign key: a retraction outlives nothing, and rows are few
+    action = models.CharField(max_length=8, choices=Action.choices)
+    queued_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["board_id", "action"], name="outbox_one_per_action")]
+        indexes = [models.Index(fields=["queued_at"], name="outbox_due_idx")]
+
+    def __str__(self):
+        return f"{self.action} of board {self.board_id}, queued {self.queued_at:%Y-%m-%d %H:%M:%S}"

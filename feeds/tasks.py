@@ -4,42 +4,78 @@ record as done, and calls one function of feeds.fanout, feeds.regeneration or fe
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
 from feeds import archive, fanout, regeneration
-from feeds.models import Board
+from feeds.ids import board_id_time
+from feeds.models import Board, Outbox
+from feeds.outbox import outbox_done, outbox_due
 from feeds.rules import Timeline
+from feeds.visibility import board_show, board_unshow
 from social import services as people
 from social.graph import FollowerCursor
+from ugcsite.metrics import FANOUT_LAG
 
 
-def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int) -> dict:
+def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int) -> tuple[dict, list]:
     """The cursor arguments of a batch run of ``task``: where this run starts, its size, and how
     the next run (same task, same first argument) is enqueued before this one writes, so
-    batches overlap across worker processes."""
+    batches overlap across worker processes. The list it returns is empty after the run when
+    this was the last batch."""
     cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done)
-    return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE,
-            "then": lambda next_cursor: task.delay(owner_id, *next_cursor)}
+    sent: list = []
+
+    def then(next_cursor):
+        sent.append(next_cursor)
+        task.delay(owner_id, *next_cursor)
+
+    return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE, "then": then}, sent
 
 
 @shared_task(acks_late=True)
-def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
-    """Push a new board to its author's followers, one batch a run."""
-    row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
-    if row is None or row["state"] != Board.State.PUBLISHED:
+def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False) -> None:
+    """Push a new board to its author's followers, one batch a run; the last batch clears the
+    board's outbox row. Sent again by the outbox (``resend``), it first makes sure G, M and the
+    indexes hold the board."""
+    board = Board.objects.select_related("author").filter(pk=board_id).first()
+    if board is None or board.state != Board.State.PUBLISHED:
+        outbox_done(board_id, Outbox.Action.FANOUT)
         return  # deleted or hidden meanwhile: the retraction owns it now
-    waiting = fanout.fanout_batch(board_id=board_id, author_id=row["author_id"],
-                                  **_walk(board_fanout, board_id, cursor_score, cursor_done))
+    if resend and cursor_score is None:
+        board_show(board)
+    walk, more = _walk(board_fanout, board_id, cursor_score, cursor_done)
+    waiting = fanout.fanout_batch(board_id=board_id, author_id=board.author_id, **walk)
+    if not more:
+        outbox_done(board_id, Outbox.Action.FANOUT)
+        FANOUT_LAG.observe((timezone.now() - board_id_time(board_id)).total_seconds())
     archive_soon(Timeline.HOME, waiting)
 
 
 @shared_task(acks_late=True)
-def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
-    """Take a deleted or hidden board out of its author's followers' feeds, batch by batch."""
+def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False) -> None:
+    """Take a deleted or hidden board out of its author's followers' feeds, batch by batch; the
+    last batch clears its outbox row. Sent again by the outbox (``resend``), it first takes the
+    board out of G, M and the indexes."""
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] == Board.State.PUBLISHED:
+        outbox_done(board_id, Outbox.Action.RETRACT)
         return  # unhidden meanwhile: it belongs in the feeds again
-    fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"],
-                         **_walk(board_retract, board_id, cursor_score, cursor_done))
+    if resend and cursor_score is None:
+        board_unshow(board_id, row["author_id"])
+    walk, more = _walk(board_retract, board_id, cursor_score, cursor_done)
+    fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"], **walk)
+    if not more:
+        outbox_done(board_id, Outbox.Action.RETRACT)
+
+
+@shared_task
+def outbox_resend() -> int:
+    """Beat: send again the fan-outs and retractions that waited past OUTBOX_RESEND_AFTER_SECONDS
+    (the broker was down, or lost its queue). Returns how many."""
+    due = outbox_due()
+    for board_id, action in due:
+        (board_fanout if action == Outbox.Action.FANOUT else board_retract).delay(board_id, resend=True)
+    return len(due)
 
 
 @shared_task(acks_late=True)
@@ -49,7 +85,7 @@ def author_retract(author_id: int, cursor_score: float | None = None, cursor_don
     if not board_ids:
         return  # lifted meanwhile
     fanout.retract_batch(board_ids=board_ids, author_id=author_id,
-                         **_walk(author_retract, author_id, cursor_score, cursor_done))
+                         **_walk(author_retract, author_id, cursor_score, cursor_done)[0])
 
 
 @shared_task(acks_late=True)

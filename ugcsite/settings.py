@@ -228,6 +228,10 @@ PROFILE_TIMELINE_MAX_AGE = timedelta(days=int(os.environ.get("PROFILE_TIMELINE_M
 # fan-out would trim what the archiver has not taken yet.
 TIMELINE_CHUNK = 100
 ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
+# The outbox (feeds.outbox): a fan-out or retraction still pending this long after its change is
+# sent again by beat (the broker was down or lost its queue): bounded, idempotent recovery.
+OUTBOX_RESEND_AFTER_SECONDS = int(os.environ.get("OUTBOX_RESEND_AFTER_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE["outbox-resend"] = {"task": "feeds.tasks.outbox_resend", "schedule": 30.0}
 CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", "schedule": float(ARCHIVE_INTERVAL_SECONDS)}
 # Followers idle this long get no fan-out; the sweeper archives their P and drops it from Redis,
 # and it is regenerated on their return.

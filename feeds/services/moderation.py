@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from feeds import boardcache, keys, tasks
 from feeds.discovery import indexes
-from feeds.models import Board
+from feeds.models import Board, Outbox
+from feeds.outbox import outbox_add
 from feeds.services.boards import board_leave, board_publish
 from social import tokens
 from ugcsite.redis import get_redis
@@ -30,6 +31,7 @@ def board_unhide(*, board: Board) -> bool:
         updated = Board.objects.filter(pk=board.pk, state=Board.State.HIDDEN).update(state=Board.State.PUBLISHED)
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") + 1)
+            outbox_add(board.pk, Outbox.Action.FANOUT)
     if updated:
         board.state = Board.State.PUBLISHED
         transaction.on_commit(lambda: board_publish(Board.objects.select_related("author").get(pk=board.pk)))
