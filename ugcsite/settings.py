@@ -121,7 +121,7 @@ if REDIS_CLUSTER:
                 "Django's cache cannot use a cluster. Set PLAIN_REDIS_URL (or CELERY_BROKER_URL and CACHE_URL) to a "
                 "plain Redis, e.g. PLAIN_REDIS_URL=redis://127.0.0.1:6379/0; `make run` starts one itself when none is set."
             )
-CELERY_TASK_DEFAULT_QUEUE = "celery"  # /metrics reports its depth
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
 # ...even when it is its worker process that dies (OOM killer, a deploy's SIGKILL): without this,
@@ -231,7 +231,8 @@ ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
 # The outbox (feeds.outbox): a fan-out or retraction still pending this long after its change is
 # sent again by beat (the broker was down or lost its queue): bounded, idempotent recovery.
 OUTBOX_RESEND_AFTER_SECONDS = int(os.environ.get("OUTBOX_RESEND_AFTER_SECONDS", "60"))
-CELERY_BEAT_SCHEDULE["outbox-resend"] = {"task": "feeds.tasks.outbox_resend", "schedule": 30.0}
+CELERY_BEAT_SCHEDULE["outbox-resend"] = {"task": "feeds.tasks.outbox_resend",
+                                         "schedule": float(os.environ.get("OUTBOX_RESEND_EVERY_SECONDS", "30"))}
 CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", "schedule": float(ARCHIVE_INTERVAL_SECONDS)}
 # Followers idle this long get no fan-out; the sweeper archives their P and drops it from Redis,
 # and it is regenerated on their return.
