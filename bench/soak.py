@@ -100,6 +100,7 @@ def main() -> None:
         check = check_feeds(world_max_id=world["max_board_id"], soak_started=world["soak_started"])
         figures = {"args": vars(args), "world": world["summary"], "load": load, "drain": drain, "lag": lag,
                    "check": check, "load_avg": (load_before, load_after), "minutes": (time.monotonic() - started) / 60}
+        figures["diagnosis"] = diagnose(check["missed"], writes=run_dir / "writes.jsonl", world_since=world["follow_since"])
         text = report(figures)
         print("\n" + text)
         name = "soak.md" if args.seconds >= FULL_SECONDS else "soak-short.md"
@@ -154,7 +155,8 @@ def build_world(*, people: int, following: int, boards: int, seed: int) -> dict:
             chosen.update(a for a in rng.choices(ids, cum_weights=cumulative, k=want - len(chosen)) if a != user_id)
         follows_of[user_id] = sorted(chosen)
         edges.extend((user_id, author) for author in chosen)
-    since = now - timedelta(days=1)  # every edge of the world is older than any board of the soak
+    since = now - timedelta(days=1)  # every edge of the world is older than any board of the soak (one instant:
+    # a bulk load; many followers of one author share a score in F, as after any bulk import)
     _copy(Follow._meta.db_table, ["follower_id", "followee_id", "created_at"], ((a, b, since) for a, b in edges))
     world = World(seed=seed, users=people, user_ids=ids)
     grow_boards(world, boards, authors=ids)
@@ -177,7 +179,8 @@ def build_world(*, people: int, following: int, boards: int, seed: int) -> dict:
     print(f"World: {people:,} people, {len(edges):,} follow edges (most followed: {summary['max_followers']:,} "
           f"followers, median {summary['median_followers']}), {world.boards:,} boards", flush=True)
     max_board_id = Board.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    return {"clients": clients, "summary": summary, "max_board_id": max_board_id, "soak_started": datetime.now(UTC)}
+    return {"clients": clients, "summary": summary, "max_board_id": max_board_id, "soak_started": datetime.now(UTC),
+            "follow_since": since}
 
 
 # --- the site under supervisord --------------------------------------------------------------
@@ -257,6 +260,7 @@ def run_locust(url: str, run_dir: Path, *, seconds: int, clients: int, wait: str
     stats = run_dir / "locust.json"
     low, high = wait.split("-")
     env = dict(os.environ, SOAK_WORLD=str(run_dir / "world.json"), SOAK_STATS=str(stats),
+               SOAK_WRITES=str(run_dir / "writes.jsonl"),
                SOAK_WAIT_MIN=low, SOAK_WAIT_MAX=high)
     command = [sys.executable, "-m", "locust", "-f", str(ROOT / "bench" / "soak_locustfile.py"), "--headless",
                "--users", str(clients), "--spawn-rate", str(clients), "--run-time", f"{seconds}s", "--host", url,
@@ -395,7 +399,7 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
             bar.update(len(chunk))
 
     misses, served_extras, pages = 0, 0, 0
-    missed_examples = []
+    missed: list[tuple[int, int]] = []
     with tqdm(total=len(expected), desc="feeds served", unit="reader", disable=None) as bar:
         for reader, want in expected.items():
             lowest, served, before = min(want), set(), None
@@ -412,15 +416,58 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
                 before = int(answer["next"])
             lost = want - served
             misses += len(lost)
-            missed_examples.extend((reader, board_id) for board_id in sorted(lost)[:3 - len(missed_examples)])
+            missed.extend((reader, board_id) for board_id in sorted(lost))
             bar.update()
     follows_made = Follow.objects.filter(created_at__gte=soak_started).count() if soak_started else None
     return {"soak_boards": len(soak_boards), "pairs": sum(len(w) for w in expected.values()), "readers": len(expected),
-            "pages": pages, "misses": misses, "missed_examples": missed_examples[:3],
+            "pages": pages, "misses": misses, "missed": missed,
             "served_extras": served_extras, "stale_in_head": sum(stale_in_head.values()),
             "stale_readers": sum(1 for v in stale_in_head.values() if v), "graph_mismatches": graph_mismatches,
             "edges_now": sum(len(v) for v in followed.values()), "edges_made_in_soak": follows_made,
             "head_mean": sum(head_sizes) / len(head_sizes) if head_sizes else 0}
+
+
+def diagnose(missed: list[tuple[int, int]], *, writes: Path, world_since: datetime, most: int = 20) -> list[str]:
+    """A sentence for each of the first ``most`` misses: who, whose board, how the author's
+    followers were walked, since when the reader follows, where the board is (hot head, archive,
+    nowhere), and the writes on the author around the post (from locust's log of writes)."""
+    if not missed:
+        return []
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from feeds import keys
+    from feeds.models import Board, TimelineChunk
+    from social import keys as social_keys
+    from social.models import Follow
+    from ugcsite.redis import get_redis
+
+    log = [json.loads(line) for line in writes.read_text().splitlines()] if writes.exists() else []
+    name_of = dict(get_user_model().objects.values_list("id", "username"))
+    redis, lines = get_redis(), []
+    for reader, board_id in missed[:most]:
+        board = Board.objects.get(pk=board_id)
+        author = name_of[board.author_id]
+        followers = Follow.objects.filter(followee_id=board.author_id).count()
+        batches = math.ceil(followers / settings.FANOUT_BATCH_SIZE)
+        since = Follow.objects.get(follower_id=reader, followee_id=board.author_id).created_at
+        posted = board.created_at.timestamp()
+        where = ("in the hot head" if redis.zscore(keys.home_timeline(reader), board_id) is not None else
+                 "in the archive" if TimelineChunk.objects.filter(owner_id=reader, timeline="p", ids__contains=[board_id]).exists()
+                 else "nowhere in the feed")
+        unfollows = [w for w in log if w["op"] == "unfollow" and w["target"] == author and 0 <= w["t"] - posted <= 10]
+        own = [f"{w['op']} at {w['t'] - posted:+.1f} s" for w in log if w["who"] == name_of[reader] and w["target"] == author]
+        lines.append(
+            f"{name_of[reader]} lacks board {board_id} by {author} ({followers:,} followers: {batches} fan-out "
+            f"batch(es) of {settings.FANOUT_BATCH_SIZE}); follows {author} "
+            + ("since the world was built (the score every world edge shares in F)" if since == world_since
+               else f"since {posted - since.timestamp():.1f} s before the post")
+            + f"; the board is {where}; following set holds {author}: "
+            f"{redis.zscore(social_keys.following(reader), board.author_id) is not None}; {len(unfollows)} "
+            f"unfollow(s) of {author} in the 10 s after the post; the reader's own writes on {author}: {own or 'none'}")
+    if len(missed) > most:
+        lines.append(f"... and {len(missed) - most:,} more")
+    return lines
 
 
 # --- report --------------------------------------------------------------------------------
@@ -429,7 +476,7 @@ def verdict(f: dict) -> list[str]:
     problems = []
     check, load = f["check"], f["load"]
     if check["misses"]:
-        problems.append(f"{check['misses']:,} (reader, board) pairs missed; e.g. {check['missed_examples']}")
+        problems.append(f"{check['misses']:,} (reader, board) pairs missed (each is described above)")
     if check["served_extras"] or check["stale_in_head"]:
         problems.append(f"extras: {check['served_extras']:,} served, {check['stale_in_head']:,} left in hot heads")
     if check["graph_mismatches"]:
@@ -497,6 +544,8 @@ def report(f: dict) -> str:
     for name, s in sorted(load["by_name"].items(), key=lambda kv: -kv[1]["requests"]):
         lines.append(f"| {name} | {s['requests']:,} | {s['failures']:,} | {_ms(s['p50_ms'])} | {_ms(s['p99_ms'])} | "
                      f"{_ms(s['mean_ms'])} |")
+    if f.get("diagnosis"):
+        lines += ["", "Misses, one by one:", ""] + [f"- {line}" for line in f["diagnosis"]]
     lines += [
         "",
         "Latencies are locust's, measured by the client on the same 2 cores as the server (locust rounds times "

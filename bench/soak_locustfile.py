@@ -7,8 +7,9 @@ before=), ~5% posts (POST /api/v1/boards with a small valid drawing), ~5% follow
 follow, and who posts, are drawn with the world's own Zipf weights (bench.world: popular people
 are followed more and post more), so posts reach hundreds of followers on average, not thirty.
 
-Reads SOAK_WORLD (the people, their tokens and whom they follow, as JSON) and writes what it
-measured to SOAK_STATS (JSON) when locust quits. Imports nothing of the site: locust patches the
+Reads SOAK_WORLD (the people, their tokens and whom they follow, as JSON), writes every write it
+made to SOAK_WRITES (a JSON line each: time, op, who, whom or the board, status: the soak's
+diagnosis of a miss reads it) and what it measured to SOAK_STATS (JSON) when locust quits. Imports nothing of the site: locust patches the
 standard library with gevent, and the site's code has no business in this process.
 """
 
@@ -32,6 +33,7 @@ FOLLOWING = {person["name"]: set(person["following"]) for person in PEOPLE}
 KINDS = ["sketch", "diagram", "note", "comic", "map"]
 PROGRESS_EVERY = 10.0  # seconds between progress lines
 
+WRITES = open(os.environ["SOAK_WRITES"], "a", buffering=1)
 FAILED = Counter()  # by HTTP status, or by exception for a request that got no answer
 POSTED = Counter()  # successful creates
 
@@ -41,6 +43,10 @@ def small_doc(rng: random.Random) -> dict:
     return {"width": 400, "height": 300, "background": "#ffffff",
             "elements": [{"type": "path", "color": "#1d2330", "width": 3, "points": points},
                          {"type": "rect", "color": "#c0392b", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40}]}
+
+
+def log_write(op: str, who: str, target, status: int) -> None:
+    WRITES.write(json.dumps({"t": time.time(), "op": op, "who": who, "target": target, "status": status}) + "\n")
 
 
 class Person(FastHttpUser):
@@ -78,6 +84,7 @@ class Person(FastHttpUser):
                               catch_response=True) as answer:
             if answer.status_code == 201:
                 POSTED["boards"] += 1
+                log_write("post", person["name"], int(answer.json()["id"]), 201)
             else:
                 answer.failure(f"{answer.status_code}")
 
@@ -88,15 +95,17 @@ class Person(FastHttpUser):
         if mine and self.rng.random() < 0.5:
             other = self.rng.choice(sorted(mine))
             mine.discard(other)  # this process's idea of the graph, good enough to pick whom to drop
-            self.client.delete(f"/api/v1/users/{other}/follow", headers=self._auth(person),
-                               name="DELETE /api/v1/users/{name}/follow")
+            answer = self.client.delete(f"/api/v1/users/{other}/follow", headers=self._auth(person),
+                                        name="DELETE /api/v1/users/{name}/follow")
+            log_write("unfollow", person["name"], other, answer.status_code)
         else:
             other = self.rng.choices(RANKED, cum_weights=RANK_WEIGHTS)[0]
             if other == person["name"]:
                 return
             mine.add(other)
-            self.client.put(f"/api/v1/users/{other}/follow", headers=self._auth(person),
-                            name="PUT /api/v1/users/{name}/follow")
+            answer = self.client.put(f"/api/v1/users/{other}/follow", headers=self._auth(person),
+                                     name="PUT /api/v1/users/{name}/follow")
+            log_write("follow", person["name"], other, answer.status_code)
 
 
 @events.request.add_listener
