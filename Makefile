@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run cluster cluster-stop test test-cluster bench bench-smoke bench-reading bench-fanout bench-hotkeys bench-cluster bench-deps venv clean-var
+.PHONY: run cluster cluster-stop test test-cluster bench bench-smoke bench-reading bench-fanout bench-hotkeys bench-cluster bench-deps soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -63,6 +63,12 @@ bench-hotkeys: $(STAMP)
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)
 	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
+
+# A mixed workload (locust: feed reads, posts, follows) against gunicorn + worker + beat under
+# supervisord for SOAK_SECONDS, then a check that every board reached every follower it should.
+SOAK_SECONDS ?= 300
+soak: bench-deps
+	@SOAK_SECONDS=$(SOAK_SECONDS) scripts/with-servers.sh python -m bench.soak
 
 clean-var:
 	rm -rf var

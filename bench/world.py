@@ -84,12 +84,13 @@ def _accumulate(values):
         yield total
 
 
-def grow_boards(world: World, target: int) -> None:
-    """Add boards until the world has ``target``: authors by Zipf activity, kinds uniform, 0-3
-    tags by Zipf popularity, views heavy-tailed, times spread from the id epoch to now, ids
-    snowflake-shaped and increasing."""
+def grow_boards(world: World, target: int, authors: list[int] | None = None) -> None:
+    """Add boards until the world has ``target``: authors by Zipf activity (``authors`` in rank
+    order; default every user but the special readers), kinds uniform, 0-3 tags by Zipf
+    popularity, views heavy-tailed, times spread from the id epoch to now, ids snowflake-shaped
+    and increasing."""
     rng = random.Random(world.seed * 1000 + target)
-    authors = world.user_ids[: world.users - len(SPECIAL)]
+    authors = authors or world.user_ids[: world.users - len(SPECIAL)]
     author_weights = list(_accumulate(1 / (rank + 1) ** 0.8 for rank in range(len(authors))))
     tag_weights = list(_accumulate(1 / (rank + 1) for rank in range(len(TAGS))))
     start_ms = max(world.last_ms, 1)

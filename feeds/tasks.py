@@ -17,23 +17,26 @@ from social.graph import FollowerCursor
 from ugcsite.metrics import FANOUT_LAG
 
 
-def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int) -> tuple[dict, list]:
+def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
+          cursor_after: int | None = None) -> tuple[dict, list]:
     """The cursor arguments of a batch run of ``task``: where this run starts, its size, and how
     the next run (same task, same first argument) is enqueued before this one writes, so
     batches overlap across worker processes. The list it returns is empty after the run when
-    this was the last batch."""
-    cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done)
+    this was the last batch. (A run sent by the previous release has no ``cursor_after``.)"""
+    cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done, cursor_after)
     sent: list = []
 
     def then(next_cursor):
         sent.append(next_cursor)
-        task.delay(owner_id, *next_cursor)
+        score, done, after = next_cursor
+        task.delay(owner_id, cursor_score=score, cursor_done=done, cursor_after=after)
 
     return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE, "then": then}, sent
 
 
 @shared_task(acks_late=True)
-def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False) -> None:
+def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
+                 cursor_after: int | None = None) -> None:
     """Push a new board to its author's followers, one batch a run; the last batch clears the
     board's outbox row. Sent again by the outbox (``resend``), it first makes sure G, M and the
     indexes hold the board."""
@@ -43,7 +46,7 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
         return  # deleted or hidden meanwhile: the retraction owns it now
     if resend and cursor_score is None:
         board_show(board)
-    walk, more = _walk(board_fanout, board_id, cursor_score, cursor_done)
+    walk, more = _walk(board_fanout, board_id, cursor_score, cursor_done, cursor_after)
     waiting = fanout.fanout_batch(board_id=board_id, author_id=board.author_id, **walk)
     if not more:
         outbox_done(board_id, Outbox.Action.FANOUT)
@@ -52,7 +55,8 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
 
 
 @shared_task(acks_late=True)
-def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False) -> None:
+def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
+                  cursor_after: int | None = None) -> None:
     """Take a deleted or hidden board out of its author's followers' feeds, batch by batch; the
     last batch clears its outbox row. Sent again by the outbox (``resend``), it first takes the
     board out of G, M and the indexes."""
@@ -62,7 +66,7 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
         return  # unhidden meanwhile: it belongs in the feeds again
     if resend and cursor_score is None:
         board_unshow(board_id, row["author_id"])
-    walk, more = _walk(board_retract, board_id, cursor_score, cursor_done)
+    walk, more = _walk(board_retract, board_id, cursor_score, cursor_done, cursor_after)
     fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"], **walk)
     if not more:
         outbox_done(board_id, Outbox.Action.RETRACT)
@@ -79,13 +83,14 @@ def outbox_resend() -> int:
 
 
 @shared_task(acks_late=True)
-def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
+def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
+                   cursor_after: int | None = None) -> None:
     """Take every board a suspension hid out of the author's followers' feeds, batch by batch."""
     board_ids = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
     if not board_ids:
         return  # lifted meanwhile
     fanout.retract_batch(board_ids=board_ids, author_id=author_id,
-                         **_walk(author_retract, author_id, cursor_score, cursor_done)[0])
+                         **_walk(author_retract, author_id, cursor_score, cursor_done, cursor_after)[0])
 
 
 @shared_task(acks_late=True)
