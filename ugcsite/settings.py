@@ -256,3 +256,8 @@ CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.discovery.tasks.views_flus
 # --- social reading -----------------------------------------------------------------------------
 # Reads count for "who of the people I follow read this" this long, then age out by themselves.
 READ_RETENTION = timedelta(days=int(os.environ.get("READ_RETENTION_DAYS", "30")))
+# Reads are buffered in Redis and written to PostgreSQL this often (a lost Redis loses at most
+# this much reading); stored reads past the retention are pruned hourly.
+READS_FLUSH_SECONDS = int(os.environ.get("READS_FLUSH_SECONDS", "30"))
+CELERY_BEAT_SCHEDULE["reads-flush"] = {"task": "social.tasks.reads_flush", "schedule": float(READS_FLUSH_SECONDS)}
+CELERY_BEAT_SCHEDULE["reads-prune"] = {"task": "social.tasks.reads_prune", "schedule": 3600.0}
