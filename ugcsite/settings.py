@@ -252,6 +252,8 @@ TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
 VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.discovery.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
 CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.discovery.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
+# Hourly view counts older than the trending window leave PostgreSQL (hourly).
+CELERY_BEAT_SCHEDULE["view-history-prune"] = {"task": "feeds.discovery.tasks.view_history_prune", "schedule": 3600.0}
 
 # --- social reading -----------------------------------------------------------------------------
 # Reads count for "who of the people I follow read this" this long, then age out by themselves.
