@@ -58,6 +58,12 @@ def last_seen_bucket(bucket: int) -> str:
     return f"seen:{{seen:{int(bucket)}}}"
 
 
+def last_seen_flushed() -> str:
+    """String: the time (epoch seconds) up to which the last-seen index has been copied to
+    User.last_seen (feeds.presence). One key for the site, written once a flush. ``seen:flushed``."""
+    return "seen:flushed"
+
+
 def archive_waiting() -> str:
     """Sorted set of timelines past their hot window, ``m:42`` / ``p:42``, scored by when they
     were flagged. One key for the site (written by its own command, never inside a per-user

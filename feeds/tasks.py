@@ -5,7 +5,7 @@ record as done, and calls one function of feeds.fanout, feeds.regeneration or fe
 from celery import shared_task
 from django.conf import settings
 
-from feeds import archive, fanout, regeneration
+from feeds import archive, fanout, presence, regeneration
 from feeds.models import Board
 from feeds.rules import Timeline
 from social import services as people
@@ -105,3 +105,9 @@ def home_gap_fill(user_id: int, lower: int, upper: int) -> None:
 def idle_sweep() -> int:
     """Beat: archive and drop the feeds of users idle longer than IDLE_AFTER."""
     return regeneration.idle_sweep()
+
+
+@shared_task
+def last_seen_flush() -> int:
+    """Beat: the last-seen index into User.last_seen."""
+    return presence.last_seen_flush()

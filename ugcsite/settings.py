@@ -234,6 +234,10 @@ CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", 
 IDLE_AFTER = timedelta(days=int(os.environ.get("IDLE_AFTER_DAYS", "14")))
 IDLE_SWEEP_SECONDS = int(os.environ.get("IDLE_SWEEP_SECONDS", "3600"))
 CELERY_BEAT_SCHEDULE["idle-sweep"] = {"task": "feeds.tasks.idle_sweep", "schedule": float(IDLE_SWEEP_SECONDS)}
+# How often the last-seen index is copied to User.last_seen (a lost Redis loses at most this much
+# activity; the copy reads only the users seen since the previous one).
+ACTIVITY_FLUSH_SECONDS = int(os.environ.get("ACTIVITY_FLUSH_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE["last-seen-flush"] = {"task": "feeds.tasks.last_seen_flush", "schedule": float(ACTIVITY_FLUSH_SECONDS)}
 # On return, at most this many ids between the archive and the regenerated head are archived.
 REGENERATE_GAP_MAX = int(os.environ.get("REGENERATE_GAP_MAX", "5000"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch.
