@@ -70,3 +70,9 @@ def min_board_id_at(moment: datetime) -> int:
     """The smallest id a board made at ``moment`` can have (for age cut-offs by score)."""
     ms = int(moment.timestamp() * 1000) - EPOCH_MS
     return max(ms, 0) << (GENERATOR_BITS + SEQUENCE_BITS)
+
+
+def max_board_id_at(moment: datetime) -> int:
+    """The largest id a board made in the millisecond of ``moment`` can have."""
+    ms = int(moment.timestamp() * 1000) - EPOCH_MS
+    return ((max(ms, 0) + 1) << (GENERATOR_BITS + SEQUENCE_BITS)) - 1
