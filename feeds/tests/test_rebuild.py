@@ -144,10 +144,10 @@ def _build_site(api, run):
     dans = [b for b in history if b.author_id == people["dan"].pk]
     assert run(moderation.board_hide, board=Board.objects.get(pk=dans[len(dans) // 2].id))
     assert run(clients["ben"].delete, "/api/v1/users/cat/follow").status_code == 204  # cat's archived boards stay out
-    # late follows: fay follows cat and dan follows fay after their history, so the back-fill
-    # brings only each one's newest FOLLOW_BACKFILL_COUNT, some of them below fay's archive mark
+    # a late follow: fay follows cat after cat posted more than a back-fill's worth above her
+    # archive mark, so the back-fill brings only cat's newest FOLLOW_BACKFILL_COUNT
     assert archive.archived_max(people["fay"].pk, "p") > 0
-    _burst(rng, people, BACKFILL + 10, archive_after=True, by=("cat",))  # above fay's mark, before her follow
+    _burst(rng, people, BACKFILL + 10, archive_after=True, by=("cat",))
     _next_millisecond()
     assert run(clients["fay"].put, "/api/v1/users/cat/follow").status_code == 204
     # dan follows fay: her older boards join his head below his mark, and no archival has run
@@ -160,7 +160,8 @@ def _build_site(api, run):
     recent = _burst(rng, people, 60, archive_after=False)
 
     # reads: now (signed-in board reads), ten days ago, and 35 days ago (outside the window)
-    readable = [b.id for b in history[-40:] + recent] + posted[1:]
+    readable = list(Board.objects.filter(pk__in=[b.id for b in history[-40:] + recent] + posted, state="published")
+                    .order_by("id").values_list("id", flat=True))
     asked = rng.sample(readable, 12) + [anns[3], history[5].id]
     now = time.time()
     for name in ("ben", "cat", "dan", "eve", "fay"):
