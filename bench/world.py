@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from tqdm import tqdm
@@ -22,6 +23,7 @@ from social.models import Follow
 KINDS = ["sketch", "diagram", "note", "comic", "map"]
 TAGS = [f"tag{i}" for i in range(400)]  # tag i is used with weight ~ 1/(i+1): a few common, many rare
 DOC = '{"width":800,"height":600,"background":"#ffffff","elements":[{"type":"path","color":"#1d2330","width":3,"points":[[100,100],[700,500]]}]}'
+BACKFILL = 20  # boards of each followee a rebuilt feed starts from (see build_redis)
 SPECIAL = {"reader50": 50, "reader500": 500, "reader450": 450, "reader5000": 5000}
 
 
@@ -132,10 +134,18 @@ def build_redis(world: World) -> dict:
 
     rebuild.recount_profiles()
     users = world.user_ids
-    for label, step in (("archive marks", rebuild.rebuild_archive_marks), ("follow graph", rebuild.rebuild_graph),
-                        ("profile timelines", rebuild.rebuild_profiles), ("home timelines", rebuild.rebuild_home)):
-        with tqdm(total=len(users), desc=label, unit="user", disable=None) as bar:
-            step(users, bar.update)
+    # The rebuild makes each P from the follow edges: the boards made since each follow and the
+    # follow's back-fill before it. This world's edges are made after nearly all its boards, so
+    # its feeds are back-fills: at BACKFILL boards a followee, a median reader's (40 followees)
+    # holds about the 800 ids of a hot P, as in the worlds measured before.
+    backfill = settings.FOLLOW_BACKFILL_COUNT
+    settings.FOLLOW_BACKFILL_COUNT = BACKFILL
+    try:
+        for label, step in rebuild.USER_STEPS:
+            with tqdm(total=len(users), desc=label, unit="user", disable=None) as bar:
+                step(users, bar.update)
+    finally:
+        settings.FOLLOW_BACKFILL_COUNT = backfill
     with tqdm(total=world.boards, desc="discovery indexes", unit="board", disable=None) as bar:
         rebuild.rebuild_discovery(bar.update)
     waiting = archive.waiting_count()
@@ -148,8 +158,6 @@ def build_redis(world: World) -> dict:
 
 def activate(user_ids) -> None:
     """Mark users active (as a recent request would) without dropping the P the rebuild made."""
-    from django.conf import settings
-
     from feeds import keys
     from ugcsite.redis import get_redis
 

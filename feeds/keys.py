@@ -58,6 +58,12 @@ def last_seen_bucket(bucket: int) -> str:
     return f"seen:{{seen:{int(bucket)}}}"
 
 
+def last_seen_flushed() -> str:
+    """String: the time (epoch seconds) up to which the last-seen index has been copied to
+    User.last_seen (feeds.presence). One key for the site, written once a flush. ``seen:flushed``."""
+    return "seen:flushed"
+
+
 def archive_waiting() -> str:
     """Sorted set of timelines past their hot window, ``m:42`` / ``p:42``, scored by when they
     were flagged. One key for the site (written by its own command, never inside a per-user
@@ -129,8 +135,27 @@ def query_cache_generation(digest: str) -> str:
 
 
 def views_pending() -> str:
-    """Hash board id -> views not yet flushed to PostgreSQL. ``vp:{d}``."""
+    """Hash of the views not yet flushed to PostgreSQL: field ``<board id>`` -> views (the
+    live count adds it), and ``<board id>@<hour>`` (views_pending_hour) -> those views by hour,
+    for the trending history; ``batch`` names a batch renamed aside for its flush. ``vp:{d}``."""
     return "vp:{d}"
+
+
+def views_pending_hour(board_id: int, hour: int) -> str:
+    """The field of one board's pending views in one hour: ``"1234@492000"``."""
+    return f"{int(board_id)}@{int(hour)}"
+
+
+def parse_views_pending_field(field: str) -> tuple[int, int | None] | None:
+    """A field of views_pending -> (board id, hour, or None for the board's total); None for
+    a field that counts no views (``batch``)."""
+    board_id, at, hour = field.partition("@")
+    if not board_id.isdigit():
+        return None
+    return int(board_id), (int(hour) if at else None)
+
+
+VIEWS_BATCH_FIELD = "batch"
 
 
 def views_flushing() -> str:

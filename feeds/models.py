@@ -77,6 +77,35 @@ class TimelineChunk(models.Model):
         return f"{self.get_timeline_display()} of user {self.owner_id}: {len(self.ids)} ids {self.first_id}..{self.last_id}"
 
 
+class BoardViewHour(models.Model):
+    """Views of one board in one hour (hours since the epoch, as feeds.discovery.trending counts
+    them), written with Board.views by the view-count flush: enough to rebuild the trending
+    window after Redis is lost. Hours past the window are pruned by beat. The key starts with
+    the hour: the window and the pruning read by hour, and an upsert's conflict target is the
+    key itself (no other index to keep up).
+    """
+
+    pk = models.CompositePrimaryKey("hour", "board_id")
+    hour = models.IntegerField()
+    board_id = models.BigIntegerField()  # no foreign key: written in bulk for boards just viewed
+    views = models.BigIntegerField()
+
+    def __str__(self):
+        return f"board {self.board_id}: {self.views} views in hour {self.hour}"
+
+
+class ViewFlush(models.Model):
+    """One batch of pending view counts that reached PostgreSQL, by the token the batch got in
+    Redis: a flush that dies after its commit and before it clears the batch is not counted
+    twice by the next one. Pruned after a day."""
+
+    token = models.CharField(max_length=32, unique=True)
+    applied_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self):
+        return f"view flush {self.token} at {self.applied_at:%Y-%m-%d %H:%M:%S}"
+
+
 class ArchiveRun(models.Model):
     """What one run of the archival did, for staff (admin) and for debugging."""
 

@@ -6,7 +6,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from feeds import archive, fanout, regeneration
+from feeds import archive, fanout, presence, regeneration
 from feeds.ids import board_id_time
 from feeds.models import Board, Outbox
 from feeds.outbox import outbox_done, outbox_due
@@ -146,3 +146,9 @@ def home_gap_fill(user_id: int, lower: int, upper: int) -> None:
 def idle_sweep() -> int:
     """Beat: archive and drop the feeds of users idle longer than IDLE_AFTER."""
     return regeneration.idle_sweep()
+
+
+@shared_task
+def last_seen_flush() -> int:
+    """Beat: the last-seen index into User.last_seen."""
+    return presence.last_seen_flush()

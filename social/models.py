@@ -44,6 +44,10 @@ class User(AbstractUser):
     followers_count = models.PositiveIntegerField(default=0)
     following_count = models.PositiveIntegerField(default=0)
     boards_count = models.PositiveIntegerField(default=0)
+    # When the person was last active (any authenticated call), copied from the last-seen index
+    # in Redis by beat (feeds.presence), so a lost Redis gets its activity marks back: at most one
+    # flush interval behind. NULL: not seen since the column was added (or bulk-loaded).
+    last_seen = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = CaseInsensitiveUserManager()
 
@@ -83,6 +87,26 @@ class Follow(models.Model):
 
     def __str__(self):
         return f"{self.follower_id} -> {self.followee_id}"
+
+
+class Read(models.Model):
+    """That a person read a board on a day (UTC), with the latest time that day: social reading
+    written through to PostgreSQL in batches from a Redis buffer (social.reading.reads_flush),
+    so a lost Redis gets the last READ_RETENTION of reads back. Rows older than the retention
+    are pruned by beat. The key starts with the day: pruning deletes whole days by it, and an
+    upsert's conflict target is the key itself (no other index to keep up).
+    """
+
+    pk = models.CompositePrimaryKey("day", "reader_id", "board_id")
+    day = models.DateField()
+    # No index of its own: reads are looked up in Redis, never here by reader (people are
+    # suspended, not deleted, so the cascade is for completeness only).
+    reader = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
+    board_id = models.BigIntegerField()  # a feeds board; no foreign key: social knows nothing of feeds
+    read_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.reader_id} read {self.board_id} on {self.day}"
 
 
 class ApiToken(models.Model):

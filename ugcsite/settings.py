@@ -239,6 +239,10 @@ CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", 
 IDLE_AFTER = timedelta(days=int(os.environ.get("IDLE_AFTER_DAYS", "14")))
 IDLE_SWEEP_SECONDS = int(os.environ.get("IDLE_SWEEP_SECONDS", "3600"))
 CELERY_BEAT_SCHEDULE["idle-sweep"] = {"task": "feeds.tasks.idle_sweep", "schedule": float(IDLE_SWEEP_SECONDS)}
+# How often the last-seen index is copied to User.last_seen (a lost Redis loses at most this much
+# activity; the copy reads only the users seen since the previous one).
+ACTIVITY_FLUSH_SECONDS = int(os.environ.get("ACTIVITY_FLUSH_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE["last-seen-flush"] = {"task": "feeds.tasks.last_seen_flush", "schedule": float(ACTIVITY_FLUSH_SECONDS)}
 # On return, at most this many ids between the archive and the regenerated head are archived.
 REGENERATE_GAP_MAX = int(os.environ.get("REGENERATE_GAP_MAX", "5000"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch.
@@ -257,7 +261,14 @@ TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
 VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.discovery.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
 CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.discovery.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
+# Hourly view counts older than the trending window leave PostgreSQL (hourly).
+CELERY_BEAT_SCHEDULE["view-history-prune"] = {"task": "feeds.discovery.tasks.view_history_prune", "schedule": 3600.0}
 
 # --- social reading -----------------------------------------------------------------------------
 # Reads count for "who of the people I follow read this" this long, then age out by themselves.
 READ_RETENTION = timedelta(days=int(os.environ.get("READ_RETENTION_DAYS", "30")))
+# Reads are buffered in Redis and written to PostgreSQL this often (a lost Redis loses at most
+# this much reading); stored reads past the retention are pruned hourly.
+READS_FLUSH_SECONDS = int(os.environ.get("READS_FLUSH_SECONDS", "30"))
+CELERY_BEAT_SCHEDULE["reads-flush"] = {"task": "social.tasks.reads_flush", "schedule": float(READS_FLUSH_SECONDS)}
+CELERY_BEAT_SCHEDULE["reads-prune"] = {"task": "social.tasks.reads_prune", "schedule": 3600.0}

@@ -8,7 +8,8 @@ from ugcsite.redis import key_count
 
 
 class Command(BaseCommand):
-    help = "Rebuilds every Redis structure (follow graph, timelines, counts, discovery indexes) from PostgreSQL."
+    help = ("Rebuilds every Redis structure from PostgreSQL: follow graph, timelines whole, archive marks, "
+            "counts, activity, reads, discovery indexes with popular and trending.")
 
     def add_arguments(self, parser):
         parser.add_argument("--if-empty", action="store_true",
@@ -21,13 +22,7 @@ class Command(BaseCommand):
         if if_empty and not user_ids:
             return
         rebuild.recount_profiles()
-        steps = [
-            ("archive marks", rebuild.rebuild_archive_marks),
-            ("follow graph", rebuild.rebuild_graph),
-            ("profile timelines", rebuild.rebuild_profiles),
-            ("home timelines", rebuild.rebuild_home),
-        ]
-        for label, step in steps:
+        for label, step in rebuild.USER_STEPS:
             with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
                 step(user_ids, bar.update)
         boards = Board.objects.filter(state=Board.State.PUBLISHED).count()
