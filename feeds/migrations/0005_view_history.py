@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('feeds', '0003_board_suspended_state'),
+        ('feeds', '0004_outbox'),
     ]
 
     operations = [
