@@ -7,6 +7,7 @@ token, 403 for a session call without its CSRF token, 413 for a body over the li
 from functools import lru_cache
 
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.people import MAX_READING_IDS, SignUp
@@ -17,7 +18,7 @@ from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials, ProfilePatch
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX
 from social.rules import USERNAME_PATTERN
-from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS
+from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -233,5 +234,8 @@ def build() -> dict:
     }
 
 
+@csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
 def document(request):
+    if request.method != "GET":
+        return error_response(405, f"{request.method} is not allowed here; use GET.", headers={"Allow": "GET"})
     return JsonResponse(build())
