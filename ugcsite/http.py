@@ -22,7 +22,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
-from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ugcsite import errors
 
@@ -266,8 +266,14 @@ def _storable(value: str) -> str:
     return value
 
 
+# What _storable refuses, for the OpenAPI document: NUL is a pattern every regex engine reads
+# alike (unpaired surrogates are not: JavaScript's engines see UTF-16 halves of every emoji
+# there, so the description says it). A schema that let NUL through promised a 400 as valid.
+STORABLE_PATTERN = r"^[^\u0000]*$"
+STORABLE_SCHEMA = {"pattern": STORABLE_PATTERN, "description": "no NUL characters or unpaired surrogates"}
+
 # Every free-text field of a body: a JSON string that can be stored and hashed.
-Text = Annotated[StrictStr, AfterValidator(_storable)]
+Text = Annotated[StrictStr, AfterValidator(_storable), Field(json_schema_extra=STORABLE_SCHEMA)]
 
 
 # Paging (API.md, "Timelines": ``limit`` 1-100, default 20, ``offset`` >= 0). Every integer a

@@ -7,6 +7,7 @@ token, 403 for a session call without its CSRF token, 413 for a body over the li
 from functools import lru_cache
 
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.people import MAX_READING_IDS, SignUp
@@ -17,7 +18,7 @@ from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials, ProfilePatch
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX
 from social.rules import USERNAME_PATTERN
-from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS
+from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -83,12 +84,19 @@ def _query(name: str, schema: dict, description: str) -> dict:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
-PAGING = [
-    _query("offset", {"type": "integer", "minimum": 0, "maximum": OFFSET_MAX}, "items to skip (not with before)"),
-    _query("limit", {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT}, "page size"),
-]
-BEFORE = _query("before", {"type": "integer", "minimum": 1, "maximum": ID_LIMIT},
-                "only items older than this id (not with offset)")
+OFFSET = {"type": "integer", "minimum": 0, "maximum": OFFSET_MAX, "description": "items to skip"}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT, "description": "page size"}
+BEFORE = {"type": "integer", "minimum": 1, "maximum": ID_LIMIT, "description": "only items older than this id"}
+PAGING = [_query("offset", OFFSET, OFFSET["description"]), _query("limit", LIMIT, LIMIT["description"])]
+# A timeline pages by offset or by before, never both (a 400). Parameters cannot exclude each
+# other, so the three are one form-exploded object: each of its keys is a query parameter of
+# its own on the wire (?before=42&limit=20), and its schema says "not both".
+TIMELINE_PAGING = {
+    "name": "paging", "in": "query", "required": False, "style": "form", "explode": True,
+    "description": "offset=, limit= and before=, each its own query parameter; offset and before exclude each other",
+    "schema": {"type": "object", "properties": {"offset": OFFSET, "limit": LIMIT, "before": BEFORE},
+               "not": {"required": ["offset", "before"]}},
+}
 KIND = _query("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
 TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
                 "only boards with this tag; repeat for several (all must match)"), "style": "form", "explode": True}
@@ -125,7 +133,7 @@ def _paths() -> dict:
             "summary": "Followees, newest follow first", "parameters": PAGING,
             "responses": {"200": _answer("people", people), **_errors(400, 401, 404)}}},
         "/api/v1/users/{username}/boards": {"parameters": [USERNAME], "get": {
-            "summary": "A user's boards, newest first", "parameters": [*PAGING, BEFORE],
+            "summary": "A user's boards, newest first", "parameters": [TIMELINE_PAGING],
             "responses": {"200": _answer("a page", timeline), **_errors(400, 401, 404)}}},
         "/api/v1/discover": {"get": {
             "summary": "Boards matching every filter, with the exact total",
@@ -138,8 +146,8 @@ def _paths() -> dict:
                 **_errors(400, 401)}}},
         "/api/v1/reading": {"get": {
             "summary": "Which of the people I follow read these boards (last 30 days)", "security": secured,
-            "parameters": [_query("ids", {"type": "string", "pattern": f"^[0-9]{{1,{ID_DIGITS}}}(,[0-9]{{1,{ID_DIGITS}}}){{0,{MAX_READING_IDS - 1}}}$"},
-                                  f"1-{MAX_READING_IDS} board ids, comma separated")],
+            "parameters": [{**_query("ids", {"type": "string", "pattern": f"^[0-9]{{1,{ID_DIGITS}}}(,[0-9]{{1,{ID_DIGITS}}}){{0,{MAX_READING_IDS - 1}}}$"},
+                                     f"1-{MAX_READING_IDS} board ids, comma separated"), "required": True}],
             "responses": {"200": _answer("board id -> usernames", {"type": "object", "additionalProperties": {
                 "type": "array", "items": {"type": "string"}}}), **_errors(400, 401)}}},
         "/api/v1/popular": {"get": {
@@ -151,7 +159,7 @@ def _paths() -> dict:
                 **_errors(400, 401)}}},
         "/api/v1/feed": {"get": {
             "summary": "The caller's home feed, newest first", "security": secured,
-            "parameters": [*PAGING, BEFORE, KIND, TAG],
+            "parameters": [TIMELINE_PAGING, KIND, TAG],
             "responses": {"200": _answer("a page", timeline), **_errors(400, 401)}}},
         "/api/v1/users": {"post": {
             "summary": "Sign up", "requestBody": _body("SignUp"),
@@ -233,5 +241,8 @@ def build() -> dict:
     }
 
 
+@csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
 def document(request):
+    if request.method != "GET":
+        return error_response(405, f"{request.method} is not allowed here; use GET.", headers={"Allow": "GET"})
     return JsonResponse(build())

@@ -33,7 +33,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
-    re_path(r"^api/", views.page_not_found),  # JSON 404 for the API, in DEBUG too
+    re_path(r"^api/", views.api_not_found),  # JSON 404 for the API, in DEBUG too
     path("admin/", admin.site.urls),
     path("", include((people_pages.urlpatterns + board_pages.people_urlpatterns, "people"))),
     path("", include("feeds.urls")),

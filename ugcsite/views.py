@@ -2,6 +2,7 @@
 
 from django.http import HttpRequest
 from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
 
 from feeds.views import boards as board_pages
 from ugcsite import errors
@@ -41,6 +42,11 @@ def permission_denied(request, exception=None):
 def page_not_found(request, exception=None):
     return _error(request, 404, "There is nothing at this address; see /api/v1/openapi.json for the API.",
                   "Not found", "There is nothing at this address. It may have been deleted.")
+
+
+@csrf_exempt  # nothing is there to protect: a POST to no API path is a 404, not a CSRF 403
+def api_not_found(request):
+    return page_not_found(request)
 
 
 def server_error(request):

@@ -89,12 +89,17 @@ def test_a_body_over_the_limit_is_a_documented_413_on_every_operation_with_a_bod
 def test_every_path_answers_405_naming_exactly_the_documented_methods(client, concrete):
     doc = document(client)
     assert "MethodNotAllowed" in doc["components"]["responses"]
-    for path, item in doc["paths"].items():
+    strict = Client(enforce_csrf_checks=True)  # as a real client is: /health answered a POST with a CSRF 403
+    for path, item in [*doc["paths"].items(), ("/api/v1/openapi.json", {"get": {}})]:
         documented = {m.upper() for m in item if m in METHODS}
         for method in set(METHODS) - {m.lower() for m in documented}:
-            response = getattr(client, method)(concrete(path))
+            response = getattr(strict, method)(concrete(path))
             assert_problem(response, 405)
             assert set(response["Allow"].split(", ")) == documented, (method, path)
+
+
+def test_an_unsafe_call_to_no_api_path_is_a_404_not_a_csrf_403():
+    assert_problem(Client(enforce_csrf_checks=True).post("/api/v1/nothing-here", data="{}", content_type="application/json"), 404)
 
 
 @pytest.mark.django_db

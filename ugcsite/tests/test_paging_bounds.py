@@ -123,15 +123,35 @@ def test_the_last_page_number_allowed_and_junk_still_answer(client, person, path
         assert client.get(path, {"page": junk}).status_code == 200, junk
 
 
+def _query_schemas(operation: dict) -> dict:
+    """Each query parameter's schema by the name it has on the wire (the keys of a form-exploded
+    object are parameters of their own)."""
+    schemas = {}
+    for p in operation.get("parameters", []):
+        if p["schema"].get("type") == "object" and p.get("style") == "form" and p.get("explode"):
+            schemas.update(p["schema"]["properties"])
+        else:
+            schemas[p["name"]] = p["schema"]
+    return schemas
+
+
 def test_the_openapi_document_states_the_same_bounds(client):
     document = client.get("/api/v1/openapi.json").json()
-    paged = {path: operation["parameters"] for path, item in document["paths"].items()
-             for method, operation in item.items() if method == "get" and any(
-                 p["name"] == "offset" for p in operation.get("parameters", []))}
+    paged = {path: _query_schemas(operation) for path, item in document["paths"].items()
+             for method, operation in item.items() if method == "get" and "offset" in _query_schemas(operation)}
     assert {path.replace("{username}", "alice") for path in paged} == {path.partition("?")[0] for path in LISTS}
-    for parameters in paged.values():
-        schemas = {p["name"]: p["schema"] for p in parameters}
+    for path, schemas in paged.items():
         assert (schemas["offset"]["minimum"], schemas["offset"]["maximum"]) == (0, OFFSET_MAX)
         assert (schemas["limit"]["minimum"], schemas["limit"]["maximum"]) == (1, LIMIT_MAX)
+        assert ("before" in schemas) == (path.replace("{username}", "alice") in WITH_BEFORE), path
         if "before" in schemas:
             assert (schemas["before"]["minimum"], schemas["before"]["maximum"]) == (1, ID_LIMIT)
+
+
+def test_the_openapi_document_says_offset_and_before_exclude_each_other(client, alice):
+    document = client.get("/api/v1/openapi.json").json()
+    for path in WITH_BEFORE:
+        operation = document["paths"][path.replace("alice", "{username}")]["get"]
+        (paging,) = [p for p in operation["parameters"] if "before" in p["schema"].get("properties", {})]
+        assert paging["schema"]["not"] == {"required": ["offset", "before"]}
+        assert_problem(alice.get(path, offset=0, before=1), 400)
