@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-cluster bench bench-smoke bench-reading bench-fanout bench-hybrid bench-deps venv clean-var
+.PHONY: run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-cluster bench-deps soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -19,6 +19,13 @@ venv: $(STAMP)
 run: $(STAMP)
 	@scripts/run.sh
 
+# A local 3-primary Redis Cluster for `REDIS_CLUSTER=1 REDIS_URL=redis://127.0.0.1:7001/0 make run`.
+cluster:
+	@scripts/cluster.sh start
+
+cluster-stop:
+	@scripts/cluster.sh stop
+
 # The whole suite on a plain Redis, then again with the data Redis on a throwaway 3-primary
 # Redis Cluster (every test but the browser ones, and one browser path: marker "cluster").
 test: $(STAMP)
@@ -27,6 +34,14 @@ test: $(STAMP)
 
 test-cluster: $(STAMP)
 	@UGC_CLUSTER=1 scripts/with-servers.sh pytest -m "not browser or cluster" $(ARGS)
+
+# The API fuzzed at length: every operation of the OpenAPI document, FUZZ_EXAMPLES generated
+# cases each (default 1,000; make test runs the same test with 10), FUZZ_SEED fixed (13), against
+# a live server on a throwaway PostgreSQL and plain Redis. About ten minutes on 2 cores; prints
+# each operation as it passes or fails, then the cases and answers per operation.
+fuzz: $(STAMP)
+	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} scripts/with-servers.sh pytest ugcsite/tests/test_fuzz.py \
+		-m "not browser" -v -p no:cacheprovider $(ARGS)
 
 bench-deps: $(STAMP)
 	@$(VENV)/bin/pip install --quiet -r requirements-bench.txt
@@ -43,6 +58,16 @@ bench-smoke: bench-deps
 bench-reading: bench-deps
 	@scripts/with-servers.sh python -m bench.run --reading
 
+# Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios.
+bench-cluster: $(STAMP)
+	@scripts/with-servers.sh python -m bench.cluster
+	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
+	@$(VENV)/bin/python -m bench.cluster --compare
+
+# What the keys every request may touch cost one Redis node, and its ceiling (a minute).
+bench-hotkeys: $(STAMP)
+	@scripts/with-servers.sh python -m bench.hotkeys
+
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)
 	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
@@ -51,6 +76,12 @@ bench-fanout: $(STAMP)
 # authors and 200 ordinary ones (bench/results/hybrid.md).
 bench-hybrid: bench-deps
 	@scripts/with-servers.sh python -m bench.hybrid $(ARGS)
+
+# A mixed workload (locust: feed reads, posts, follows) against gunicorn + worker + beat under
+# supervisord for SOAK_SECONDS, then a check that every board reached every follower it should.
+SOAK_SECONDS ?= 300
+soak: bench-deps
+	@SOAK_SECONDS=$(SOAK_SECONDS) scripts/with-servers.sh python -m bench.soak
 
 clean-var:
 	rm -rf var

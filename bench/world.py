@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from tqdm import tqdm
@@ -22,6 +23,7 @@ from social.models import Follow
 KINDS = ["sketch", "diagram", "note", "comic", "map"]
 TAGS = [f"tag{i}" for i in range(400)]  # tag i is used with weight ~ 1/(i+1): a few common, many rare
 DOC = '{"width":800,"height":600,"background":"#ffffff","elements":[{"type":"path","color":"#1d2330","width":3,"points":[[100,100],[700,500]]}]}'
+BACKFILL = 20  # boards of each followee a rebuilt feed starts from (see build_redis)
 SPECIAL = {"reader50": 50, "reader500": 500, "reader450": 450, "reader5000": 5000}
 
 
@@ -84,12 +86,13 @@ def _accumulate(values):
         yield total
 
 
-def grow_boards(world: World, target: int) -> None:
-    """Add boards until the world has ``target``: authors by Zipf activity, kinds uniform, 0-3
-    tags by Zipf popularity, views heavy-tailed, times spread from the id epoch to now, ids
-    snowflake-shaped and increasing."""
+def grow_boards(world: World, target: int, authors: list[int] | None = None) -> None:
+    """Add boards until the world has ``target``: authors by Zipf activity (``authors`` in rank
+    order; default every user but the special readers), kinds uniform, 0-3 tags by Zipf
+    popularity, views heavy-tailed, times spread from the id epoch to now, ids snowflake-shaped
+    and increasing."""
     rng = random.Random(world.seed * 1000 + target)
-    authors = world.user_ids[: world.users - len(SPECIAL)]
+    authors = authors or world.user_ids[: world.users - len(SPECIAL)]
     author_weights = list(_accumulate(1 / (rank + 1) ** 0.8 for rank in range(len(authors))))
     tag_weights = list(_accumulate(1 / (rank + 1) for rank in range(len(TAGS))))
     start_ms = max(world.last_ms, 1)
@@ -131,11 +134,18 @@ def build_redis(world: World) -> dict:
 
     rebuild.recount_profiles()
     users = world.user_ids
-    for label, step in (("archive marks", rebuild.rebuild_archive_marks), ("follow graph", rebuild.rebuild_graph),
-                        ("big authors", rebuild.rebuild_big_authors),
-                        ("profile timelines", rebuild.rebuild_profiles), ("home timelines", rebuild.rebuild_home)):
-        with tqdm(total=len(users), desc=label, unit="user", disable=None) as bar:
-            step(users, bar.update)
+    # The rebuild makes each P from the follow edges: the boards made since each follow and the
+    # follow's back-fill before it. This world's edges are made after nearly all its boards, so
+    # its feeds are back-fills: at BACKFILL boards a followee, a median reader's (40 followees)
+    # holds about the 800 ids of a hot P, as in the worlds measured before.
+    backfill = settings.FOLLOW_BACKFILL_COUNT
+    settings.FOLLOW_BACKFILL_COUNT = BACKFILL
+    try:
+        for label, step in rebuild.USER_STEPS:
+            with tqdm(total=len(users), desc=label, unit="user", disable=None) as bar:
+                step(users, bar.update)
+    finally:
+        settings.FOLLOW_BACKFILL_COUNT = backfill
     with tqdm(total=world.boards, desc="discovery indexes", unit="board", disable=None) as bar:
         rebuild.rebuild_discovery(bar.update)
     waiting = archive.waiting_count()
@@ -148,8 +158,6 @@ def build_redis(world: World) -> dict:
 
 def activate(user_ids) -> None:
     """Mark users active (as a recent request would) without dropping the P the rebuild made."""
-    from django.conf import settings
-
     from feeds import keys
     from ugcsite.redis import get_redis
 

@@ -75,6 +75,9 @@ admin.site.unregister(User)
 @admin.register(User)
 class ModeratedUserAdmin(UserAdmin):
     actions = ["suspend_users", "unsuspend_users"]
+    # Suspension is the actions below, never the change form's "active" box: only they take
+    # the person's boards out of feeds and the person out of everyone's lists.
+    readonly_fields = UserAdmin.readonly_fields + ("is_active",)
 
     @admin.action(description="Suspend selected users", permissions=["change"])
     def suspend_users(self, request, queryset):

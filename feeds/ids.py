@@ -11,7 +11,7 @@ same millisecond and sequence, which the primary key turns into a retry (service
 import os
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 
@@ -72,3 +72,10 @@ def min_board_id_at(moment: datetime) -> int:
     """The smallest id a board made at ``moment`` can have (for age cut-offs by score)."""
     ms = int(moment.timestamp() * 1000) - EPOCH_MS
     return max(ms, 0) << (GENERATOR_BITS + SEQUENCE_BITS)
+
+
+def max_board_id_at(moment: datetime) -> int:
+    """The largest id a board made in the millisecond of ``moment`` can have (the millisecond
+    counted in integers: a float product can fall one short at its boundary)."""
+    ms = (moment - datetime.fromtimestamp(0, tz=UTC)) // timedelta(milliseconds=1) - EPOCH_MS
+    return ((max(ms, 0) + 1) << (GENERATOR_BITS + SEQUENCE_BITS)) - 1

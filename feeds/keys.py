@@ -48,10 +48,27 @@ def active(user_id: int) -> str:
     return f"a:{_user_tag(user_id)}"
 
 
-def last_seen() -> str:
-    """Sorted set user id -> when they were last active (epoch seconds): the idle sweeper
-    finds idle users here without scanning the keyspace. One key for the site. ``seen``."""
-    return "seen"
+# The last-seen index is split in buckets, each its own hash tag, so the writes of every
+# active user's requests spread over a cluster's nodes instead of one key on one node.
+LAST_SEEN_BUCKETS = 64
+
+
+def last_seen(user_id: int) -> str:
+    """Sorted set user id -> when they were last active (epoch seconds), one bucket of them
+    (the user's id modulo LAST_SEEN_BUCKETS): the idle sweeper finds idle users here without
+    scanning the keyspace. Example: ``seen:{seen:42}``."""
+    return last_seen_bucket(int(user_id) % LAST_SEEN_BUCKETS)
+
+
+def last_seen_bucket(bucket: int) -> str:
+    """One bucket of the last-seen index by its number (0 .. LAST_SEEN_BUCKETS - 1)."""
+    return f"seen:{{seen:{int(bucket)}}}"
+
+
+def last_seen_flushed() -> str:
+    """String: the time (epoch seconds) up to which the last-seen index has been copied to
+    User.last_seen (feeds.presence). One key for the site, written once a flush. ``seen:flushed``."""
+    return "seen:flushed"
 
 
 def archive_waiting() -> str:
@@ -125,8 +142,27 @@ def query_cache_generation(digest: str) -> str:
 
 
 def views_pending() -> str:
-    """Hash board id -> views not yet flushed to PostgreSQL. ``vp:{d}``."""
+    """Hash of the views not yet flushed to PostgreSQL: field ``<board id>`` -> views (the
+    live count adds it), and ``<board id>@<hour>`` (views_pending_hour) -> those views by hour,
+    for the trending history; ``batch`` names a batch renamed aside for its flush. ``vp:{d}``."""
     return "vp:{d}"
+
+
+def views_pending_hour(board_id: int, hour: int) -> str:
+    """The field of one board's pending views in one hour: ``"1234@492000"``."""
+    return f"{int(board_id)}@{int(hour)}"
+
+
+def parse_views_pending_field(field: str) -> tuple[int, int | None] | None:
+    """A field of views_pending -> (board id, hour, or None for the board's total); None for
+    a field that counts no views (``batch``)."""
+    board_id, at, hour = field.partition("@")
+    if not board_id.isdigit():
+        return None
+    return int(board_id), (int(hour) if at else None)
+
+
+VIEWS_BATCH_FIELD = "batch"
 
 
 def views_flushing() -> str:

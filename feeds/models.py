@@ -77,6 +77,35 @@ class TimelineChunk(models.Model):
         return f"{self.get_timeline_display()} of user {self.owner_id}: {len(self.ids)} ids {self.first_id}..{self.last_id}"
 
 
+class BoardViewHour(models.Model):
+    """Views of one board in one hour (hours since the epoch, as feeds.discovery.trending counts
+    them), written with Board.views by the view-count flush: enough to rebuild the trending
+    window after Redis is lost. Hours past the window are pruned by beat. The key starts with
+    the hour: the window and the pruning read by hour, and an upsert's conflict target is the
+    key itself (no other index to keep up).
+    """
+
+    pk = models.CompositePrimaryKey("hour", "board_id")
+    hour = models.IntegerField()
+    board_id = models.BigIntegerField()  # no foreign key: written in bulk for boards just viewed
+    views = models.BigIntegerField()
+
+    def __str__(self):
+        return f"board {self.board_id}: {self.views} views in hour {self.hour}"
+
+
+class ViewFlush(models.Model):
+    """One batch of pending view counts that reached PostgreSQL, by the token the batch got in
+    Redis: a flush that dies after its commit and before it clears the batch is not counted
+    twice by the next one. Pruned after a day."""
+
+    token = models.CharField(max_length=32, unique=True)
+    applied_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self):
+        return f"view flush {self.token} at {self.applied_at:%Y-%m-%d %H:%M:%S}"
+
+
 class ArchiveRun(models.Model):
     """What one run of the archival did, for staff (admin) and for debugging."""
 
@@ -93,3 +122,25 @@ class ArchiveRun(models.Model):
 
     def summary(self) -> dict:
         return {"timelines": self.timelines, "chunks": self.chunks, "ids": self.ids, "errors": bool(self.errors)}
+
+
+class Outbox(models.Model):
+    """A board's fan-out (or retraction) that must still reach its author's followers: written
+    in the same transaction as the board's change (a transactional outbox), deleted when the
+    last batch of followers is written, and sent again by beat when it waits too long (the
+    broker was down or lost its queue). A board has at most one row per action."""
+
+    class Action(models.TextChoices):
+        FANOUT = "fanout", "deliver to the followers' feeds"
+        RETRACT = "retract", "take out of the followers' feeds"
+
+    board_id = models.BigIntegerField()  # no foreign key: a retraction outlives nothing, and rows are few
+    action = models.CharField(max_length=8, choices=Action.choices)
+    queued_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["board_id", "action"], name="outbox_one_per_action")]
+        indexes = [models.Index(fields=["queued_at"], name="outbox_due_idx")]
+
+    def __str__(self):
+        return f"{self.action} of board {self.board_id}, queued {self.queued_at:%Y-%m-%d %H:%M:%S}"

@@ -1,8 +1,16 @@
 """Rebuilding the Redis structures from PostgreSQL (``manage.py rebuild_redis``).
 
+Everything a person sees comes back: the follow sets, every timeline whole (head and archive,
+however much the archiver had not moved yet), the archive marks, profile counts, discovery
+indexes with the popular and trending orders and the view counts, the reads of the retention
+window and the activity marks. Redis keeps nothing else that an answer shows: board cache
+entries refill on first read, and cached queries are recomputed.
+
 Every function here is offline work, proportional to the data it rebuilds.
 """
 
+import time
+from datetime import UTC, datetime
 from itertools import groupby
 
 from django.conf import settings
@@ -10,11 +18,12 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Max
 
-from feeds import archive, hybrid, keys, timelines
+from feeds import archive, hybrid, keys, presence, timelines
 from feeds.discovery import counters, indexes, trending
+from feeds.ids import max_board_id_at
 from feeds.models import Board, TimelineChunk
 from feeds.rules import Timeline
-from social import graph
+from social import graph, reading
 from social.graph import FollowerCursor
 from social.models import Follow
 
@@ -34,9 +43,13 @@ def recount_profiles() -> None:
 
 
 def _edges_by(field: str):
-    """{user id: [(other id, follow time)]}, grouped on ``field`` (one streaming query)."""
+    """{user id: [(other id, follow time)]}, grouped on ``field``, the other side active only
+    (social.graph: suspended people are in no one's sets). One streaming query."""
     other = "follower_id" if field == "followee_id" else "followee_id"
-    rows = Follow.objects.order_by(field).values_list(field, other, "created_at").iterator(chunk_size=10_000)
+    rows = (
+        Follow.objects.filter(**{f"{other.removesuffix('_id')}__is_active": True}).order_by(field)
+        .values_list(field, other, "created_at").iterator(chunk_size=10_000)
+    )
     return {uid: [(o, at.timestamp()) for _, o, at in group] for uid, group in groupby(rows, key=lambda r: r[0])}
 
 
@@ -78,22 +91,91 @@ def rebuild_profiles(user_ids, progress) -> None:
         progress()
 
 
-def rebuild_home(user_ids, progress) -> None:
-    """Each P from the newest boards of the user's followees. One query per user, a LATERAL
-    top-N per followee on the (author, -id) index, so it costs O(followees x hot), not a scan
-    of the site's boards for readers of rare authors."""
-    hot = settings.HOME_TIMELINE_HOT
-    sql = (
-        f"SELECT b.id FROM {Follow._meta.db_table} f CROSS JOIN LATERAL ("
-        f"  SELECT id FROM {Board._meta.db_table} WHERE author_id = f.followee_id AND state = %s"
-        f"  ORDER BY id DESC LIMIT %s) b "
-        f"WHERE f.follower_id = %s ORDER BY b.id DESC LIMIT %s"
-    )
+def _idle_users() -> set[int]:
+    """Users last seen longer than IDLE_AFTER ago: their P stays out of Redis, as the idle
+    sweep left it, and is regenerated when they come back. One query."""
+    cutoff = datetime.fromtimestamp(time.time() - settings.IDLE_AFTER.total_seconds(), tz=UTC)
+    return set(get_user_model().objects.filter(last_seen__lt=cutoff).values_list("id", flat=True))
+
+
+def home_ids(user_id: int, follows: list[tuple[int, float]]) -> list[int]:
+    """The ids of a user's P that Redis alone held, newest first, from the boards themselves:
+    the published boards above the archived max A of each followee ``(id, follow time)`` made
+    since the follow (fan-out brought them) and of its back-fill (the newest
+    FOLLOW_BACKFILL_COUNT made before it). Back-filled ids at or below A are kept only where no
+    chunk holds them. One query, a LATERAL pair per followee on the (author, -id) index:
+    O(followees x (log n + back-fill) + the boards since A); a second one over the chunks when
+    back-filled ids lie below A."""
+    if not follows:
+        return []
+    mark = archive.archived_max(user_id, Timeline.HOME)
+    bounds = [max_board_id_at(datetime.fromtimestamp(at, tz=UTC)) for _, at in follows]
+    board = Board._meta.db_table
     with connection.cursor() as cursor:
-        for user_id in user_ids:
-            cursor.execute(sql, [Board.State.PUBLISHED, hot, user_id, hot])
-            timelines.timeline_replace(keys.home_timeline(user_id), [row[0] for row in cursor.fetchall()])
+        cursor.execute(
+            f"SELECT DISTINCT b.id FROM unnest(%s::bigint[], %s::bigint[]) AS f(author_id, upto) "
+            f"CROSS JOIN LATERAL ("
+            f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id > GREATEST(f.upto, %s))"
+            f"  UNION ALL"
+            f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id <= f.upto"
+            f"   ORDER BY id DESC LIMIT %s)"
+            f") b ORDER BY b.id DESC",
+            [[author for author, _ in follows], bounds, Board.State.PUBLISHED, mark, Board.State.PUBLISHED,
+             settings.FOLLOW_BACKFILL_COUNT],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    below = [board_id for board_id in ids if board_id <= mark]
+    if below:
+        archived = archive.archived_among(user_id, Timeline.HOME, below)
+        ids = [board_id for board_id in ids if board_id > mark or board_id not in archived]
+    return ids
+
+
+def rebuild_home(user_ids, progress) -> None:
+    """Each P whole (run after rebuild_archive_marks, rebuild_activity and rebuild_big_authors):
+    home_ids of every user not idle, over the followees their pages do not merge whole. Up to the hot size + slack they all go to the head (flagged for the archiver
+    past hot + one chunk, as fan-out flags it); a longer stretch keeps the newest
+    HOME_TIMELINE_HOT in the head and goes to the archive below them, as the archiver would
+    have moved it. O(followees x back-fill + boards since A) per user."""
+    following = _edges_by("follower_id")
+    idle = _idle_users()
+    hot = settings.HOME_TIMELINE_HOT
+    for user_id in user_ids:
+        if user_id in idle:
             progress()
+            continue
+        merged = hybrid.merged_whole(user_id)  # big followees: every page merges their M
+        ids = home_ids(user_id, [(author, at) for author, at in following.get(user_id, []) if author not in merged])
+        if len(ids) > hot + settings.HOME_TIMELINE_SLACK:
+            archive.chunks_write(user_id, Timeline.HOME, ids[hot:])
+            ids = ids[:hot]
+        timelines.timeline_replace(keys.home_timeline(user_id), ids)
+        if len(ids) >= hot + settings.TIMELINE_CHUNK:
+            archive.flag_waiting(Timeline.HOME, [user_id])
+        progress()
+
+
+def rebuild_activity(user_ids, progress) -> None:
+    """The active marks and the last-seen index from ``User.last_seen`` (users within
+    IDLE_AFTER only), after copying what the index holds now into it (a rebuild over a Redis
+    that was not lost keeps the newest activity). One query, O(users)."""
+    presence.last_seen_flush()
+    cutoff = datetime.fromtimestamp(time.time() - settings.IDLE_AFTER.total_seconds(), tz=UTC)
+    wanted = set(user_ids)
+    seen = get_user_model().objects.filter(last_seen__gte=cutoff).values_list("id", "last_seen")
+    presence.activity_restore((user_id, at.timestamp()) for user_id, at in seen.iterator(chunk_size=10_000)
+                              if user_id in wanted)
+    progress(len(user_ids))
+
+
+def rebuild_reads(user_ids, progress) -> None:
+    """Every reader's read set from the reads stored in PostgreSQL within the retention
+    window, after writing the buffered ones there (a rebuild over a Redis that was not lost
+    keeps them). O(reads in the window)."""
+    reading.reads_flush()
+    wanted = set(user_ids)
+    reading.reads_replace((reader, latest) for reader, latest in reading.reads_stored() if reader in wanted)
+    progress(len(user_ids))
 
 
 def rebuild_archive_marks(user_ids, progress) -> None:
@@ -110,7 +192,9 @@ def rebuild_archive_marks(user_ids, progress) -> None:
 
 def rebuild_discovery(progress) -> int:
     """Every index, sort order and facet from the published boards (views: PostgreSQL's count
-    plus what is pending), then the trending roll-up. Returns the number of boards indexed."""
+    plus what is pending, after a flush of the pending counts), the hourly view counts of the
+    trending window, then the trending roll-up. Returns the number of boards indexed."""
+    counters.views_flush()  # finishes a batch a crash left half done, so nothing counts twice
     indexes.index_clear()
     boards = (
         Board.objects.filter(state=Board.State.PUBLISHED).order_by("id")
@@ -124,6 +208,7 @@ def rebuild_discovery(progress) -> int:
             batch = []
     if batch:
         count += _index_batch(batch, progress)
+    trending.hours_put(counters.view_hours_recent())
     trending.trending_rollup()
     return count
 
@@ -134,3 +219,16 @@ def _index_batch(batch, progress) -> int:
                          for board_id, kind, tags, author, views in batch)
     progress(len(batch))
     return len(batch)
+
+
+# The per-user steps of a rebuild, in order: the archive marks before the timelines that read
+# them, activity before the home timelines (idle users get none), reads last.
+USER_STEPS = (
+    ("archive marks", rebuild_archive_marks),
+    ("activity", rebuild_activity),
+    ("follow graph", rebuild_graph),
+    ("big authors", rebuild_big_authors),
+    ("profile timelines", rebuild_profiles),
+    ("home timelines", rebuild_home),
+    ("reads", rebuild_reads),
+)

@@ -76,20 +76,20 @@ def idle_sweep(*, now: float | None = None, batch: int = 500) -> int:
     (a P is history, never just expired), and raise P's A to the id of their last activity:
     whatever fan-out skipped came after it, so on their return home_gap_fill starts there even
     when P held nothing to archive (its followees all merged, feeds.hybrid, or silent).
-    O(idle users x |P|), offline. Returns how many."""
+    O(buckets + idle users x |P|), offline. Returns how many."""
     client = get_redis()
     cutoff = (time.time() if now is None else now) - settings.IDLE_AFTER.total_seconds()
     swept = 0
-    while True:
-        idle = client.zrangebyscore(keys.last_seen(), "-inf", f"({cutoff}", start=0, num=batch, withscores=True)
-        if not idle:
-            return swept
-        for member, seen in idle:
-            user_id = int(member)
-            if client.exists(keys.active(user_id)):  # came back since: not idle after all
-                client.zrem(keys.last_seen(), user_id)
-                continue
-            archive.timeline_archive_all(Timeline.HOME, user_id)
-            archive.mark_raise(user_id, Timeline.HOME, min_board_id_at(datetime.fromtimestamp(seen, UTC)))
-            client.zrem(keys.last_seen(), user_id)
-            swept += 1
+    for bucket in range(keys.LAST_SEEN_BUCKETS):
+        seen_index = keys.last_seen_bucket(bucket)
+        while idle := client.zrangebyscore(seen_index, "-inf", f"({cutoff}", start=0, num=batch, withscores=True):
+            for member, seen in idle:
+                user_id = int(member)
+                if client.exists(keys.active(user_id)):  # came back since: not idle after all
+                    client.zrem(seen_index, user_id)
+                    continue
+                archive.timeline_archive_all(Timeline.HOME, user_id)
+                archive.mark_raise(user_id, Timeline.HOME, min_board_id_at(datetime.fromtimestamp(seen, UTC)))
+                client.zrem(seen_index, user_id)
+                swept += 1
+    return swept

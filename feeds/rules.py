@@ -16,6 +16,27 @@ TAG_WORDS = "1-32 characters of a-z, 0-9 and -"
 MAX_TAGS = 10
 
 MAX_TITLE = 120
+
+
+def _char_class(chars: list[str]) -> str:
+    """The inside of a regex character class matching exactly ``chars``, as \\uXXXX ranges
+    (read alike by JSON Schema's ECMA-262, Python and Rust; every character here is in the BMP)."""
+    points = sorted(map(ord, chars))
+    runs: list[list[int]] = []
+    for point in points:
+        if runs and point == runs[-1][1] + 1:
+            runs[-1][1] = point
+        else:
+            runs.append([point, point])
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in runs)
+
+
+# What str.strip() trims from a title's ends (feeds.validation), spelled for the OpenAPI
+# document: 1 to MAX_TITLE characters once trimmed, none of them NUL. (Every white space
+# character is in the BMP.)
+TITLE_TRIMMED = [chr(point) for point in range(0x10000) if chr(point).isspace()]
+_SPACE, _SOLID = _char_class(TITLE_TRIMMED), f"[^{_char_class(TITLE_TRIMMED)}\\u0000]"
+TITLE_PATTERN = f"^[{_SPACE}]*{_SOLID}([^\\u0000]{{0,{MAX_TITLE - 2}}}{_SOLID})?[{_SPACE}]*$"
 COLOR_PATTERN = r"^#[0-9a-fA-F]{6}$"
 MAX_CANVAS = 4_096
 MAX_ELEMENTS = 5_000

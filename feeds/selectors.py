@@ -10,7 +10,7 @@ from feeds.models import Board
 from feeds.rules import Timeline
 from social import graph, reading
 from social import keys as social_keys
-from social.selectors import names_of
+from social.selectors import sharing_readers
 from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import get_redis
 
@@ -151,28 +151,29 @@ def discover(query, *, offset: int, limit: int) -> dict:
 
 def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) -> dict[str, list[str]]:
     """API.md's reading answer: for each visible board asked for, the usernames of the people
-    the viewer follows who read it in the window. One pipeline for the N x M question, one
-    pipeline to check the boards exist, one query for the names of the readers found."""
+    the viewer follows who share their reads and read it in the window. One pipeline to check
+    the boards exist, one query for which followees share (and their names), then the N x M
+    question over those alone."""
     visible = [board_id for board_id in board_ids if board_id in boards_hydrate(board_ids)]
-    found = reading.readers_of(visible, graph.following_ids(viewer.pk), now=now)
-    names = names_of({reader for readers in found.values() for reader in readers})
-    return {str(board_id): [names[r] for r in readers if r in names] for board_id, readers in found.items()}
+    readers = sharing_readers(graph.following_ids(viewer.pk))
+    found = reading.readers_of(visible, readers, now=now)
+    return {str(board_id): [readers[r] for r in ids] for board_id, ids in found.items()}
 
 
 def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: float | None = None) -> dict:
     """API.md's popular answer: ``all`` by views (reads = views), ``trending`` by views in the
     last 24 hours (reads = those views), ``following`` by how many of the viewer's followees
-    read each board in the window (reads = that number). Invisible boards are left out."""
+    read each board in the window (reads = that number; only people who share their reads
+    count). Invisible boards are left out."""
     if scope == "following":
-        counts = reading.read_counts(graph.following_ids(viewer.pk), now=now)
+        counts = reading.read_counts(sharing_readers(graph.following_ids(viewer.pk)), now=now)
         # most reads first, ties newest first; boards that are gone drop out at hydration
         ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
         found = boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]])
-        ranked = [(board_id, reads) for board_id, reads in ranked if board_id in found]
+        page = [(board_id, reads) for board_id, reads in ranked if board_id in found][offset:offset + limit]
     else:
         # the sort orders hold visible boards only (discovery drops the rest at once)
-        ranked = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset + limit)]
-        found = boards_hydrate([board_id for board_id, _ in ranked])
-    page = ranked[offset:offset + limit]
+        page = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset=offset, limit=limit)]
+        found = boards_hydrate([board_id for board_id, _ in page])
     return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
                       for board_id, reads in page if board_id in found]}

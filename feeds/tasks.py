@@ -5,71 +5,127 @@ record as done, and calls one function of feeds.fanout, feeds.regeneration or fe
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
-from feeds import archive, fanout, hybrid, regeneration
-from feeds.models import Board
+from feeds import archive, fanout, hybrid, presence, regeneration
+from feeds.ids import board_id_time
+from feeds.models import Board, Outbox
+from feeds.outbox import outbox_done, outbox_due
 from feeds.rules import Timeline
+from feeds.visibility import board_show, board_unshow
+from social import services as people
 from social.graph import FollowerCursor
+from ugcsite.metrics import FANOUT_LAG
 
 
-def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int, **more) -> dict:
+def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
+          cursor_after: int | None = None, **more) -> tuple[dict, list]:
     """The cursor arguments of a batch run of ``task``: where this run starts, its size, and how
     the next run (same task, same first argument and keyword arguments ``more``) is enqueued
-    before this one writes, so batches overlap across worker processes."""
-    cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done)
-    return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE,
-            "then": lambda next_cursor: task.delay(owner_id, *next_cursor, **more)}
+    before this one writes, so batches overlap across worker processes. The list it returns is
+    empty after the run when this was the last batch. (A run sent by the previous release has no
+    ``cursor_after``.)"""
+    cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done, cursor_after)
+    sent: list = []
+
+    def then(next_cursor):
+        sent.append(next_cursor)
+        score, done, after = next_cursor
+        task.delay(owner_id, cursor_score=score, cursor_done=done, cursor_after=after, **more)
+
+    return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE, "then": then}, sent
 
 
 @shared_task(acks_late=True)
-def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
+def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
+                 cursor_after: int | None = None) -> None:
     """Push a new board to its author's followers, one batch a run; nothing for a big author
-    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.hybrid)."""
-    row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
-    if row is None or row["state"] != Board.State.PUBLISHED:
+    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.hybrid). The last
+    batch clears the board's outbox row. Sent again by the outbox (``resend``), it first makes
+    sure G, M and the indexes hold the board."""
+    board = Board.objects.select_related("author").filter(pk=board_id).first()
+    if board is None or board.state != Board.State.PUBLISHED:
+        outbox_done(board_id, Outbox.Action.FANOUT)
         return  # deleted or hidden meanwhile: the retraction owns it now
-    if hybrid.author_is_big(row["author_id"]):
+    if resend and cursor_score is None:
+        board_show(board)
+    if hybrid.author_is_big(board.author_id):
+        outbox_done(board_id, Outbox.Action.FANOUT)
         return  # checked every batch: an author who became big meanwhile has their followers marked
-    waiting = fanout.fanout_batch(board_id=board_id, author_id=row["author_id"],
-                                  **_walk(board_fanout, board_id, cursor_score, cursor_done))
+    walk, more = _walk(board_fanout, board_id, cursor_score, cursor_done, cursor_after)
+    waiting = fanout.fanout_batch(board_id=board_id, author_id=board.author_id, **walk)
+    if not more:
+        outbox_done(board_id, Outbox.Action.FANOUT)
+        FANOUT_LAG.observe((timezone.now() - board_id_time(board_id)).total_seconds())
     archive_soon(Timeline.HOME, waiting)
 
 
 @shared_task(acks_late=True)
-def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
-    """Take a deleted or hidden board out of its author's followers' feeds, batch by batch."""
+def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
+                  cursor_after: int | None = None) -> None:
+    """Take a deleted or hidden board out of its author's followers' feeds, batch by batch; the
+    last batch clears its outbox row. Sent again by the outbox (``resend``), it first takes the
+    board out of G, M and the indexes."""
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] == Board.State.PUBLISHED:
+        outbox_done(board_id, Outbox.Action.RETRACT)
         return  # unhidden meanwhile: it belongs in the feeds again
+    if resend and cursor_score is None:
+        board_unshow(board_id, row["author_id"])
     if hybrid.board_never_pushed(row["author_id"], board_id):
+        outbox_done(board_id, Outbox.Action.RETRACT)
         return  # in no P: pages merged it from M, which lost it at once
-    fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"],
-                         **_walk(board_retract, board_id, cursor_score, cursor_done))
+    walk, more = _walk(board_retract, board_id, cursor_score, cursor_done, cursor_after)
+    fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"], **walk)
+    if not more:
+        outbox_done(board_id, Outbox.Action.RETRACT)
+
+
+@shared_task
+def outbox_resend() -> int:
+    """Beat: send again the fan-outs and retractions that waited past OUTBOX_RESEND_AFTER_SECONDS
+    (the broker was down, or lost its queue). Returns how many."""
+    due = outbox_due()
+    for board_id, action in due:
+        (board_fanout if action == Outbox.Action.FANOUT else board_retract).delay(board_id, resend=True)
+    return len(due)
 
 
 @shared_task(acks_late=True)
-def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0) -> None:
+def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
+                   cursor_after: int | None = None) -> None:
     """Take every board a suspension hid out of the author's followers' feeds, batch by batch."""
     board_ids = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
     if not board_ids:
         return  # lifted meanwhile
     fanout.retract_batch(board_ids=board_ids, author_id=author_id,
-                         **_walk(author_retract, author_id, cursor_score, cursor_done))
+                         **_walk(author_retract, author_id, cursor_score, cursor_done, cursor_after)[0])
 
 
 @shared_task(acks_late=True)
 def author_restore(author_id: int) -> None:
-    fanout.author_restore(author_id=author_id)
+    """After a suspension is lifted: back in everyone's lists first (fan-out delivers only to
+    followers whose following set names the author), then the boards back in their feeds."""
+    if people.member_lists_sync(user_id=author_id):
+        fanout.author_restore(author_id=author_id)
 
 
 @shared_task(acks_late=True)
-def big_author_walk(author_id: int, cursor_score: float | None = None, cursor_done: int = 0, *, since: int) -> None:
+def member_lists_sync(user_id: int) -> None:
+    """A suspended person leaves every follower and following list (or, lifted meanwhile, stays)."""
+    people.member_lists_sync(user_id=user_id)
+
+
+@shared_task(acks_late=True)
+def big_author_walk(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
+                    cursor_after: int | None = None, *, since: int) -> None:
     """An author became big: add them to every follower's big-following set, batch by batch.
     ``since`` names the big spell; a walk for an older one stops (the newer walk reaches every
     follower). It goes on if the author falls back meanwhile: boards of the spell stay merged."""
     if hybrid.pull_since(author_id) != since:
         return
-    fanout.big_mark_batch(author_id=author_id, **_walk(big_author_walk, author_id, cursor_score, cursor_done, since=since))
+    walk, _ = _walk(big_author_walk, author_id, cursor_score, cursor_done, cursor_after, since=since)
+    fanout.big_mark_batch(author_id=author_id, **walk)
 
 
 @shared_task(acks_late=True)
@@ -111,3 +167,9 @@ def home_gap_fill(user_id: int, lower: int, upper: int) -> None:
 def idle_sweep() -> int:
     """Beat: archive and drop the feeds of users idle longer than IDLE_AFTER."""
     return regeneration.idle_sweep()
+
+
+@shared_task
+def last_seen_flush() -> int:
+    """Beat: the last-seen index into User.last_seen."""
+    return presence.last_seen_flush()

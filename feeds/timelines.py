@@ -47,7 +47,7 @@ def home_touch(user_id: int, *, now: float | None = None) -> bool:
     ttl = int(settings.IDLE_AFTER.total_seconds())
     pipe = get_redis().pipeline(transaction=False)
     scripts.touch(keys=[keys.active(user_id), keys.timeline_meta(user_id)], args=[ttl], client=pipe)
-    pipe.zadd(keys.last_seen(), {user_id: time.time() if now is None else now})
+    pipe.zadd(keys.last_seen(user_id), {user_id: time.time() if now is None else now})
     return bool(pipe.execute()[0])
 
 

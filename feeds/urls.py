@@ -4,12 +4,13 @@ ugcsite.urls' API paths)."""
 from django.urls import path, register_converter
 
 from feeds.views import boards, discovery, people
+from ugcsite.http import ID_DIGITS
 
 
 class BoardIdConverter:
     """Board ids are below 2^53: at most 16 digits, so a longer number is simply no board (404)."""
 
-    regex = "[0-9]{1,16}"
+    regex = f"[0-9]{{1,{ID_DIGITS}}}"
 
     def to_python(self, value):
         return int(value)

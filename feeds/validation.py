@@ -11,7 +11,7 @@ from pydantic import Field, StrictFloat, StrictStr, field_validator, model_valid
 
 from feeds.rules import (
     BOARD_KINDS, COLOR_PATTERN, MAX_CANVAS, MAX_ELEMENTS, MAX_POINTS, MAX_TAGS, MAX_TEXT, MAX_TITLE,
-    STROKE_WIDTH, TAG_PATTERN, TAG_WORDS, TEXT_SIZE,
+    STROKE_WIDTH, TAG_PATTERN, TAG_WORDS, TEXT_SIZE, TITLE_PATTERN,
 )
 from ugcsite.http import Strict, Text
 
@@ -19,9 +19,16 @@ from ugcsite.http import Strict, Text
 Number = Annotated[StrictFloat, Field(allow_inf_nan=False)]
 Color = Annotated[StrictStr, Field(pattern=COLOR_PATTERN)]
 StrokeWidth = Annotated[Number, Field(ge=STROKE_WIDTH[0], le=STROKE_WIDTH[1])]
-Point = Annotated[list[Number], Field(min_length=2, max_length=2)]
+# A coordinate lies on the canvas (Doc.within_canvas checks it against the doc's own size);
+# the document also states the bounds that hold on every canvas.
+Coordinate = Annotated[Number, Field(json_schema_extra={"minimum": 0, "maximum": MAX_CANVAS})]
+Extent = Annotated[Number, Field(gt=0, json_schema_extra={"maximum": MAX_CANVAS})]
+Point = Annotated[list[Coordinate], Field(min_length=2, max_length=2)]
 Tag = Annotated[StrictStr, Field(pattern=TAG_PATTERN)]
 KindName = Literal[BOARD_KINDS]
+# The title as the document describes it: _clean_title below is the check, TITLE_PATTERN says the same.
+Title = Annotated[Text, Field(json_schema_extra={
+    "pattern": TITLE_PATTERN, "description": f"1-{MAX_TITLE} characters once white space at both ends is trimmed"})]
 
 
 class PathElement(Strict):
@@ -35,8 +42,8 @@ class TextElement(Strict):
     type: Literal["text"]
     color: Color
     size: Annotated[Number, Field(ge=TEXT_SIZE[0], le=TEXT_SIZE[1])]
-    x: Number
-    y: Number
+    x: Coordinate
+    y: Coordinate
     text: Annotated[StrictStr, Field(min_length=1, max_length=MAX_TEXT)]  # stored as escaped JSON: any string
 
 
@@ -44,10 +51,10 @@ class ShapeElement(Strict):
     type: Literal["rect", "ellipse"]
     color: Color
     width: StrokeWidth
-    x: Number
-    y: Number
-    w: Annotated[Number, Field(gt=0)]
-    h: Annotated[Number, Field(gt=0)]
+    x: Coordinate
+    y: Coordinate
+    w: Extent
+    h: Extent
     fill: Color | None = None
 
 
@@ -57,6 +64,10 @@ Element = Annotated[PathElement | TextElement | ShapeElement, Field(discriminato
 
 
 class Doc(Strict):
+    """A drawing. Every coordinate lies within this canvas (0..width, 0..height), a rect or an
+    ellipse whole (x + w <= width, y + h <= height), and all paths hold at most 100,000
+    points in all: rules over several fields, which JSON Schema cannot state."""
+
     width: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
     height: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
     background: Color
@@ -98,7 +109,7 @@ def _clean_tags(value: list[str]) -> list[str]:
     return value
 
 
-Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS)]
+Tags = Annotated[list[Tag], Field(max_length=MAX_TAGS, json_schema_extra={"uniqueItems": True})]  # _clean_tags checks
 
 
 class Body(Strict):
@@ -114,7 +125,7 @@ class Body(Strict):
 
 
 class BoardCreate(Body):
-    title: Text
+    title: Title
     kind: KindName
     tags: Tags = []
     doc: Doc
@@ -126,7 +137,7 @@ class BoardCreate(Body):
 class BoardPatch(Body):
     """Any of the fields; a field given as null is a 400 (the types are not optional)."""
 
-    title: Text = None
+    title: Title = None
     kind: KindName = None
     tags: Tags = None
     doc: Doc = None

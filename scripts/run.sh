@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# make run: local PostgreSQL + Redis under var/, migrations, demo world on first run,
-# then web + Celery worker + Celery beat until Ctrl-C, which stops all of it.
+# make run: local PostgreSQL + Redis (data) + Redis (broker and cache) under var/, migrations,
+# demo world on first run, then web + Celery worker + Celery beat under supervisord (a process
+# that dies is started again) until Ctrl-C, which stops all of it. DEBUG is off unless
+# DJANGO_DEBUG=1: errors show the site's own pages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
@@ -11,10 +13,13 @@ PG_DATA=$PWD/var/pg
 REDIS_DIR=$PWD/var/redis
 PG_PORT=${LOCAL_PG_PORT:-54320}
 REDIS_PORT=${LOCAL_REDIS_PORT:-63790}
-started_pg= started_redis=
+BROKER_DIR=$PWD/var/redis-broker
+BROKER_PORT=${LOCAL_BROKER_PORT:-63791}
+started_pg= started_redis= started_broker=
 
 cleanup() {
     trap - EXIT INT TERM
+    [ -n "$started_broker" ] && { say "Stopping the broker's Redis"; redis_stop "$BROKER_DIR" "$BROKER_PORT"; }
     [ -n "$started_redis" ] && { say "Stopping Redis"; redis_stop "$REDIS_DIR" "$REDIS_PORT"; }
     [ -n "$started_pg" ] && { say "Stopping PostgreSQL"; pg_stop "$PG_DATA"; }
 }
@@ -31,11 +36,34 @@ if [ -z "${REDIS_URL:-}" ]; then
     redis_start "$REDIS_DIR" "$REDIS_PORT"; started_redis=1
     export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 fi
+if [ -z "${PLAIN_REDIS_URL:-}${CELERY_BROKER_URL:-}${CACHE_URL:-}" ]; then
+    # Celery's broker and Django's cache on a Redis of their own: losing or flushing the data
+    # Redis loses no queued task, and a data Redis on a cluster is possible (neither can use one).
+    ensure_redis
+    redis_start "$BROKER_DIR" "$BROKER_PORT"; started_broker=1
+    export PLAIN_REDIS_URL="redis://127.0.0.1:$BROKER_PORT/0"
+fi
+[ "${REDIS_CLUSTER:-}" = 1 ] && say "Data on the Redis Cluster at $REDIS_URL; Celery's broker and Django's cache on ${PLAIN_REDIS_URL:-their own URLs}"
+
+# Production-like by default: no debug pages; served over plain HTTP on loopback, so the
+# cookies are not marked Secure. The secret key is made once and kept in var/.
+export DJANGO_DEBUG=${DJANGO_DEBUG:-0}
+export SITE_HTTPS=${SITE_HTTPS:-0}
+if [ -z "${DJANGO_SECRET_KEY:-}" ]; then
+    [ -s var/secret_key ] || python -c 'import secrets; print(secrets.token_urlsafe(50))' > var/secret_key
+    export DJANGO_SECRET_KEY=$(cat var/secret_key)
+fi
+export RUN_DIR=$PWD/var/run
+# Every process (gunicorn's workers, Celery's) writes its metrics here; /metrics adds them up.
+export PROMETHEUS_MULTIPROC_DIR=$RUN_DIR/prometheus
+rm -rf "$PROMETHEUS_MULTIPROC_DIR"; mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 
 say "Migrating"
 python manage.py migrate --noinput
+[ "$DJANGO_DEBUG" = 1 ] || python manage.py collectstatic --noinput -v 0
 
 python manage.py seed_demo --if-empty
+python manage.py rebuild_redis --if-empty   # a new or emptied data Redis is filled from PostgreSQL
 
 say "Serving http://127.0.0.1:$PORT  (Ctrl-C stops the site, its worker, beat and the servers)"
-honcho -f Procfile start || true
+supervisord -c scripts/supervisord.conf || true

@@ -144,10 +144,14 @@ PY
 # node per PORT, each under DIR/PORT with its own nodes.conf and log, created by redis-cli with
 # REPLICAS replicas per primary (3 ports and 0, or 6 ports and 1: three primaries either way).
 # Each node's cluster bus gets a free port of its own (--cluster-port) rather than PORT+10000,
-# which is past 65535 for the high ports free_port hands out.
+# which is past 65535 for the high ports free_port hands out. REDIS_CLUSTER_NODE_TIMEOUT (ms,
+# default 5000) is how long a silent node has before its replica takes over: the failover test
+# sets 1000 so that a failover completes in a few seconds.
 redis_cluster_start() {
     local dir=$1 replicas=$2; shift 2
-    local ports=("$@") n=$#
+    local ports=("$@") n=$# node_timeout=${REDIS_CLUSTER_NODE_TIMEOUT:-5000}
+    [[ "$node_timeout" =~ ^[1-9][0-9]*$ ]] \
+        || die "redis_cluster_start: REDIS_CLUSTER_NODE_TIMEOUT must be milliseconds (a positive integer), not '$node_timeout'"
     [ "$n" -ge 3 ] && [ $((n % (replicas + 1))) -eq 0 ] && [ $((n / (replicas + 1))) -ge 3 ] \
         || die "redis_cluster_start: $n ports cannot make at least 3 primaries with $replicas replicas each"
     local bus=($(free_ports "$n" "${ports[@]}"))
@@ -159,7 +163,7 @@ redis_cluster_start() {
             --pidfile "$node/redis.pid" --logfile "$node/redis.log" --appendonly no --save "" \
             --zset-max-listpack-entries 1200 \
             --cluster-enabled yes --cluster-config-file nodes.conf --cluster-port "${bus[$i]}" \
-            --cluster-node-timeout 5000 \
+            --cluster-node-timeout "$node_timeout" \
             || die "Redis cluster node did not start on port $port; see $node/redis.log"
         addrs+=("127.0.0.1:$port")
     done

@@ -2,10 +2,14 @@
 Signing up, following someone, social reading and popular boards touch feeds: they are in
 feeds.api.people."""
 
+from typing import Annotated
+
 from django.contrib.auth import authenticate as password_authenticate
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
+from pydantic import Field, StrictBool
 
 from social import selectors, services, tokens
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX
 from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
 
 
@@ -14,18 +18,42 @@ class Credentials(Strict):
     password: Text
 
 
+class ProfilePatch(Strict):
+    """Any of the caller's own settings; a field given as null is a 400 (the types are not optional)."""
+
+    display_name: Annotated[Text, Field(max_length=DISPLAY_NAME_MAX)] = None
+    bio: Annotated[Text, Field(max_length=BIO_MAX)] = None
+    share_reading: StrictBool = None
+
+
 def tokens_create(request):
     services.auth_attempt(address=client_address(request))
     data = validate(Credentials, parse_json_object(request))
+    services.login_attempt(account=data.username)
     user = password_authenticate(request, username=data.username, password=data.password)
     if user is None:
         raise ApiError(401, "The username or password is wrong.")
     return JsonResponse({"token": tokens.token_create(user=user)}, status=201)
 
 
+def token_current_delete(request):
+    """API.md, "Operations": the token this call was made with stops working at once."""
+    if request.api_token is None:
+        raise ApiError(401, "Send the token to revoke as 'Authorization: Bearer <token>'; "
+                            "this call ends a token, not a browser session.")
+    tokens.token_delete(key=request.api_token)
+    return HttpResponse(status=204)
+
+
 @login_required
 def me(request):
-    return selectors.profile(request.api_user, viewer=request.api_user)
+    return selectors.own_profile(request.api_user)
+
+
+@login_required
+def me_patch(request):
+    changes = validate(ProfilePatch, parse_json_object(request)).model_dump(exclude_unset=True)
+    return selectors.own_profile(services.profile_update(user=request.api_user, changes=changes))
 
 
 def user_profile(request, username: str):
@@ -45,7 +73,8 @@ def following(request, username: str):
 
 
 tokens_view = endpoint(POST=tokens_create)
-me_view = endpoint(GET=me)
+token_current = endpoint(DELETE=token_current_delete)
+me_view = endpoint(GET=me, PATCH=me_patch)
 profile = endpoint(GET=user_profile)
 followers_view = endpoint(GET=followers)
 following_view = endpoint(GET=following)

@@ -36,3 +36,17 @@ class SignupForm(forms.Form):
         if data.get("password") and data.get("password_again") is not None and data["password"] != data["password_again"]:
             self.add_error("password_again", "The two passwords differ; type the same one twice.")
         return data
+
+
+class SettingsForm(forms.ModelForm):
+    """The settings of PATCH /api/v1/me (API.md): the model's limits, the messages a person needs."""
+
+    class Meta:
+        model = User
+        fields = ["display_name", "bio", "share_reading"]
+        labels = {"display_name": "Display name", "bio": "About you",
+                  "share_reading": "Show the people who follow me which boards I read"}
+        help_texts = {"display_name": "Shown beside your username; up to 50 characters.",
+                      "bio": "A few words on your profile; up to 300 characters.",
+                      "share_reading": "Off until you turn it on. Turning it off hides your reads at once."}
+        widgets = {"bio": forms.Textarea(attrs={"rows": 4})}

@@ -1,6 +1,12 @@
 """The follow graph in Redis: F[u] (followers) and its mirror following[u], both sorted sets
 scored by follow time, so fan-out can walk followers in batches from a score cursor.
 
+They hold active people only: F[u] is every *active* follower of u, following[u] every
+*active* followee (whether u is active or not). A suspension takes the person out of the sets
+of everyone they follow and everyone who follows them, and lifting it puts them back
+(social.services.member_lists_sync), so list totals are exact ZCARDs, pages are stable, and a
+page never filters anyone out.
+
 Storage only: no tasks are enqueued here (social.services does that). Each function touches
 the keys of one or two users with one command per key: never a command across two users' keys.
 """
@@ -8,6 +14,7 @@ the keys of one or two users with one command per key: never a command across tw
 from collections.abc import Iterable
 
 from social import keys
+from social.scripts import scripts
 from ugcsite.redis import get_redis
 
 
@@ -34,6 +41,35 @@ def is_following(*, follower_id: int, followee_id: int) -> bool:
     return get_redis().zscore(keys.following(follower_id), followee_id) is not None
 
 
+def member_set(user_id: int, *, followers: Iterable[tuple[int, float]], followees: Iterable[tuple[int, float]],
+               present: bool, pipe) -> None:
+    """Put a user into (``present``) or take them out of the following set of each of their
+    ``followers`` and the F of each of their ``followees`` ((id, follow time) pairs), inside
+    ``pipe``. One command per key: O(k log n) for k edges. Idempotent."""
+    for follower_id, at in followers:
+        if present:
+            pipe.zadd(keys.following(follower_id), {user_id: at})
+        else:
+            pipe.zrem(keys.following(follower_id), user_id)
+    for followee_id, at in followees:
+        if present:
+            pipe.zadd(keys.followers(followee_id), {user_id: at})
+        else:
+            pipe.zrem(keys.followers(followee_id), user_id)
+
+
+def profile_counts(user_id: int, *, viewer_id: int | None = None) -> tuple[int, int, bool]:
+    """(followers, following, whether ``viewer_id`` follows the user): the sizes of the lists
+    as served, in one round trip. O(1)."""
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.zcard(keys.followers(user_id))
+    pipe.zcard(keys.following(user_id))
+    if viewer_id is not None:
+        pipe.zscore(keys.following(viewer_id), user_id)
+    answers = pipe.execute()
+    return answers[0], answers[1], viewer_id is not None and answers[2] is not None
+
+
 def followers_page(user_id: int, *, offset: int, limit: int) -> tuple[list[int], int]:
     """Follower ids, newest follow first, and the total. O(log n + limit)."""
     return _page(keys.followers(user_id), offset, limit)
@@ -58,28 +94,37 @@ def following_ids(user_id: int) -> list[int]:
 
 
 class FollowerCursor(tuple):
-    """Where a walk of F stopped: the last score seen and how many members at that score are done.
+    """Where a walk of F stopped: the score and the member of the last follower visited (the
+    walk goes on with whoever comes after them in F's order, which no unfollow can shift), and
+    how many members at that score were done (all a cursor of the previous release carried).
 
-    Several followers can share a score (same follow time), so the score alone would skip some.
+    Several followers can share a score (same follow time, e.g. a bulk load), so the score alone
+    would skip some; an offset into such a tie would skip one whenever a follower already
+    visited left during the walk.
     """
 
-    def __new__(cls, score: float = float("-inf"), done_at_score: int = 0):
-        return super().__new__(cls, (score, done_at_score))
+    def __new__(cls, score: float = float("-inf"), done_at_score: int = 0, after: int | None = None):
+        return super().__new__(cls, (score, done_at_score, after))
 
 
 def followers_batch(user_id: int, cursor: FollowerCursor, count: int) -> tuple[list[int], FollowerCursor | None]:
     """The next ``count`` followers after ``cursor`` in follow order, and the cursor after them
-    (None when the walk is over). O(log n + count). Followers added during a walk are reached
-    if they sort after the cursor; removed ones are simply not returned."""
-    score, done = cursor
-    low = "-inf" if score == float("-inf") else repr(score)
-    rows = get_redis().zrangebyscore(keys.followers(user_id), low, "+inf", start=done, num=count, withscores=True)
+    (None when the walk is over). O(log n + count); O(log^2 n) to find the place in a tie.
+    Followers added during a walk are reached if they sort after the cursor; removed ones are
+    simply not returned, and never make the walk skip anyone."""
+    score, done, after = cursor
+    if after is None:  # the start of a walk, or a cursor sent by the previous release: by offset
+        low = "-inf" if score == float("-inf") else repr(score)
+        rows = get_redis().zrangebyscore(keys.followers(user_id), low, "+inf", start=done, num=count, withscores=True)
+    else:
+        flat = scripts.followers_after(keys=[keys.followers(user_id)], args=[repr(score), after, count])
+        rows = [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
     if not rows:
         return [], None
     ids = [int(member) for member, _ in rows]
     last = rows[-1][1]
     same = sum(1 for _, s in rows if s == last)
-    next_cursor = FollowerCursor(last, same + (done if last == score else 0))
+    next_cursor = FollowerCursor(last, same + (done if last == score else 0), ids[-1])
     return ids, (next_cursor if len(rows) == count else None)
 
 

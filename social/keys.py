@@ -28,19 +28,44 @@ def counts(user_id: int) -> str:
     return f"c:{_user_tag(user_id)}"
 
 
-def auth_attempts(client: str) -> str:
-    """String counter of sign-up/log-in attempts of one client address this minute, with a TTL.
-
-    Example: ``rl:auth:{ip:127.0.0.1}``.
-    """
-    return f"rl:auth:{{ip:{client}}}"
-
-
 def reads(user_id: int) -> str:
     """Sorted set of the boards a user read, scored by read time (epoch seconds), trimmed to
     READ_RETENTION on every write and expiring with it (RockMelt's user -> items model: a very
     popular board never becomes one giant hot key). Example: ``r:{u:42}``."""
     return f"r:{_user_tag(user_id)}"
+
+
+# Reads waiting to be written to PostgreSQL are buffered in buckets, each its own hash tag, so
+# the writes of every signed-in read spread over a cluster's nodes instead of one key.
+READS_PENDING_BUCKETS = 64
+
+
+def reads_pending(reader_id: int) -> str:
+    """Hash ``<reader>:<board>`` -> read time (epoch seconds): reads not yet written to
+    PostgreSQL, one bucket of them (the reader's id modulo READS_PENDING_BUCKETS); beat moves
+    them into the Read table. Example: ``rp:{rp:42}``."""
+    return reads_pending_bucket(int(reader_id) % READS_PENDING_BUCKETS)
+
+
+def reads_pending_bucket(bucket: int) -> str:
+    """One bucket of the read buffer by its number (0 .. READS_PENDING_BUCKETS - 1)."""
+    return f"rp:{{rp:{int(bucket)}}}"
+
+
+def reads_flushing_bucket(bucket: int) -> str:
+    """A bucket of the read buffer renamed aside while a flush writes it (same slot). ``rpf:{rp:42}``."""
+    return f"rpf:{{rp:{int(bucket)}}}"
+
+
+def read_field(reader_id: int, board_id: int) -> str:
+    """The field of one read in the buffer: ``"7:1234"``."""
+    return f"{int(reader_id)}:{int(board_id)}"
+
+
+def parse_read_field(field: str) -> tuple[int, int]:
+    """``"7:1234"`` -> ``(7, 1234)``: (reader id, board id) of a read_field."""
+    reader_id, _, board_id = field.partition(":")
+    return int(reader_id), int(board_id)
 
 
 def board_readers(board_id: int) -> str:

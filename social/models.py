@@ -5,10 +5,11 @@ from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models.functions import Lower
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
-from social.keys import token_user
-from social.rules import USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
-from ugcsite.redis import get_redis
+from social import token_cache
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX, USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
 
 
 class CaseInsensitiveUserManager(UserManager):
@@ -28,11 +29,25 @@ class User(AbstractUser):
         validators=[RegexValidator(USERNAME_RE.pattern, "3-30 letters, digits or underscores.")],
         help_text=f"{USERNAME_WORDS}.",
     )
-    # Denormalised counts for profiles, kept in step by the services in the same transaction
-    # as the row they count, so a profile never counts rows (rebuild_redis recounts them).
+    # Defaults in the database too, so rows inserted without them (bulk loads, processes of
+    # the previous release during a deploy) still get them.
+    display_name = models.CharField(max_length=DISPLAY_NAME_MAX, blank=True, default="", db_default="")
+    bio = models.CharField(max_length=BIO_MAX, blank=True, default="", db_default="")
+    # Social reading is opt-in (RockMelt's rule): until this is on, no one's reading answer
+    # names this person, and it stops the moment it is turned off (read on every answer).
+    share_reading = models.BooleanField(
+        default=False, db_default=False, help_text="Whether the people who follow them may see which boards they read.")
+    # Denormalised counts, kept in step by the services in the same transaction as the row they
+    # count (rebuild_redis recounts them): follow edges in PostgreSQL, suspended people
+    # included, for ranking suggestions and for staff. A profile shows the sizes of its lists
+    # instead (social.graph.profile_counts), which leave suspended people out.
     followers_count = models.PositiveIntegerField(default=0)
     following_count = models.PositiveIntegerField(default=0)
     boards_count = models.PositiveIntegerField(default=0)
+    # When the person was last active (any authenticated call), copied from the last-seen index
+    # in Redis by beat (feeds.presence), so a lost Redis gets its activity marks back: at most one
+    # flush interval behind. NULL: not seen since the column was added (or bulk-loaded).
+    last_seen = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = CaseInsensitiveUserManager()
 
@@ -42,12 +57,15 @@ class User(AbstractUser):
         indexes = [models.Index(fields=["-followers_count"], name="user_most_followed_idx")]
 
     def save(self, *args, **kwargs):
+        # set_password() leaves the new password here until the save (a hash upgrade at log-in
+        # does not: Django clears it first).
+        new_password = self._password is not None and not self._state.adding
         super().save(*args, **kwargs)
-        if not self.is_active and self.pk:
-            # However it was deactivated (the admin's form, a shell), cached tokens stop at once.
-            hashes = list(self.api_tokens.values_list("key_hash", flat=True))
-            if hashes:
-                get_redis().delete(*(token_user(h) for h in hashes))
+        if new_password or not self.is_active:
+            # However it happened (the admin's form, a shell, a service), a new password or a
+            # suspension ends every token at once (API.md, "Operations"): the rows go, and each
+            # one's cache entry with it (token_deleted below).
+            self.api_tokens.all().delete()
 
 
 class Follow(models.Model):
@@ -71,6 +89,26 @@ class Follow(models.Model):
         return f"{self.follower_id} -> {self.followee_id}"
 
 
+class Read(models.Model):
+    """That a person read a board on a day (UTC), with the latest time that day: social reading
+    written through to PostgreSQL in batches from a Redis buffer (social.reading.reads_flush),
+    so a lost Redis gets the last READ_RETENTION of reads back. Rows older than the retention
+    are pruned by beat. The key starts with the day: pruning deletes whole days by it, and an
+    upsert's conflict target is the key itself (no other index to keep up).
+    """
+
+    pk = models.CompositePrimaryKey("day", "reader_id", "board_id")
+    day = models.DateField()
+    # No index of its own: reads are looked up in Redis, never here by reader (people are
+    # suspended, not deleted, so the cascade is for completeness only).
+    reader = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
+    board_id = models.BigIntegerField()  # a feeds board; no foreign key: social knows nothing of feeds
+    read_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.reader_id} read {self.board_id} on {self.day}"
+
+
 class ApiToken(models.Model):
     """A bearer token of the API. Only its SHA-256 is stored, so a database leak reveals no token."""
 
@@ -89,3 +127,17 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"token of {self.user_id}, expires {self.expires_at:%Y-%m-%d}"
+
+
+@receiver(post_delete, sender=ApiToken)
+def token_deleted(sender, instance: ApiToken, **kwargs) -> None:
+    """However a token is deleted (the API, the admin, a queryset: Django sends this for each
+    row when a receiver listens), its cached entry is revoked at once."""
+    token_cache.revoke([instance.key_hash])
+
+
+@receiver(post_save, sender=ApiToken)
+def token_saved(sender, instance: ApiToken, created: bool, **kwargs) -> None:
+    """A token changed in place (its expiry, say) is read afresh on its next use."""
+    if not created:
+        token_cache.forget([instance.key_hash])

@@ -5,18 +5,30 @@ the retention window on every write and expiring with it, so nothing needs a cle
 RockMelt chose this side because a board read by millions would otherwise be one hot key; the
 price is that a question about N boards and M followees is N x M look-ups, done as M ZMSCORE
 commands (one per followee's key, each its own slot) in one pipelined round trip.
+
+Every read is also buffered in Redis (READS_PENDING_BUCKETS hashes) and written through to
+PostgreSQL (the Read table, a row per reader, board and day) by beat every READS_FLUSH_SECONDS,
+so a lost Redis gets its reads back from there (``reads_stored``, ``reads_replace``): a crash
+loses at most one interval of reads. Rows past the retention are pruned by beat.
 Storage only.
 """
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from itertools import groupby
 
 from django.conf import settings
+from django.db import connection, transaction
+from redis.exceptions import ResponseError
 
 from social import keys
+from social.models import Read, User
 from social.scripts import scripts
 from ugcsite.redis import get_redis, run_by_node
+
+ROWS_PER_STATEMENT = 10_000
 
 
 def _retention() -> int:
@@ -25,16 +37,114 @@ def _retention() -> int:
 
 def read_record(user_id: int, board_id: int, *, now: float | None = None, pipe=None) -> None:
     """Record that a user read a board (a second read keeps one entry, with the newer time),
-    dropping reads past the retention window. One round trip (none inside ``pipe``):
-    O(log n + expired)."""
+    dropping reads past the retention window, and buffer it for PostgreSQL. One round trip
+    (none inside ``pipe``): O(log n + expired)."""
     now = time.time() if now is None else now
     key = keys.reads(user_id)
-    client = pipe if pipe is not None else get_redis().pipeline(transaction=True)  # one key, one slot
+    # No MULTI: the buffer lies in another slot, and each command stands alone (a read racing
+    # another of the same reader ends with both in the set either way).
+    client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
     client.zadd(key, {board_id: now})
     client.zremrangebyscore(key, "-inf", f"({now - _retention()}")
     client.expire(key, _retention())
+    client.hset(keys.reads_pending(user_id), keys.read_field(user_id, board_id), repr(float(now)))
     if pipe is None:
         client.execute()
+
+
+def reads_flush() -> int:
+    """Write the buffered reads to PostgreSQL: each bucket is renamed aside, upserted into the
+    Read table (a row per reader, board and UTC day, keeping the latest time), then deleted.
+    A flush that died before the delete is finished by the next one (the upsert keeps the
+    latest time, so writing twice changes nothing). Readers gone meanwhile are skipped.
+    Offline, O(reads since the last flush). Returns the reads written."""
+    client = get_redis()
+    buckets = [keys.reads_flushing_bucket(b) for b in range(keys.READS_PENDING_BUCKETS)]
+    pipe = client.pipeline(transaction=False)
+    for bucket in buckets:
+        pipe.exists(bucket)
+    waiting = pipe.execute()
+    for number, (bucket, leftover) in enumerate(zip(buckets, waiting)):
+        if not leftover:  # else a flush died after its rename: write that batch first
+            try:
+                client.rename(keys.reads_pending_bucket(number), bucket)
+            except ResponseError as error:  # no such key: nobody in the bucket read since
+                if "no such key" not in str(error).lower():
+                    raise
+    pipe = client.pipeline(transaction=False)
+    for bucket in buckets:
+        pipe.hgetall(bucket)
+    latest: dict[tuple[int, int], float] = {}
+    for fields in pipe.execute():
+        for field, at in fields.items():
+            latest[keys.parse_read_field(field)] = float(at)
+    rows = [(reader, board, at) for (reader, board), at in latest.items()]
+    with transaction.atomic(), connection.cursor() as cursor:
+        for start in range(0, len(rows), ROWS_PER_STATEMENT):
+            readers, boards, times = zip(*rows[start:start + ROWS_PER_STATEMENT])
+            cursor.execute(
+                f"INSERT INTO {Read._meta.db_table} AS r (day, reader_id, board_id, read_at) "
+                "SELECT (to_timestamp(d.t) AT TIME ZONE 'UTC')::date, d.reader, d.board, to_timestamp(d.t) "
+                f"FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS d(reader, board, t) "
+                f"JOIN {User._meta.db_table} u ON u.id = d.reader "
+                "ON CONFLICT (day, reader_id, board_id) DO UPDATE SET read_at = GREATEST(r.read_at, EXCLUDED.read_at)",
+                [list(readers), list(boards), list(times)],
+            )
+    for bucket in buckets:
+        client.delete(bucket)  # one key a DEL: a cluster takes no other
+    return len(rows)
+
+
+def reads_prune(*, now: float | None = None, batch: int = ROWS_PER_STATEMENT) -> int:
+    """Delete the stored reads of days wholly past the retention window, ``batch`` rows a
+    statement (by the key's leading day). Offline, O(rows deleted). Returns how many."""
+    cutoff = (datetime.fromtimestamp(time.time() if now is None else now, tz=UTC) - settings.READ_RETENTION).date()
+    table, deleted = Read._meta.db_table, 0
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                f"DELETE FROM {table} WHERE ctid IN (SELECT ctid FROM {table} WHERE day < %s LIMIT %s)",
+                [cutoff, batch],
+            )
+            deleted += cursor.rowcount
+            if cursor.rowcount < batch:
+                return deleted
+
+
+def reads_stored(*, now: float | None = None) -> Iterator[tuple[int, dict[int, float]]]:
+    """Each reader's reads within the retention window as stored in PostgreSQL, (reader id,
+    {board id: latest read time}), by reader id (rebuild). One streaming query over the
+    window's days: O(reads stored in the window)."""
+    cutoff = (time.time() if now is None else now) - _retention()
+    first_day = datetime.fromtimestamp(cutoff, tz=UTC).date()
+    rows = (
+        Read.objects.filter(day__gte=first_day, read_at__gte=datetime.fromtimestamp(cutoff, tz=UTC))
+        .order_by("reader_id").values_list("reader_id", "board_id", "read_at").iterator(chunk_size=10_000)
+    )
+    for reader_id, group in groupby(rows, key=lambda row: row[0]):
+        latest: dict[int, float] = {}
+        for _, board_id, at in group:
+            latest[board_id] = max(latest.get(board_id, 0.0), at.timestamp())
+        yield reader_id, latest
+
+
+def reads_replace(reads: Iterable[tuple[int, dict[int, float]]]) -> int:
+    """Rewrite readers' read sets, (reader id, {board id: read time}) each (rebuild); a key
+    expires with its newest read, as read_record leaves it. One pipeline per 1,000 readers,
+    O(n log n) for n reads. Returns the readers written."""
+    client, written = get_redis(), 0
+    pipe = client.pipeline(transaction=False)
+    for reader_id, latest in reads:
+        key = keys.reads(reader_id)
+        pipe.delete(key)
+        if latest:
+            pipe.zadd(key, latest)
+            pipe.expireat(key, int(max(latest.values()) + _retention()) + 1)
+        written += 1
+        if written % 1000 == 0:
+            pipe.execute()
+    pipe.execute()
+    return written
 
 
 READERS_PER_CALL = 500  # one script call holds Redis for a few ms at most

@@ -8,3 +8,6 @@ USERNAME_RE = re.compile(USERNAME_PATTERN.removesuffix("$") + r"\Z")  # Python's
 USERNAME_MAX = 30
 USERNAME_WORDS = "3-30 characters of A-Z, a-z, 0-9 and _"
 PASSWORD_LENGTH = (8, 128)
+# A person's own settings (API.md, "Search, notifications, your own settings").
+DISPLAY_NAME_MAX = 50
+BIO_MAX = 300

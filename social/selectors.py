@@ -26,18 +26,26 @@ def user_get_by_name(username: str) -> User:
 
 
 def profile(user, *, viewer=None) -> dict:
-    """The profile object of API.md ("Follow graph"). No row counting: counts are stored."""
-    followed_by_me = False
-    if viewer is not None and viewer.pk != user.pk:
-        followed_by_me = graph.is_following(follower_id=viewer.pk, followee_id=user.pk)
+    """The profile object of API.md ("Follow graph"). No row counting: ``followers`` and
+    ``following`` are the sizes of the lists as served (suspended people are in neither), one
+    Redis round trip; ``boards`` is stored."""
+    viewer_id = viewer.pk if viewer is not None and viewer.pk != user.pk else None
+    followers, following, followed_by_me = graph.profile_counts(user.pk, viewer_id=viewer_id)
     return {
         "id": user.pk,
         "username": user.username,
-        "followers": user.followers_count,
-        "following": user.following_count,
+        "display_name": user.display_name,
+        "bio": user.bio,
+        "followers": followers,
+        "following": following,
         "boards": user.boards_count,
         "followed_by_me": followed_by_me,
     }
+
+
+def own_profile(user) -> dict:
+    """``GET /api/v1/me``: the profile, with the caller's own settings."""
+    return {**profile(user, viewer=user), "share_reading": user.share_reading}
 
 
 def people_page(ids: list[int]) -> list[dict]:
@@ -58,6 +66,8 @@ def following_list(user, *, offset: int, limit: int) -> dict:
     return {"items": people_page(ids), "total": total}
 
 
-def names_of(user_ids) -> dict[int, str]:
-    """Usernames of the active users among ``user_ids`` (one query)."""
-    return dict(User.objects.filter(pk__in=user_ids, is_active=True).values_list("id", "username"))
+def sharing_readers(user_ids) -> dict[int, str]:
+    """Usernames of the people among ``user_ids`` whose reads may be shown: active, and sharing
+    them (``share_reading``, read here on every answer, so turning it off counts at once).
+    One query by primary key: O(k log n) for k ids, next to the O(k x reads) of the question."""
+    return dict(User.objects.filter(pk__in=list(user_ids), is_active=True, share_reading=True).values_list("id", "username"))

@@ -5,15 +5,19 @@ What a follow does to feeds (the back-fill, the clean-up) is added on top by
 call, then the side effects on commit).
 """
 
+from itertools import islice
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 
-from social import graph, keys
+from social import graph
 from social.models import Follow
-from ugcsite.errors import Conflict, Invalid, RateLimited
+from social.selectors import UserNotFound
+from ugcsite.errors import Conflict, Invalid
+from ugcsite.ratelimits import attempt
 from ugcsite.redis import get_redis
 
 User = get_user_model()
@@ -43,19 +47,28 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
     return user
 
 
+def profile_update(*, user: User, changes: dict) -> User:
+    """Change a person's own settings (display_name, bio, share_reading; validated by the
+    caller). One UPDATE of the fields given; nothing else is derived from them."""
+    for field, value in changes.items():
+        setattr(user, field, value)
+    if changes:
+        user.save(update_fields=list(changes))
+    return user
+
+
 def auth_attempt(*, address: str) -> None:
     """Count a sign-up or log-in attempt from a client address: at most
     RATE_LIMIT_AUTH_PER_MINUTE a minute, else ``RateLimited``. API and pages spend the same
-    budget. One round trip, O(1)."""
-    key = keys.auth_attempts(address)
-    pipe = get_redis().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, 60, nx=True)
-    pipe.ttl(key)
-    attempts, _, ttl = pipe.execute()
-    if attempts > settings.RATE_LIMIT_AUTH_PER_MINUTE:
-        wait = max(int(ttl), 1)
-        raise RateLimited(f"Too many attempts from this address; try again in {wait} seconds.", retry_after=wait)
+    budget. O(1)."""
+    attempt("auth", address, per_minute=settings.RATE_LIMIT_AUTH_PER_MINUTE, what="attempts from this address")
+
+
+def login_attempt(*, account: str) -> None:
+    """Count a log-in to one account (any letter case), from wherever it comes: at most
+    RATE_LIMIT_AUTH_PER_MINUTE a minute, so guessing one person's password from many addresses
+    is slowed too. O(1)."""
+    attempt("login", account.lower(), per_minute=settings.RATE_LIMIT_AUTH_PER_MINUTE, what="log-ins to this account")
 
 
 def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
@@ -67,8 +80,12 @@ def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
     with transaction.atomic():
         edge, created = Follow.objects.get_or_create(follower=follower, followee=followee)
         if created:
-            User.objects.filter(pk=followee.pk).update(followers_count=F("followers_count") + 1)
-            User.objects.filter(pk=follower.pk).update(following_count=F("following_count") + 1)
+            # Only between active people: these updates lock both rows, so a suspension either
+            # committed first (no edge) or waits, and its member_lists_sync then sees the edge.
+            if not User.objects.filter(pk=followee.pk, is_active=True).update(followers_count=F("followers_count") + 1):
+                raise UserNotFound(followee.username)  # leaving the block rolls the edge back
+            if not User.objects.filter(pk=follower.pk, is_active=True).update(following_count=F("following_count") + 1):
+                raise UserNotFound(follower.username)
     transaction.on_commit(lambda: graph.follow_add(
         follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp()))
     return edge, created
@@ -84,3 +101,27 @@ def follow_delete(*, follower: User, followee: User) -> bool:
             User.objects.filter(pk=follower.pk).update(following_count=Greatest(F("following_count") - 1, 0))
     transaction.on_commit(lambda: graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk))
     return bool(deleted)
+
+
+MEMBER_SYNC_BATCH = 1000  # edges per pipeline: one round trip per node each
+
+
+def member_lists_sync(*, user_id: int) -> bool | None:
+    """Make a person's place in other people's follower and following sets (social.graph) match
+    whether they are active: out of every one while suspended, back at their follow times once
+    it is lifted. The edges come from PostgreSQL, read under a lock on the person's row, so two
+    runs (a suspension lifted at once) cannot interleave and the last committed state wins.
+    Offline (a task): O(edges of the person), a pipeline per MEMBER_SYNC_BATCH edges.
+    Idempotent. Returns whether the person is listed now (None: no such person)."""
+    with transaction.atomic():
+        active = User.objects.select_for_update().filter(pk=user_id).values_list("is_active", flat=True).first()
+        if active is None:
+            return None
+        for side, other in (("followee_id", "follower_id"), ("follower_id", "followee_id")):
+            rows = Follow.objects.filter(**{side: user_id}).values_list(other, "created_at").iterator(chunk_size=MEMBER_SYNC_BATCH)
+            while batch := [(other_id, at.timestamp()) for other_id, at in islice(rows, MEMBER_SYNC_BATCH)]:
+                pipe = get_redis().pipeline(transaction=False)
+                graph.member_set(user_id, followers=batch if side == "followee_id" else (),
+                                 followees=batch if side == "follower_id" else (), present=active, pipe=pipe)
+                pipe.execute()
+    return active

@@ -1,24 +1,29 @@
-"""Bearer tokens of the API: made, looked up (cached in Redis) and revoked. Storage only."""
+"""Bearer tokens of the API: made, looked up (cached in Redis, social.token_cache) and revoked.
+
+A token stops working on the next request however it goes (API.md, "Operations"): deleted
+(here, in the admin, by any ORM delete: the post_delete signal in social.models), expired (its
+cache entry never outlives it, and carries its expiry), or its user suspended or given a new
+password (``User.save`` deletes the user's tokens). Storage only.
+"""
+
+import time
 
 from django.conf import settings
 from django.utils import timezone
 
-from social import keys
+from social import token_cache
 from social.models import ApiToken
-from ugcsite.redis import get_redis
-
-TOKEN_CACHE_SECONDS = 300
 
 
-def token_user_id(key: str) -> int | None:
+def token_user_id(key: str, *, now: float | None = None) -> int | None:
     """The active user a token belongs to, or None: from Redis when cached (O(1)), else one
-    indexed query, cached for TOKEN_CACHE_SECONDS (never past the token's expiry). A
-    suspension deletes the user's tokens and their cache entries. (``API_TOKEN_USER``.)"""
+    indexed query, cached for token_cache.CACHE_SECONDS at most and never past the token's expiry.
+    (``API_TOKEN_USER``.)"""
+    now = time.time() if now is None else now
     key_hash = ApiToken.hash_key(key)
-    client = get_redis()
-    cached = client.get(keys.token_user(key_hash))
-    if cached is not None:
-        return int(cached)
+    hit, user_id = token_cache.lookup(key_hash, now=now)
+    if hit:
+        return user_id
     row = (
         ApiToken.objects.filter(key_hash=key_hash, expires_at__gt=timezone.now(), user__is_active=True)
         .values_list("user_id", "expires_at").first()
@@ -26,19 +31,24 @@ def token_user_id(key: str) -> int | None:
     if row is None:
         return None
     user_id, expires = row
-    ttl = min(TOKEN_CACHE_SECONDS, int((expires - timezone.now()).total_seconds()))
-    if ttl > 0:
-        client.set(keys.token_user(key_hash), user_id, ex=ttl)
+    token_cache.remember(key_hash, user_id=user_id, expires=expires.timestamp(), now=now)
     return user_id
 
 
+def token_delete(*, key: str) -> bool:
+    """Revoke one token (DELETE /api/v1/tokens/current): its row goes, and its cache entry with
+    it (the post_delete signal; revoked here too, in case the row was already gone). O(1)."""
+    key_hash = ApiToken.hash_key(key)
+    deleted, _ = ApiToken.objects.filter(key_hash=key_hash).delete()
+    token_cache.revoke([key_hash])
+    return bool(deleted)
+
+
 def tokens_revoke(*, user) -> int:
-    """Delete every token of a user, and their cache entries, at once. Returns how many."""
-    hashes = list(ApiToken.objects.filter(user=user).values_list("key_hash", flat=True))
-    if hashes:
-        get_redis().delete(*(keys.token_user(h) for h in hashes))
-    ApiToken.objects.filter(user=user).delete()
-    return len(hashes)
+    """Delete every token of a user; each stops at once (the post_delete signal revokes its
+    cache entry). Returns how many. O(tokens of the user)."""
+    deleted, _ = ApiToken.objects.filter(user=user).delete()
+    return deleted
 
 
 def token_create(*, user) -> str:

@@ -8,6 +8,7 @@ from social import views
 urlpatterns = [
     path("login", views.LoginPage.as_view(), name="login"),
     path("logout", views.logout_page, name="logout"),
+    path("settings", views.settings_page, name="settings"),
     path("u/<str:username>/followers", views.followers, name="followers"),
     path("u/<str:username>/following", views.following, name="following"),
 ]

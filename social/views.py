@@ -8,20 +8,25 @@ a profile with its boards and the follow button touch feeds: they are in feeds.v
 from django.contrib import messages
 from django.contrib.auth import logout as auth_logout
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from social import selectors, services
+from social.forms import SettingsForm
 from ugcsite.errors import RateLimited
-from ugcsite.http import client_address
+from ugcsite.http import client_address, page_number
 
 PEOPLE_PAGE_SIZE = 50
 
 
-def throttle_wait(request) -> int:
-    """Seconds to wait when this address has used up its sign-up and log-in attempts this
-    minute, else 0. Pages spend the same budget as the API, so they are no way round it."""
+def throttle_wait(request, *, account: str | None = None) -> int:
+    """Seconds to wait when this address (or, logging in, this account) has used up its
+    attempts this minute, else 0. Pages spend the same budget as the API, so they are no way
+    round it."""
     try:
         services.auth_attempt(address=client_address(request))
+        if account:
+            services.login_attempt(account=account)
     except RateLimited as error:
         return error.retry_after
     return 0
@@ -42,7 +47,7 @@ class LoginPage(auth_views.LoginView):
     redirect_authenticated_user = True
 
     def post(self, request, *args, **kwargs):
-        wait = throttle_wait(request)
+        wait = throttle_wait(request, account=request.POST.get("username"))
         if wait:
             return too_many(request, self.template_name, self.get_context_data(form=self.get_form_class()(request)), wait)
         return super().post(request, *args, **kwargs)
@@ -64,14 +69,25 @@ def logout_page(request):
     return render(request, "social/logout.html")
 
 
+@login_required
+def settings_page(request):
+    """Your own settings: display name, bio and whether people who follow you see what you read
+    (PATCH /api/v1/me does the same through social.services.profile_update)."""
+    form = SettingsForm(request.POST if request.method == "POST" else None, instance=request.user)
+    if request.method != "POST":
+        return render(request, "social/settings.html", {"form": form})
+    if not form.is_valid():
+        return render(request, "social/settings.html", {"form": form}, status=400)
+    services.profile_update(user=request.user, changes={field: form.cleaned_data[field] for field in form.changed_data})
+    messages.success(request, "Your settings are saved.")
+    return redirect("people:settings")
+
+
 # --- the follow graph ----------------------------------------------------------------------------
 
 def _people(request, username: str, which: str):
     person = selectors.user_get_by_name(username)
-    try:
-        number = max(1, int(request.GET.get("page", "1")))
-    except ValueError:
-        number = 1
+    number = page_number(request, page_size=PEOPLE_PAGE_SIZE)
     offset = (number - 1) * PEOPLE_PAGE_SIZE
     listing = selectors.followers_list if which == "followers" else selectors.following_list
     page = listing(person, offset=offset, limit=PEOPLE_PAGE_SIZE)

@@ -1,7 +1,88 @@
-from django.http import JsonResponse
+"""Operations (API.md, "Operations"): is the process up, can it serve, and its metrics."""
+
+from django.conf import settings
+from django.db import connection
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from kombu import Connection
+from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from feeds import archive
+from ugcsite.metrics import exposition
+from ugcsite.redis import get_redis, used_memory
+
+READY_TIMEOUT = 2  # seconds a check may take before the server counts as unreachable
+RETRY_AFTER_SECONDS = 5
+
+from ugcsite.http import error_response
 
 
+@csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
 def health(request):
     """``GET /api/v1/health``: the process answers (for load balancers, and the benchmark's
-    trivial view: the framework's own ceiling on this stack)."""
+    trivial view: the framework's own ceiling on this stack). No caller, so no token is read."""
+    if request.method != "GET":
+        return error_response(405, f"{request.method} is not allowed here; use GET.", headers={"Allow": "GET"})
     return JsonResponse({"ok": True})
+
+
+def healthz(request):
+    """``GET /healthz``: 200 while the process serves; it asks no other server."""
+    return JsonResponse({"status": "ok"})
+
+
+def _postgres() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def _redis() -> None:
+    get_redis().ping()
+
+
+def _broker() -> None:
+    with Connection(settings.CELERY_BROKER_URL, connect_timeout=READY_TIMEOUT) as broker:
+        broker.ensure_connection(max_retries=1)
+
+
+CHECKS = {"postgres": _postgres, "redis": _redis, "broker": _broker}
+
+
+def readyz(request):
+    """``GET /readyz``: 200 when PostgreSQL, the data Redis and Celery's broker all answer;
+    503 (Retry-After) naming the ones that did not."""
+    checks = {}
+    for name, check in CHECKS.items():
+        try:
+            check()
+            checks[name] = "ok"
+        except Exception as error:  # noqa: BLE001 - any failure means "not ready", said by name
+            checks[name] = f"unreachable: {type(error).__name__}"
+    ready = all(value == "ok" for value in checks.values())
+    response = JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    if not ready:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def _broker_queue_depth() -> int:
+    with Connection(settings.CELERY_BROKER_URL, connect_timeout=READY_TIMEOUT) as broker:
+        return broker.default_channel.client.llen(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def metrics(request):
+    """``GET /metrics``: Prometheus text format. Requests, latency and fan-out lag are counted
+    as they happen (ugcsite.metrics); queue depth, archive backlog and Redis memory are read now."""
+    now = CollectorRegistry()
+    for name, text, read in (
+        ("ugcsite_celery_queue_depth", "Tasks waiting in Celery's default queue", _broker_queue_depth),
+        ("ugcsite_archive_backlog", "Timelines waiting for the archiver", archive.waiting_count),
+        ("ugcsite_redis_used_memory_bytes", "Memory the data Redis uses (every primary of a cluster)", used_memory),
+    ):
+        gauge = Gauge(name, text, registry=now)
+        try:
+            gauge.set(read())
+        except Exception:  # noqa: BLE001 - a server down: the gauge is left out, the rest still served
+            now.unregister(gauge)
+    return HttpResponse(exposition(now), content_type=CONTENT_TYPE_LATEST)

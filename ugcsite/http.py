@@ -22,7 +22,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
-from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ugcsite import errors
 
@@ -92,13 +92,17 @@ def _token_user(key: str):
 
 
 def authenticate(request: HttpRequest):
-    """The caller, or None. A bad bearer token is a 401 on every endpoint, public ones included."""
+    """The caller, or None. A bad bearer token is a 401 on every endpoint, public ones included.
+    The token a caller signed in with is ``request.api_token`` (None for a session)."""
+    request.api_token = None
     header = request.headers.get("Authorization")
     if header is not None:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise ApiError(401, "Send the token as 'Authorization: Bearer <token>'.")
-        return _token_user(key.strip())
+        user = _token_user(key.strip())
+        request.api_token = key.strip()
+        return user
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated and user.is_active:
         if request.method not in SAFE_METHODS:
@@ -222,6 +226,13 @@ def _sentence(error: dict, model: type["Strict"]) -> str:
     return f"{where} {message}"
 
 
+def _no_null_defaults(schema: dict) -> None:
+    """A field a body may leave out (PATCH) is omitted, never null: its schema names no default."""
+    for field in schema.get("properties", {}).values():
+        if "default" in field and field["default"] is None:
+            del field["default"]
+
+
 class Strict(BaseModel):
     """A request body: unknown keys are refused, and inputs never echoed into errors.
 
@@ -229,7 +240,7 @@ class Strict(BaseModel):
     nested models included) and the tags of its tagged unions, which pydantic puts in an
     error's location: each app spells its own facts."""
 
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True, json_schema_extra=_no_null_defaults)
     pattern_messages: ClassVar[dict[str, str]] = {}
     union_tags: ClassVar[tuple[str, ...]] = ()
 
@@ -255,30 +266,70 @@ def _storable(value: str) -> str:
     return value
 
 
+# What _storable refuses, for the OpenAPI document: NUL is a pattern every regex engine reads
+# alike (unpaired surrogates are not: JavaScript's engines see UTF-16 halves of every emoji
+# there, so the description says it). A schema that let NUL through promised a 400 as valid.
+STORABLE_PATTERN = r"^[^\u0000]*$"
+STORABLE_SCHEMA = {"pattern": STORABLE_PATTERN, "description": "no NUL characters or unpaired surrogates"}
+
 # Every free-text field of a body: a JSON string that can be stored and hashed.
-Text = Annotated[StrictStr, AfterValidator(_storable)]
+Text = Annotated[StrictStr, AfterValidator(_storable), Field(json_schema_extra=STORABLE_SCHEMA)]
 
 
-def _int_param(request: HttpRequest, name: str, default: int | None, low: int, high: int | None = None) -> int | None:
+# Paging (API.md, "Timelines": ``limit`` 1-100, default 20, ``offset`` >= 0). Every integer a
+# client sends has an upper bound, checked here before it reaches Redis or PostgreSQL:
+# OFFSET_MAX lies far past any list a person pages through, and keeps offset + limit an exact
+# integer wherever it goes (Lua prints numbers with 14 significant digits; Redis ranges and
+# PostgreSQL's OFFSET are 64-bit).
+LIMIT_DEFAULT = 20
+LIMIT_MAX = 100
+OFFSET_MAX = 10**9
+# Every id of the API is a positive integer below 2^53 (API.md, "Boards"), so ``before`` needs
+# no more than that: anything above names no item.
+ID_LIMIT = 2**53
+ID_DIGITS = len(str(ID_LIMIT - 1))  # 16: a longer number names no item
+
+
+def _int_param(request: HttpRequest, name: str, default: int | None, low: int, high: int) -> int | None:
     raw = request.GET.get(name)
     if raw is None:
         return default
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:
-        raise ApiError(400, f"{name} must be a whole number{f' from {low} to {high}' if high else f' of at least {low}'}.")
-    value = int(raw)
-    if value < low or (high is not None and value > high):
-        raise ApiError(400, f"{name} must be {f'from {low} to {high}' if high else f'at least {low}'}; it was {value}.")
-    return value
+    if not (raw.isascii() and raw.isdigit()):
+        raise ApiError(400, f"{name} must be a whole number from {low} to {high}.")
+    digits = raw.lstrip("0") or "0"
+    if len(digits) > len(str(high)) or not low <= int(digits) <= high:  # never int() of a huge string
+        shown = digits if len(digits) <= 20 else f"{digits[:20]}..."
+        raise ApiError(400, f"{name} must be from {low} to {high}; it was {shown}.")
+    return int(digits)
 
 
 def paging(request: HttpRequest, *, allow_before: bool = False) -> dict:
     """``offset``/``limit`` (and ``before`` where allowed) of a list endpoint (API.md), or a 400."""
-    limit = _int_param(request, "limit", 20, 1, 100)
-    offset = _int_param(request, "offset", None, 0)
-    before = _int_param(request, "before", None, 1) if allow_before else None
+    limit = _int_param(request, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX)
+    offset = _int_param(request, "offset", None, 0, OFFSET_MAX)
+    before = _int_param(request, "before", None, 1, ID_LIMIT) if allow_before else None
     if offset is not None and before is not None:
         raise ApiError(400, "Give either offset or before, not both.")
     return {"offset": offset if before is not None or offset is not None else 0, "before": before, "limit": limit}
+
+
+class PageOutOfRange(errors.Invalid):
+    def __init__(self, last: int):
+        super().__init__(f"There are at most {last:,} pages; ask for a page from 1 to {last:,}.")
+
+
+def page_number(request: HttpRequest, *, page_size: int) -> int:
+    """``?page=`` of a page with numbered pages (1 and up). Junk is page 1, so a mangled link
+    still shows something; a number past the deepest offset any list serves (OFFSET_MAX) is
+    ``PageOutOfRange`` (a 400 page)."""
+    raw = request.GET.get("page", "1")
+    if not (raw.isascii() and raw.isdigit()):
+        return 1
+    last = OFFSET_MAX // page_size + 1
+    digits = raw.lstrip("0") or "0"
+    if len(digits) > len(str(last)) or int(digits) > last:
+        raise PageOutOfRange(last)
+    return max(int(digits), 1)
 
 
 def client_address(request: HttpRequest) -> str:

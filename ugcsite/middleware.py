@@ -1,8 +1,20 @@
+import logging
+
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from redis.exceptions import ClusterDownError, ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 
 from ugcsite import errors
+from ugcsite.http import error_response
+
+logger = logging.getLogger(__name__)
+
+# A server we depend on is unreachable: the request may work again in a moment.
+OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError, ClusterDownError)
+RETRY_AFTER_SECONDS = 5
 
 # Pages load nothing from other hosts and run no inline script (API.md, "Pages").
 CONTENT_SECURITY_POLICY = "; ".join([
@@ -50,8 +62,8 @@ class BodySizeLimitMiddleware:
 
 
 class DomainErrorMiddleware:
-    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404 or 403
-    page, or a 400 page; the API answers them itself (``ugcsite.http.endpoint``)."""
+    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404, 403 or
+    400 page, saying what was wrong; the API answers them itself (``ugcsite.http.endpoint``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -64,4 +76,30 @@ class DomainErrorMiddleware:
             raise Http404(str(exception))
         if isinstance(exception, errors.NotAllowed):
             raise PermissionDenied(str(exception))
+        if isinstance(exception, errors.Invalid):
+            raise BadRequest(str(exception)) from exception
         return None
+
+
+class ServiceUnavailableMiddleware:
+    """PostgreSQL or Redis unreachable: 503 with Retry-After and a sentence (API), or the site's
+    503 page, rendered without anything that needs those servers; never a traceback."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, OUTAGES):
+            return None
+        which = "database" if isinstance(exception, DatabaseError) else "data store (Redis)"
+        logger.warning("503 for %s %s: the %s is unreachable: %s", request.method, request.path, which, exception)
+        if request.path.startswith("/api/"):
+            return error_response(503, f"The site's {which} is unreachable for a moment; nothing was lost. "
+                                       f"Try again in {RETRY_AFTER_SECONDS} seconds.",
+                                  headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+        response = HttpResponse(render_to_string("unavailable.html", {"retry_after": RETRY_AFTER_SECONDS}), status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response

@@ -1,9 +1,13 @@
 """The OpenAPI document of /api/v1 (``/api/v1/openapi.json``), built from the same pydantic
-models that validate the bodies, so the two cannot drift apart."""
+models that validate the bodies and the same constants that bound the parameters, so the two
+cannot drift apart. Each operation lists every status it can answer: its own, plus those
+``_common_answers`` adds to every operation of its kind (ugcsite.http.endpoint's 401 for a bad
+token, 403 for a session call without its CSRF token, 413 for a body over the limit)."""
 
 from functools import lru_cache
 
 from django.http import JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.people import MAX_READING_IDS, SignUp
@@ -11,7 +15,10 @@ from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, TAG_PATTERN
 from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
-from social.api import Credentials
+from social.api import Credentials, ProfilePatch
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX
+from social.rules import USERNAME_PATTERN
+from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -23,10 +30,44 @@ def _answer(description: str, schema: dict | None = None, content_type: str = "a
     return answer
 
 
+_ERROR_TEXT = {400: "invalid input", 401: "no or bad credentials", 403: "not allowed", 404: "not found",
+               409: "conflict", 413: "body too large", 429: "rate limit reached"}
+_ERROR_HEADERS = {
+    401: {"WWW-Authenticate": {"schema": {"type": "string"}, "description": "Bearer realm=\"ugcsite\""}},
+    429: {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the next try may succeed"}},
+}
+
+
 def _errors(*codes: int) -> dict:
-    text = {400: "invalid input", 401: "no or bad credentials", 403: "not allowed", 404: "not found",
-            409: "conflict", 413: "body too large", 429: "rate limit reached"}
-    return {str(code): _answer(text[code], ERROR) for code in codes}
+    answers = {}
+    for code in codes:
+        answers[str(code)] = _answer(_ERROR_TEXT[code], ERROR)
+        if code in _ERROR_HEADERS:
+            answers[str(code)]["headers"] = _ERROR_HEADERS[code]
+    return answers
+
+
+def _common_answers(paths: dict) -> dict:
+    """Every API operation answers 401 to a bad or expired bearer token (public ones too); every
+    unsafe one 403 to a session call without its CSRF token; every one with a body 413 past
+    API_MAX_BODY_BYTES. Plain views (health) authenticate no one."""
+    for path, item in paths.items():
+        for method, operation in item.items():
+            if method == "parameters" or path in PLAIN_VIEWS:
+                continue
+            codes = [401]
+            if method.upper() not in SAFE_METHODS:
+                codes.append(403)
+            if "requestBody" in operation:
+                codes.append(413)
+            for code, answer in _errors(*codes).items():
+                operation["responses"].setdefault(code, answer)
+            if 403 in codes:
+                operation["responses"]["403"]["description"] = "not allowed, or signed in by session without the CSRF token"
+    return paths
+
+
+PLAIN_VIEWS = {"/api/v1/health"}  # not ugcsite.http.endpoint views: no caller, no 401
 
 
 def _body(ref: str) -> dict:
@@ -34,28 +75,39 @@ def _body(ref: str) -> dict:
 
 
 def _board_id_param() -> dict:
-    return {"name": "board_id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+    return {"name": "board_id", "in": "path", "required": True,
+            "schema": {"type": "integer", "minimum": 1, "exclusiveMaximum": ID_LIMIT},
+            "description": "ids are below 2^53; any other number is no board (404)"}
 
 
 def _query(name: str, schema: dict, description: str) -> dict:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
-PAGING = [
-    _query("offset", {"type": "integer", "minimum": 0}, "items to skip (not with before)"),
-    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "page size"),
-]
-BEFORE = _query("before", {"type": "integer", "minimum": 1}, "only items older than this id (not with offset)")
+OFFSET = {"type": "integer", "minimum": 0, "maximum": OFFSET_MAX, "description": "items to skip"}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT, "description": "page size"}
+BEFORE = {"type": "integer", "minimum": 1, "maximum": ID_LIMIT, "description": "only items older than this id"}
+PAGING = [_query("offset", OFFSET, OFFSET["description"]), _query("limit", LIMIT, LIMIT["description"])]
+# A timeline pages by offset or by before, never both (a 400). Parameters cannot exclude each
+# other, so the three are one form-exploded object: each of its keys is a query parameter of
+# its own on the wire (?before=42&limit=20), and its schema says "not both".
+TIMELINE_PAGING = {
+    "name": "paging", "in": "query", "required": False, "style": "form", "explode": True,
+    "description": "offset=, limit= and before=, each its own query parameter; offset and before exclude each other",
+    "schema": {"type": "object", "properties": {"offset": OFFSET, "limit": LIMIT, "before": BEFORE},
+               "not": {"required": ["offset", "before"]}},
+}
 KIND = _query("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
 TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
                 "only boards with this tag; repeat for several (all must match)"), "style": "form", "explode": True}
-USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type": "string"},
-            "description": "matched case-insensitively"}
+USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type": "string", "pattern": USERNAME_PATTERN},
+            "description": "matched case-insensitively; a name no one can have is a 404"}
 
 
 def _paths() -> dict:
     board = {"$ref": "#/components/schemas/Board"}
     profile = {"$ref": "#/components/schemas/Profile"}
+    me = {"$ref": "#/components/schemas/Me"}
     secured = [{"bearer": []}]
     timeline = {"type": "object", "properties": {
         "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
@@ -64,7 +116,7 @@ def _paths() -> dict:
         "items": {"type": "array", "items": {"type": "object", "properties": {
             "id": {"type": "integer"}, "username": {"type": "string"}}}},
         "total": {"type": "integer"}}}
-    return {
+    return _common_answers({
         "/api/v1/health": {"get": {"summary": "The process answers", "responses": {"200": _answer("ok", {
             "type": "object", "properties": {"ok": {"type": "boolean"}}})}}},
         "/api/v1/users/{username}": {"parameters": [USERNAME], "get": {
@@ -81,7 +133,7 @@ def _paths() -> dict:
             "summary": "Followees, newest follow first", "parameters": PAGING,
             "responses": {"200": _answer("people", people), **_errors(400, 401, 404)}}},
         "/api/v1/users/{username}/boards": {"parameters": [USERNAME], "get": {
-            "summary": "A user's boards, newest first", "parameters": [*PAGING, BEFORE],
+            "summary": "A user's boards, newest first", "parameters": [TIMELINE_PAGING],
             "responses": {"200": _answer("a page", timeline), **_errors(400, 401, 404)}}},
         "/api/v1/discover": {"get": {
             "summary": "Boards matching every filter, with the exact total",
@@ -94,8 +146,8 @@ def _paths() -> dict:
                 **_errors(400, 401)}}},
         "/api/v1/reading": {"get": {
             "summary": "Which of the people I follow read these boards (last 30 days)", "security": secured,
-            "parameters": [_query("ids", {"type": "string", "pattern": f"^[0-9]+(,[0-9]+){{0,{MAX_READING_IDS - 1}}}$"},
-                                  f"1-{MAX_READING_IDS} board ids, comma separated")],
+            "parameters": [{**_query("ids", {"type": "string", "pattern": f"^[0-9]{{1,{ID_DIGITS}}}(,[0-9]{{1,{ID_DIGITS}}}){{0,{MAX_READING_IDS - 1}}}$"},
+                                     f"1-{MAX_READING_IDS} board ids, comma separated"), "required": True}],
             "responses": {"200": _answer("board id -> usernames", {"type": "object", "additionalProperties": {
                 "type": "array", "items": {"type": "string"}}}), **_errors(400, 401)}}},
         "/api/v1/popular": {"get": {
@@ -107,7 +159,7 @@ def _paths() -> dict:
                 **_errors(400, 401)}}},
         "/api/v1/feed": {"get": {
             "summary": "The caller's home feed, newest first", "security": secured,
-            "parameters": [*PAGING, BEFORE, KIND, TAG],
+            "parameters": [TIMELINE_PAGING, KIND, TAG],
             "responses": {"200": _answer("a page", timeline), **_errors(400, 401)}}},
         "/api/v1/users": {"post": {
             "summary": "Sign up", "requestBody": _body("SignUp"),
@@ -117,8 +169,15 @@ def _paths() -> dict:
             "summary": "Get a bearer token", "requestBody": _body("Credentials"),
             "responses": {"201": _answer("a token", {"type": "object", "properties": {"token": {"type": "string"}}}),
                           **_errors(400, 401, 413, 429)}}},
-        "/api/v1/me": {"get": {"summary": "The caller's profile", "security": secured,
-                               "responses": {"200": _answer("profile", profile), **_errors(401)}}},
+        "/api/v1/tokens/current": {"delete": {
+            "summary": "Revoke the bearer token of this call (it stops working at once)", "security": secured,
+            "responses": {"204": _answer("revoked"), **_errors(401)}}},
+        "/api/v1/me": {
+            "get": {"summary": "The caller's profile and own settings", "security": secured,
+                    "responses": {"200": _answer("profile", me), **_errors(401)}},
+            "patch": {"summary": "Change any of the caller's own settings", "security": secured,
+                      "requestBody": _body("ProfilePatch"),
+                      "responses": {"200": _answer("profile", me), **_errors(400, 401, 413)}}},
         "/api/v1/boards": {"post": {
             "summary": "Publish a board", "security": secured, "requestBody": _body("BoardCreate"),
             "responses": {"201": _answer("the new board", board), **_errors(400, 401, 413)}}},
@@ -134,13 +193,13 @@ def _paths() -> dict:
             "parameters": [_board_id_param()],
             "get": {"summary": "The drawing rendered as SVG",
                     "responses": {"200": _answer("SVG", {"type": "string"}, "image/svg+xml"), **_errors(401, 404)}}},
-    }
+    })
 
 
 @lru_cache(maxsize=1)
 def build() -> dict:
     _, schemas = models_json_schema(
-        [(m, "validation") for m in (SignUp, Credentials, BoardCreate, BoardPatch, Doc)],
+        [(m, "validation") for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc)],
         ref_template="#/components/schemas/{model}",
     )
     components = schemas.get("$defs", {})
@@ -154,19 +213,36 @@ def build() -> dict:
     components["BoardSummary"] = {"type": "object", "properties": summary_props, "required": list(summary_props)}
     components["Board"] = {"type": "object", "properties": {**summary_props, "doc": {"$ref": "#/components/schemas/Doc"}},
                            "required": [*summary_props, "doc"]}
-    components["Profile"] = {"type": "object", "properties": {
-        "id": {"type": "integer"}, "username": {"type": "string"}, "followers": {"type": "integer"},
-        "following": {"type": "integer"}, "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"}}}
+    profile_props = {
+        "id": {"type": "integer"}, "username": {"type": "string"},
+        "display_name": {"type": "string", "maxLength": DISPLAY_NAME_MAX}, "bio": {"type": "string", "maxLength": BIO_MAX},
+        "followers": {"type": "integer", "description": "the total of the followers list (suspended people left out)"},
+        "following": {"type": "integer", "description": "the total of the following list (suspended people left out)"},
+        "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"}}
+    components["Profile"] = {"type": "object", "properties": profile_props, "required": list(profile_props)}
+    me_props = {**profile_props, "share_reading": {
+        "type": "boolean", "description": "whether the people who follow the caller see what they read (off until set)"}}
+    components["Me"] = {"type": "object", "properties": me_props, "required": list(me_props)}
     components["Error"] = {"type": "object", "required": ["detail"], "properties": {
         "detail": {"type": "string"}, "errors": {"type": "array", "items": {"type": "string"}}}}
     return {
         "openapi": "3.1.0",
-        "info": {"title": "ugcsite API", "version": "1"},
+        "info": {"title": "ugcsite API", "version": "1", "description": (
+            "Every 4xx answer is an Error object with a `detail` sentence. A method a path does not list "
+            "answers 405 with an `Allow` header naming those it does (components.responses.MethodNotAllowed); "
+            "a body over 2 MiB is a 413 on any call.")},
         "paths": _paths(),
         "components": {"schemas": components,
+                       "responses": {"MethodNotAllowed": {
+                           "description": "the path exists but not with this method",
+                           "headers": {"Allow": {"schema": {"type": "string"}, "description": "the methods the path answers"}},
+                           "content": {"application/json": {"schema": ERROR}}}},
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }
 
 
+@csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
 def document(request):
+    if request.method != "GET":
+        return error_response(405, f"{request.method} is not allowed here; use GET.", headers={"Allow": "GET"})
     return JsonResponse(build())

@@ -26,6 +26,7 @@ runs on. Each node gets one pipeline: one round trip per node, however many slot
 
 import hashlib
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,10 +34,14 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from redis.exceptions import ConnectionError, NoScriptError, ResponseError, TimeoutError
+from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, RedisError, ResponseError, TimeoutError
 
 # How often a batch by node is tried again after the cluster's layout changed under it.
 NODE_BATCH_ATTEMPTS = 3
+
+# What a call to the data Redis raises when it gets no answer (a node down, a failover under
+# way): redis-py's errors, and the cluster client's own when no node it knows answers.
+REDIS_FAILURES = (RedisError, RedisClusterException)
 
 
 @lru_cache(maxsize=1)
@@ -45,6 +50,22 @@ def get_redis() -> redis.Redis | RedisCluster:
     if settings.REDIS_CLUSTER:
         return RedisCluster.from_url(settings.REDIS_URL, decode_responses=True)
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
+
+
+def key_count() -> int:
+    """How many keys the data Redis holds, on every primary of a cluster (rebuild checks). O(nodes)."""
+    client = get_redis()
+    if not settings.REDIS_CLUSTER:
+        return client.dbsize()
+    return sum(node.redis_connection.dbsize() for node in client.get_primaries())
+
+
+def used_memory() -> int:
+    """Bytes the data Redis uses, on every primary of a cluster (metrics). O(nodes)."""
+    client = get_redis()
+    if not settings.REDIS_CLUSTER:
+        return int(client.info("memory")["used_memory"])
+    return sum(int(node.redis_connection.info("memory")["used_memory"]) for node in client.get_primaries())
 
 
 class Script:
@@ -90,11 +111,21 @@ def by_node(owners: Iterable[int], *, key: Callable[[int], str]) -> list[tuple[r
     client = get_redis()
     if not settings.REDIS_CLUSTER:
         return [(client, owners)] if owners else []
-    nodes: dict[str, tuple] = {}
+    manager = client.nodes_manager
+    slots = manager.slots_cache  # slot -> [primary, replicas...]; read directly: get_node_from_slot
+    nodes: dict[str, tuple] = {}  # costs more than the rest of a fan-out batch's Python together
     for owner in owners:
-        node = client.nodes_manager.get_node_from_slot(key_slot(key(owner).encode()))
+        slot = key_slot(key(owner).encode())
+        serving = slots.get(slot)
+        node = serving[0] if serving else manager.get_node_from_slot(slot)  # raises: slot not covered
         nodes.setdefault(node.name, (node, []))[1].append(owner)
     return [(node.redis_connection, group) for node, group in nodes.values()]
+
+
+@lru_cache(maxsize=1)
+def _node_threads() -> ThreadPoolExecutor:
+    """Threads that wait on several nodes' pipelines at once (the waits release the GIL)."""
+    return ThreadPoolExecutor(max_workers=16, thread_name_prefix="redis-node")
 
 
 def _layout_changed(error: Exception) -> bool:
@@ -114,14 +145,18 @@ def run_by_node(script: Script, owners: Iterable[int], *, key: Callable[[int], s
     owners = list(owners)
     for attempt in range(NODE_BATCH_ATTEMPTS):
         try:
-            answers = []
+            batches = []
             for node, group in by_node(owners, key=key):
                 calls = [group[i:i + per_call] for i in range(0, len(group), per_call)]
                 pipe = node.pipeline(transaction=False)
                 for call in calls:
                     script(args=[*args, *(k for owner in call for k in keys_of(owner))], client=pipe)
-                answers += zip(calls, pipe.execute())
-            return answers
+                batches.append((calls, pipe))
+            if len(batches) == 1:
+                results = [batches[0][1].execute()]
+            else:  # the nodes work at the same time: the batch costs the slowest node's round trip
+                results = list(_node_threads().map(lambda batch: batch[1].execute(), batches))
+            return [answer for (calls, _), result in zip(batches, results) for answer in zip(calls, result)]
         except (ConnectionError, TimeoutError, ResponseError) as error:
             if not settings.REDIS_CLUSTER or not _layout_changed(error) or attempt + 1 == NODE_BATCH_ATTEMPTS:
                 raise

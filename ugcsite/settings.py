@@ -52,6 +52,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ugcsite.metrics.RequestMetricsMiddleware",
     "ugcsite.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -63,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "ugcsite.middleware.DomainErrorMiddleware",
+    "ugcsite.middleware.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "ugcsite.urls"
@@ -110,8 +112,28 @@ CACHES = {
 }
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", redis_db_url(_plain_redis, 1))
+if REDIS_CLUSTER:
+    _cluster_node = urlsplit(REDIS_URL).netloc
+    for _name, _url in (("CELERY_BROKER_URL", CELERY_BROKER_URL), ("CACHE_URL", CACHES["default"]["LOCATION"])):
+        if urlsplit(_url).netloc == _cluster_node:
+            raise ImproperlyConfigured(
+                f"{_name} points at the Redis Cluster node {_cluster_node} (REDIS_URL), but Celery's broker and "
+                "Django's cache cannot use a cluster. Set PLAIN_REDIS_URL (or CELERY_BROKER_URL and CACHE_URL) to a "
+                "plain Redis, e.g. PLAIN_REDIS_URL=redis://127.0.0.1:6379/0; `make run` starts one itself when none is set."
+            )
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
+# ...even when it is its worker process that dies (OOM killer, a deploy's SIGKILL): without this,
+# Celery acknowledges such a task as failed and it is lost. (A task that always kills its
+# process would then come back forever; none of ours can.)
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A message a worker took and never acknowledged (the whole machine gone) goes back to the queue
+# after this long; Celery's default is an hour of a feed missing a board. Five minutes is far
+# above any task's run (a fan-out batch takes well under a second; the longest, a suspension's
+# lists or its lifting, are O(one user's edges): seconds), so a slow task is not run twice.
+# No task is scheduled with an ETA or countdown (those would be redelivered at this interval).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "300"))}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -126,7 +148,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Development and tests serve static files straight from static/; production from collectstatic's
 # hashed, compressed copies.
@@ -149,19 +171,41 @@ API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
 # what every authenticated call records (activity: fan-out skips idle readers).
 API_TOKEN_USER = "social.tokens.token_user_id"
 API_CALLER_SEEN = "feeds.services.activity.user_seen"
-# Login and sign-up attempts per client address per minute (429 beyond).
+# Rate limits (API.md, "Limits"; ugcsite.ratelimits), each a count per minute, 0 turns it off:
+# sign-ups and log-ins per client address (and log-ins per account); writes (boards created or
+# edited, follows, invites) per user and per address. Counted on the cache's plain Redis.
 RATE_LIMIT_AUTH_PER_MINUTE = int(os.environ.get("RATE_LIMIT_AUTH_PER_MINUTE", "30"))
+RATE_LIMIT_WRITES_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES_PER_MINUTE", "120"))
+RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE", "600"))
+RATE_LIMIT_STORAGE_URL = os.environ.get("RATE_LIMIT_STORAGE_URL", CACHES["default"]["LOCATION"])
 
 # Board cache G: entries live this long after their last fill, so boards nobody reads leave Redis.
 BOARD_CACHE_TTL_SECONDS = int(os.environ.get("BOARD_CACHE_TTL_SECONDS", str(7 * 24 * 3600)))
 # Snowflake board ids: which of 32 id generators this process is (default: leased from Redis).
 BOARD_ID_WORKER = os.environ.get("BOARD_ID_WORKER")
 
-SESSION_COOKIE_SECURE = not DEBUG
-CSRF_COOKIE_SECURE = not DEBUG
+# Served over HTTPS (production's default): cookies only travel encrypted. `make run` serves plain
+# HTTP on loopback with DEBUG off, so it sets SITE_HTTPS=0.
+SITE_HTTPS = env_bool("SITE_HTTPS", not DEBUG)
+SESSION_COOKIE_SECURE = SITE_HTTPS
+CSRF_COOKIE_SECURE = SITE_HTTPS
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Behind HTTPS: plain HTTP is redirected (a proxy in front says which it was), and browsers are
+# told to come back over HTTPS only, for a year (HSTS).
+SECURE_SSL_REDIRECT = SITE_HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = 365 * 24 * 3600 if SITE_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SITE_HTTPS
+SECURE_HSTS_PRELOAD = SITE_HTTPS
+# Argon2id first (new and re-hashed passwords); PBKDF2 still checks passwords stored before.
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
 
 LOGGING = {
     "version": 1,
@@ -184,12 +228,21 @@ PROFILE_TIMELINE_MAX_AGE = timedelta(days=int(os.environ.get("PROFILE_TIMELINE_M
 # fan-out would trim what the archiver has not taken yet.
 TIMELINE_CHUNK = 100
 ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
+# The outbox (feeds.outbox): a fan-out or retraction still pending this long after its change is
+# sent again by beat (the broker was down or lost its queue): bounded, idempotent recovery.
+OUTBOX_RESEND_AFTER_SECONDS = int(os.environ.get("OUTBOX_RESEND_AFTER_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE["outbox-resend"] = {"task": "feeds.tasks.outbox_resend",
+                                         "schedule": float(os.environ.get("OUTBOX_RESEND_EVERY_SECONDS", "30"))}
 CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", "schedule": float(ARCHIVE_INTERVAL_SECONDS)}
 # Followers idle this long get no fan-out; the sweeper archives their P and drops it from Redis,
 # and it is regenerated on their return.
 IDLE_AFTER = timedelta(days=int(os.environ.get("IDLE_AFTER_DAYS", "14")))
 IDLE_SWEEP_SECONDS = int(os.environ.get("IDLE_SWEEP_SECONDS", "3600"))
 CELERY_BEAT_SCHEDULE["idle-sweep"] = {"task": "feeds.tasks.idle_sweep", "schedule": float(IDLE_SWEEP_SECONDS)}
+# How often the last-seen index is copied to User.last_seen (a lost Redis loses at most this much
+# activity; the copy reads only the users seen since the previous one).
+ACTIVITY_FLUSH_SECONDS = int(os.environ.get("ACTIVITY_FLUSH_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE["last-seen-flush"] = {"task": "feeds.tasks.last_seen_flush", "schedule": float(ACTIVITY_FLUSH_SECONDS)}
 # On return, at most this many ids between the archive and the regenerated head are archived.
 REGENERATE_GAP_MAX = int(os.environ.get("REGENERATE_GAP_MAX", "5000"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch.
@@ -215,7 +268,14 @@ TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
 VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.discovery.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
 CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.discovery.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
+# Hourly view counts older than the trending window leave PostgreSQL (hourly).
+CELERY_BEAT_SCHEDULE["view-history-prune"] = {"task": "feeds.discovery.tasks.view_history_prune", "schedule": 3600.0}
 
 # --- social reading -----------------------------------------------------------------------------
 # Reads count for "who of the people I follow read this" this long, then age out by themselves.
 READ_RETENTION = timedelta(days=int(os.environ.get("READ_RETENTION_DAYS", "30")))
+# Reads are buffered in Redis and written to PostgreSQL this often (a lost Redis loses at most
+# this much reading); stored reads past the retention are pruned hourly.
+READS_FLUSH_SECONDS = int(os.environ.get("READS_FLUSH_SECONDS", "30"))
+CELERY_BEAT_SCHEDULE["reads-flush"] = {"task": "social.tasks.reads_flush", "schedule": float(READS_FLUSH_SECONDS)}
+CELERY_BEAT_SCHEDULE["reads-prune"] = {"task": "social.tasks.reads_prune", "schedule": 3600.0}

@@ -12,6 +12,7 @@ api_v1 = [
     path("health", health.health, name="health"),
     path("users", people_api.users, name="users"),
     path("tokens", account_api.tokens_view, name="tokens"),
+    path("tokens/current", account_api.token_current, name="token-current"),
     path("me", account_api.me_view, name="me"),
     path("users/<str:username>", account_api.profile, name="user"),
     path("users/<str:username>/follow", people_api.follow, name="follow"),
@@ -28,8 +29,11 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
-    re_path(r"^api/", views.page_not_found),  # JSON 404 for the API, in DEBUG too
+    re_path(r"^api/", views.api_not_found),  # JSON 404 for the API, in DEBUG too
     path("admin/", admin.site.urls),
     path("", include((people_pages.urlpatterns + board_pages.people_urlpatterns, "people"))),
     path("", include("feeds.urls")),

@@ -2,8 +2,10 @@
 
 from django.http import HttpRequest
 from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt
 
 from feeds.views import boards as board_pages
+from ugcsite import errors
 from ugcsite.http import error_response
 
 
@@ -18,8 +20,11 @@ def _error(request, status: int, api_detail: str, title: str, message: str):
 
 
 def bad_request(request, exception=None):
-    return _error(request, 400, "The request could not be understood; check its URL and body.",
-                  "Bad request", "The request could not be understood.")
+    # A domain error (ugcsite.middleware.DomainErrorMiddleware) says what was wrong; Django's own
+    # 400s (a bad Host header, a mangled form) keep their details to the log.
+    said = str(exception) if exception is not None and isinstance(exception.__cause__, errors.Invalid) else None
+    return _error(request, 400, said or "The request could not be understood; check its URL and body.",
+                  "Bad request", said or "The request could not be understood.")
 
 
 def csrf_failure(request, reason=""):
@@ -37,6 +42,11 @@ def permission_denied(request, exception=None):
 def page_not_found(request, exception=None):
     return _error(request, 404, "There is nothing at this address; see /api/v1/openapi.json for the API.",
                   "Not found", "There is nothing at this address. It may have been deleted.")
+
+
+@csrf_exempt  # nothing is there to protect: a POST to no API path is a 404, not a CSRF 403
+def api_not_found(request):
+    return page_not_found(request)
 
 
 def server_error(request):

@@ -6,7 +6,8 @@ from feeds import selectors
 from feeds.services import boards as services
 from feeds.svg import render_svg
 from feeds.validation import BoardCreate, BoardPatch
-from ugcsite.http import endpoint, login_required, parse_json_object, validate
+from ugcsite.http import client_address, endpoint, login_required, parse_json_object, validate
+from ugcsite.ratelimits import write_attempt
 
 # The preview is a standalone document: no script may run in it even when opened directly.
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
@@ -18,6 +19,7 @@ def _json(text: str, status: int = 200) -> HttpResponse:
 
 @login_required
 def board_create(request):
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request)
     data = validate(BoardCreate, raw)
     board = services.board_create(
@@ -36,6 +38,7 @@ def board_read(request, board_id: int):
 @login_required
 def board_update(request, board_id: int):
     board = selectors.board_get_own(board_id, request.api_user)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request)
     data = validate(BoardPatch, raw)
     changes = {field: getattr(data, field) for field in data.model_fields_set}

@@ -12,7 +12,8 @@ from feeds.services import accounts, follows
 from social import services as people
 from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import user_get_by_name
-from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
+from ugcsite.http import ID_DIGITS, ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
+from ugcsite.ratelimits import write_attempt
 
 MAX_READING_IDS = 100
 
@@ -33,13 +34,17 @@ def users_create(request):
 
 @login_required
 def follow_put(request, username: str):
-    follows.follow_create(follower=request.api_user, followee=user_get_by_name(username))
+    followee = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    follows.follow_create(follower=request.api_user, followee=followee)
     return HttpResponse(status=204)
 
 
 @login_required
 def follow_delete(request, username: str):
-    follows.follow_delete(follower=request.api_user, followee=user_get_by_name(username))
+    followee = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    follows.follow_delete(follower=request.api_user, followee=followee)
     return HttpResponse(status=204)
 
 
@@ -49,7 +54,7 @@ def reading(request):
     parts = [part.strip() for part in raw.split(",") if part.strip()]
     if not 1 <= len(parts) <= MAX_READING_IDS:
         raise ApiError(400, f"Give ids=1,2,3 with 1 to {MAX_READING_IDS} board ids.")
-    if not all(part.isascii() and part.isdigit() and len(part) <= 16 for part in parts):
+    if not all(part.isascii() and part.isdigit() and len(part) <= ID_DIGITS for part in parts):
         raise ApiError(400, "ids must be board ids (whole numbers) separated by commas.")
     board_ids = list(dict.fromkeys(int(part) for part in parts))
     return selectors.reading_answer(request.api_user, board_ids)

@@ -50,7 +50,7 @@ def query(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]]:
     return int(total), [int(i) for i in ids]
 
 
-def top(order: str, count: int) -> list[tuple[str, float]]:
-    """The best ``count`` boards of a sort order with their scores (popular: views; trending:
-    views in 24 hours), ties newest first. O(log n + count)."""
-    return get_redis().zrevrange(keys.sort({"all": "popular"}.get(order, order)), 0, count - 1, withscores=True)
+def top(order: str, *, offset: int, limit: int) -> list[tuple[str, float]]:
+    """One page of a sort order with the scores (popular: views; trending: views in 24 hours),
+    best first, ties newest first. O(log n + limit), however deep the page."""
+    return get_redis().zrevrange(keys.sort({"all": "popular"}.get(order, order)), offset, offset + limit - 1, withscores=True)

@@ -15,3 +15,9 @@ def trending_rollup() -> int:
 def views_flush() -> int:
     """Beat: pending view counts into PostgreSQL."""
     return counters.views_flush()
+
+
+@shared_task
+def view_history_prune() -> int:
+    """Beat: hourly view counts past the trending window out of PostgreSQL."""
+    return counters.view_history_prune()

@@ -17,6 +17,12 @@ def current_hour(now: float | None = None) -> int:
     return int((now if now is not None else time.time()) // HOUR)
 
 
+def hour_expiry(hour: int) -> int:
+    """When an hour's view counts may go (epoch seconds): once no window can hold it, a spare
+    hour later."""
+    return (hour + TRENDING_HOURS + 2) * HOUR
+
+
 def window_keys(now: float | None = None) -> list[str]:
     """The hourly view counts of the trending window, oldest first."""
     hour = current_hour(now)
@@ -48,6 +54,17 @@ def trending_rollup(*, now: float | None = None) -> int:
         pipe.zadd(keys.sort("trending"), fresh, xx=True)
     pipe.execute()
     return len(fresh)
+
+
+def hours_put(counts: dict[int, dict[int, int]]) -> None:
+    """Write hourly view counts, {hour: {board id: views}}, into empty hour keys (rebuild).
+    One pipeline, O(n log n) for n counts."""
+    pipe = get_redis().pipeline(transaction=False)
+    for hour, views in counts.items():
+        if views:
+            pipe.zadd(keys.views_hour(hour), views)
+            pipe.expireat(keys.views_hour(hour), hour_expiry(hour))
+    pipe.execute()
 
 
 def trending_views(board_ids: list[int], *, now: float | None = None) -> dict[int, int]:

@@ -1,6 +1,13 @@
-"""Writes about boards: create, edit, delete (and the moderation's hide), views."""
+"""Writes about boards: create, edit, delete (and the moderation's hide), views.
+
+What must reach the followers' feeds (a fan-out, a retraction) is written to the outbox in the
+change's own transaction (feeds.outbox): if the broker is down when the change commits, or loses
+its queue, beat sends it again, so the change answers at once and reaches every follower once the
+broker is back.
+"""
 
 import json
+import logging
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -8,18 +15,30 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import boardcache, tasks, timelines
 from feeds.discovery import counters, indexes
 from feeds.ids import board_id_time, next_board_id
-from feeds.models import Board
+from feeds.models import Board, Outbox
+from feeds.outbox import outbox_add
 from feeds.rules import Timeline
+from feeds.visibility import board_show, board_unshow
 from social import reading
 from ugcsite.errors import NotFound
-from ugcsite.redis import get_redis
+from ugcsite.redis import REDIS_FAILURES
 
+logger = logging.getLogger(__name__)
 User = get_user_model()
 _ID_ATTEMPTS = 5
+
+
+def enqueue(task, *args) -> None:
+    """Send a task; with the broker unreachable, leave it to the outbox (beat sends it again)."""
+    try:
+        task.delay(*args)
+    except BrokerUnreachable as error:
+        logger.warning("%s%s not sent (the broker is unreachable: %s); the outbox sends it again", task.name, args, error)
 
 
 def _doc_text(doc: dict) -> str:
@@ -41,13 +60,42 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
             with transaction.atomic():
                 board.save(force_insert=True)
                 User.objects.filter(pk=author.pk).update(boards_count=F("boards_count") + 1)
+                outbox_add(board_id, Outbox.Action.FANOUT)
             break
         except IntegrityError:
             # Only an id collision between two generators sharing a number lands here.
             if attempt + 1 == _ID_ATTEMPTS or not Board.objects.filter(pk=board_id).exists():
                 raise
-    transaction.on_commit(lambda: board_publish(board))
+    transaction.on_commit(lambda: _board_publish_new(board))
     return board
+
+
+def _board_publish_new(board: Board) -> None:
+    """Publish a board just created, or, if the data Redis fails meanwhile (a node down, a
+    failover under way), undo the create and raise: the request fails whole, with no board
+    left in PostgreSQL that no list shows until a rebuild. The caller may post it again."""
+    try:
+        board_publish(board)
+    except REDIS_FAILURES:
+        _board_unpublish_quietly(board)
+        with transaction.atomic():
+            Board.objects.filter(pk=board.pk).delete()
+            User.objects.filter(pk=board.author_id).update(boards_count=Greatest(F("boards_count") - 1, 0))
+            Outbox.objects.filter(board_id=board.pk).delete()
+        raise
+
+
+def _board_unpublish_quietly(board: Board) -> None:
+    """Take back whatever of a board's publishing reached Redis, each part on its own: a part
+    on a node that does not answer is skipped. An id left behind (in a follower's P, or on
+    such a node) has no row in PostgreSQL, so hydration drops it once its G is gone too."""
+    for undo in (lambda: indexes.board_unindex(board.pk),
+                 lambda: boardcache.board_cache_delete(board.pk),
+                 lambda: timelines.profile_remove(board.author_id, board.pk)):
+        try:
+            undo()
+        except REDIS_FAILURES:
+            pass
 
 
 def _board_indexed(board: Board) -> None:
@@ -56,16 +104,15 @@ def _board_indexed(board: Board) -> None:
 
 def board_publish(board: Board) -> None:
     """The Redis side of a board becoming visible (run on commit): G, M[author] and the
-    indexes in one round trip or two, then a task fans it out. O(log |M|)."""
-    board.views += counters.pending_views([board.id])[board.id]  # the live figure for G
-    _board_indexed(board)
-    pipe = get_redis().pipeline(transaction=False)
-    boardcache.board_cache_put(board, pipe=pipe)
-    timelines.profile_add_and_size(board.author_id, board.id, pipe=pipe)
-    profile_size = pipe.execute()[-1]
-    tasks.board_fanout.delay(board.id)
+    indexes in one round trip or two, then a task fans it out (its outbox row was written with
+    the change). O(log |M|)."""
+    profile_size = board_show(board)
+    enqueue(tasks.board_fanout, board.id)
     if profile_size >= settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK:
-        tasks.archive_soon(Timeline.PROFILE, [board.author_id])
+        try:
+            tasks.archive_soon(Timeline.PROFILE, [board.author_id])
+        except BrokerUnreachable:
+            pass  # flagged in Redis: beat's archival run takes it
 
 
 class BoardGone(NotFound):
@@ -119,6 +166,7 @@ def board_leave(board: Board, state: str) -> bool:
         )
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=Greatest(F("boards_count") - 1, 0))
+            outbox_add(board.pk, Outbox.Action.RETRACT)
     if updated:
         transaction.on_commit(lambda: board_withdraw(board))
     return bool(updated)
@@ -131,13 +179,15 @@ def board_delete(*, board: Board) -> None:
 
 def board_withdraw(board: Board) -> None:
     """The Redis side of a board leaving (run on commit): out of the indexes, G and M[author]
-    at once, then a task takes it out of every follower's P. O(log |M| + indexes)."""
-    indexes.board_unindex(board.pk)
-    pipe = get_redis().pipeline(transaction=False)
-    boardcache.board_cache_delete(board.pk, pipe=pipe)
-    timelines.profile_remove(board.author_id, board.pk, pipe=pipe)
-    pipe.execute()
-    tasks.board_retract.delay(board.pk)
+    at once, then a task takes it out of every follower's P. The board is already 404 in
+    PostgreSQL: with the data Redis unreachable the rest is left to the outbox, which redoes it
+    (feeds.tasks.board_retract with ``resend``). O(log |M| + indexes)."""
+    try:
+        board_unshow(board.pk, board.author_id)
+    except REDIS_FAILURES as error:
+        logger.warning("board %s left PostgreSQL but not yet Redis (%s); the outbox finishes it", board.pk, error)
+        return
+    enqueue(tasks.board_retract, board.pk)
 
 
 def board_record_view(*, board: Board, reader: User | None = None) -> int:

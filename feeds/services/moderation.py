@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from feeds import boardcache, keys, tasks
 from feeds.discovery import indexes
-from feeds.models import Board
+from feeds.models import Board, Outbox
+from feeds.outbox import outbox_add
 from feeds.services.boards import board_leave, board_publish
 from social import tokens
 from ugcsite.redis import get_redis
@@ -30,6 +31,7 @@ def board_unhide(*, board: Board) -> bool:
         updated = Board.objects.filter(pk=board.pk, state=Board.State.HIDDEN).update(state=Board.State.PUBLISHED)
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") + 1)
+            outbox_add(board.pk, Outbox.Action.FANOUT)
     if updated:
         board.state = Board.State.PUBLISHED
         transaction.on_commit(lambda: board_publish(Board.objects.select_related("author").get(pk=board.pk)))
@@ -38,8 +40,9 @@ def board_unhide(*, board: Board) -> bool:
 
 def user_suspend(*, user: User) -> int:
     """Suspend a user: no sign-in, no token, and every published board of theirs hidden (state
-    'suspended', so lifting it restores exactly those). Their M and G go on commit; a task
-    takes their boards out of followers' feeds. Returns how many boards were hidden."""
+    'suspended', so lifting it restores exactly those). Their M and G go on commit; tasks
+    take their boards out of followers' feeds and them out of everyone's follower and
+    following lists. Returns how many boards were hidden."""
     with transaction.atomic():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
@@ -52,8 +55,8 @@ def user_suspend(*, user: User) -> int:
 
 
 def user_unsuspend(*, user: User) -> int:
-    """Lift a suspension: sign-in again, and the boards it hid come back (M rebuilt on commit,
-    followers' feeds refilled by a task). Returns how many boards came back."""
+    """Lift a suspension: sign-in again, back in everyone's lists, and the boards it hid come
+    back (M rebuilt and followers' feeds refilled by a task). Returns how many boards came back."""
     with transaction.atomic():
         User.objects.filter(pk=user.pk).update(is_active=True)
         user.is_active = True
@@ -72,4 +75,5 @@ def _author_withdrawn(author_id: int) -> None:
     pipe.execute()
     for board_id in hidden:
         indexes.board_unindex(board_id)
+    tasks.member_lists_sync.delay(author_id)
     tasks.author_retract.delay(author_id)

@@ -3,11 +3,17 @@ sent, the order of 401/404/403/400 on PATCH and DELETE, and the API's own 404/40
 
 import copy
 import json
+import re
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from feeds.models import Board
+from feeds.rules import MAX_TITLE, TITLE_TRIMMED
+from feeds.validation import BoardCreate
 from social import services
+from ugcsite.http import ApiError, validate
+from ugcsite.openapi import build
 from ugcsite.testing import ApiClient, assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -380,6 +386,34 @@ def test_a_title_of_120_chars_inside_spaces_is_accepted(alice):
     assert create(alice, body)["title"] == "t" * 120
 
 
+# Strings a title check can trip on: every character str.strip() trims, NUL, letters, an emoji.
+TITLE_ALPHABET = st.sampled_from([*TITLE_TRIMMED, "\x00", "a", "Z", "é", "\ufeff", "\U0001f600"])
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(title=st.text(TITLE_ALPHABET, max_size=MAX_TITLE + 6) | st.builds(
+    lambda pad, core, end: pad + core + end, st.text(TITLE_ALPHABET, max_size=3),
+    st.text(st.sampled_from("ab"), min_size=MAX_TITLE - 2, max_size=MAX_TITLE + 1), st.text(TITLE_ALPHABET, max_size=3)))
+def test_the_documented_title_pattern_accepts_exactly_what_the_server_does(title):
+    """The OpenAPI document's title pattern (a fuzz found titles it called valid refused) says
+    what BoardCreate checks: trimmed, 1 to 120 characters, no NUL."""
+    pattern = build()["components"]["schemas"]["BoardCreate"]["properties"]["title"]["pattern"]
+    try:
+        validate(BoardCreate, {**valid_body(), "title": title})
+        accepted = True
+    except ApiError:
+        accepted = False
+    assert bool(re.search(pattern, title)) == accepted, repr(title)
+
+
+def test_the_document_says_tags_are_distinct_and_text_has_no_nul():
+    schemas = build()["components"]["schemas"]
+    assert schemas["BoardCreate"]["properties"]["tags"]["uniqueItems"] is True
+    for model, field in (("SignUp", "password"), ("Credentials", "username"), ("ProfilePatch", "bio")):
+        pattern = schemas[model]["properties"][field]["pattern"]
+        assert re.search(pattern, "any text at all") and not re.search(pattern, "a\x00b"), (model, field)
+
+
 def test_100000_points_are_accepted_and_read_back_equal(alice):
     body = valid_body()
     body["doc"]["elements"] = paths_with_points(100_000)
@@ -579,3 +613,19 @@ def test_delete_by_staff_is_204(api, alice):
 
 def test_delete_of_a_missing_board_is_404(alice):
     assert_problem(alice.delete(f"{BOARDS}/1"), 404)
+
+
+def test_writes_beyond_the_limits_are_429_per_user_and_per_address(alice, bob, settings):
+    settings.RATE_LIMIT_WRITES_PER_MINUTE = 2
+    settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = 3
+    assert alice.post("/api/v1/boards", valid_body()).status_code == 201
+    assert alice.put("/api/v1/users/bob/follow").status_code == 204
+    response = alice.post("/api/v1/boards", valid_body())
+    body = assert_problem(response, 429)
+    assert "your account" in body["detail"] and int(response["Retry-After"]) > 0
+    assert Board.objects.count() == 1  # nothing was stored
+    assert bob.post("/api/v1/boards", valid_body()).status_code == 201  # bob's own budget
+    body = assert_problem(bob.post("/api/v1/boards", valid_body()), 429)  # the address's 3 are spent
+    assert "this address" in body["detail"]
+    settings.RATE_LIMIT_WRITES_PER_MINUTE = settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = 0  # 0: off
+    assert alice.post("/api/v1/boards", valid_body()).status_code == 201

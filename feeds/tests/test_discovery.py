@@ -183,6 +183,16 @@ def test_rebuild_restores_discovery(api, run, people, redis_data):
     assert after == before
 
 
+def test_rebuild_if_empty_leaves_a_redis_with_data_alone_and_fills_an_empty_one(api, run, people, redis_data):
+    board = make(run, people["alice"], "map", ["t0"])
+    redis_data.delete(keys.sort("recent"))  # a Redis with data, but not all of it: left alone
+    call_command("rebuild_redis", "--if-empty")
+    assert api.get("/api/v1/discover").json()["total"] == 0
+    redis_data.flushdb()
+    call_command("rebuild_redis", "--if-empty")
+    assert [item["id"] for item in api.get("/api/v1/discover").json()["items"]] == [board.id]
+
+
 board_specs = st.lists(
     st.tuples(st.sampled_from(KINDS[:3]), st.sets(st.sampled_from(["a", "b", "c"]), max_size=3),
               st.integers(0, 2), st.integers(0, 3), st.integers(0, 2)),

@@ -351,6 +351,37 @@ def test_followers_batch_visits_every_follower_once_when_all_scores_tie(redis_da
     assert visited == [int(m) for m in redis_data.zrange(social_keys.followers(followee), 0, -1)]
 
 
+@pytest.mark.parametrize("leaves", ["a follower already visited", "the last follower visited"])
+def test_an_unfollow_during_a_walk_of_tied_followers_skips_no_one(redis_data, leaves):
+    """`make soak` found it: all of an author's followers at one score (a bulk load), and one
+    whom the walk has passed unfollows before the next batch. An offset into the tie would then
+    start one member late, and the follower it stepped over never got the board."""
+    followee = 500
+    followers = list(range(5, 30))
+    for follower in followers:
+        graph.follow_add(follower_id=follower, followee_id=followee, at=1_767_225_600.25)
+
+    first, cursor = graph.followers_batch(followee, graph.FollowerCursor(), 4)
+    gone = first[0] if leaves == "a follower already visited" else first[-1]
+    graph.follow_remove(follower_id=gone, followee_id=followee)
+    rest = []
+    while cursor is not None:
+        batch, cursor = graph.followers_batch(followee, cursor, 4)
+        rest += batch
+
+    assert sorted(first + rest) == followers  # everyone, the one who left included (visited before)
+    assert len(first + rest) == len(set(first + rest))
+
+
+def test_a_cursor_of_the_previous_release_walks_on_by_offset(redis_data):
+    """A batch task queued before the upgrade carries (score, done) only; its walk goes on."""
+    for follower in range(5, 30):
+        graph.follow_add(follower_id=follower, followee_id=500, at=1_767_225_600.25)
+    order = [int(m) for m in redis_data.zrange(social_keys.followers(500), 0, -1)]
+    batch, cursor = graph.followers_batch(500, graph.FollowerCursor(1_767_225_600.25, 8), 10)
+    assert batch == order[8:18] and cursor[2] == order[17]
+
+
 @settings(max_examples=60, **PROPERTY_SETTINGS)
 @given(
     scores=st.lists(st.sampled_from([1_767_225_600.0, 1_767_225_600.5, 1_767_225_601.125, 1_800_000_000.0, 3.0]),

@@ -719,7 +719,7 @@ def _go_idle(redis_data, user_id: int) -> None:
 
     activity._seen.pop(user_id, None)  # this process forgets it saw them (it would, in days)
     redis_data.delete(keys.active(user_id))
-    redis_data.zadd(keys.last_seen(), {user_id: 0})  # last seen long ago
+    redis_data.zadd(keys.last_seen(user_id), {user_id: 0})  # last seen long ago
     idle_sweep()
     assert not redis_data.exists(keys.home_timeline(user_id))
 

@@ -153,7 +153,7 @@ def _go_idle(user_id: int) -> None:
     activity._seen.pop(user_id, None)
     client = get_redis()
     client.delete(keys.active(user_id))
-    client.zadd(keys.last_seen(), {user_id: time.time() - django_settings.IDLE_AFTER.total_seconds() - 1})
+    client.zadd(keys.last_seen(user_id), {user_id: time.time() - django_settings.IDLE_AFTER.total_seconds() - 1})
     idle_sweep()
 
 

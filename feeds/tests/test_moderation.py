@@ -1,13 +1,17 @@
 """Staff moderation: hiding a board or suspending its author takes it out of every list and
 feed; undoing it brings back exactly what was hidden."""
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from feeds import keys
 from feeds.models import Board
-from social.models import ApiToken
+from social.models import ApiToken, Follow, User
+from social.selectors import UserNotFound
 from feeds.services import boards as board_services
-from feeds.services import moderation
+from feeds.services import follows, moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +89,87 @@ def test_an_edit_racing_a_delete_cannot_bring_the_board_back(api, run, world, re
     assert Board.objects.get(pk=first).state == "deleted" and Board.objects.get(pk=first).title == "b0"
     assert selectors.discover(Query(tags=("b",)), offset=0, limit=10)["total"] == 0
     assert not redis_data.exists(keys.board(first))
+
+
+# --- a suspended person leaves every follower and following list ------------------------------------
+
+def names(api, path: str, **query) -> tuple[list[str], int]:
+    answer = api.get(path, **query).json()
+    return [item["username"] for item in answer["items"]], answer["total"]
+
+
+def counts(api, username: str) -> tuple[int, int]:
+    profile = api.get(f"/api/v1/users/{username}").json()
+    return profile["followers"], profile["following"]
+
+
+@pytest.fixture
+def circle(api, run):
+    """bob follows alice, carol and dave (in that order); alice, carol and dave follow bob."""
+    people = {name: api.as_user(name) for name in ("alice", "bob", "carol", "dave")}
+    for name in ("alice", "carol", "dave"):
+        run(people["bob"].put, f"/api/v1/users/{name}/follow")
+        run(people[name].put, "/api/v1/users/bob/follow")
+    return people
+
+
+def test_a_suspended_person_leaves_every_list_with_exact_totals_and_comes_back_in_place(api, run, circle, client):
+    carol = User.objects.get(username="carol")
+    assert names(api, "/api/v1/users/bob/following") == (["dave", "carol", "alice"], 3)
+
+    run(moderation.user_suspend, user=carol)
+
+    assert names(api, "/api/v1/users/bob/following") == (["dave", "alice"], 2)
+    assert names(api, "/api/v1/users/bob/followers") == (["dave", "alice"], 2)
+    assert names(api, "/api/v1/users/bob/following", offset="1", limit="1") == (["alice"], 2)
+    assert counts(api, "bob") == (2, 2)  # the profile's counts are the lists' totals
+    html = client.get("/u/bob/following").content.decode()
+    assert "carol" not in html and "2 people" in html
+    assert "carol" not in client.get("/u/bob/followers").content.decode()
+    assert '<strong data-count="followers">2</strong>' in client.get("/u/bob").content.decode()
+
+    run(moderation.user_unsuspend, user=carol)
+
+    assert names(api, "/api/v1/users/bob/following") == (["dave", "carol", "alice"], 3)  # at its follow time
+    assert names(api, "/api/v1/users/bob/followers") == (["dave", "carol", "alice"], 3)
+    assert counts(api, "bob") == (3, 3)
+    assert counts(api, "carol") == (1, 1)
+
+
+def test_people_suspended_at_the_same_time_stay_out_of_each_others_lists(api, run, circle):
+    bob, carol = User.objects.get(username="bob"), User.objects.get(username="carol")
+    run(moderation.user_suspend, user=carol)
+    run(moderation.user_suspend, user=bob)
+    run(moderation.user_unsuspend, user=carol)
+    assert names(api, "/api/v1/users/carol/following") == ([], 0)
+    assert counts(api, "carol") == (0, 0)
+    run(moderation.user_unsuspend, user=bob)
+    assert names(api, "/api/v1/users/carol/following") == (["bob"], 1)
+    assert names(api, "/api/v1/users/bob/followers") == (["dave", "carol", "alice"], 3)
+
+
+def test_a_follow_cannot_land_on_someone_suspended_meanwhile(api, run, circle):
+    stale_alice = User.objects.get(username="alice")  # the follow has looked her up
+    run(moderation.user_suspend, user=User.objects.get(username="alice"))
+    with pytest.raises(UserNotFound):
+        run(follows.follow_create, follower=User.objects.get(username="dave"), followee=stale_alice)
+    assert not Follow.objects.filter(follower__username="dave", followee__username="alice").exists()
+    run(moderation.user_unsuspend, user=stale_alice)
+    assert names(api, "/api/v1/users/alice/followers") == (["bob"], 1)
+
+
+def test_rebuild_redis_leaves_suspended_people_out_too(api, run, circle, redis_data):
+    run(moderation.user_suspend, user=User.objects.get(username="carol"))
+    redis_data.flushdb()
+    call_command("rebuild_redis", stdout=io.StringIO())
+    assert names(api, "/api/v1/users/bob/following") == (["dave", "alice"], 2)
+    assert names(api, "/api/v1/users/bob/followers") == (["dave", "alice"], 2)
+    assert counts(api, "bob") == (2, 2)
+
+
+def test_the_user_form_cannot_suspend_around_the_moderation_actions(client, circle):
+    staff = User.objects.create_superuser("staffer", password="password123")
+    client.force_login(staff)
+    bob = User.objects.get(username="bob")
+    page = client.get(f"/admin/social/user/{bob.pk}/change/").content.decode()
+    assert 'name="is_active"' not in page  # "Suspend selected users" is the way

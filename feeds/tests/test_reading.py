@@ -11,6 +11,7 @@ from feeds.services.boards import board_create, board_delete
 from feeds.services.moderation import board_hide
 from social import keys, reading
 from feeds.services.follows import follow_create
+from social.models import User
 from social.services import user_create
 from feeds.discovery import counters
 from feeds.discovery import trending
@@ -23,6 +24,12 @@ DAY = 86400
 
 def board(run, author, title="t"):
     return run(board_create, author=author, title=title, kind="note", tags=[], doc=DOC)
+
+
+def share(*clients) -> None:
+    """These people share their reads (share_reading is off until each turns it on)."""
+    for client in clients:
+        assert client.patch("/api/v1/me", {"share_reading": True}).json()["share_reading"] is True
 
 
 def test_reads_age_out_after_30_days_on_a_controlled_clock(run, redis_data):
@@ -71,6 +78,7 @@ def test_reading_endpoint_rules(api, run):
     alice, bob, carol = api.as_user("alice"), api.as_user("bob"), api.as_user("carol")
     author = api.as_user("dave")
     ids = [run(author.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"] for i in range(3)]
+    share(bob, carol)
     run(alice.put, "/api/v1/users/bob/follow")
     run(alice.put, "/api/v1/users/carol/follow")
     bob.get(f"/api/v1/boards/{ids[0]}")
@@ -95,6 +103,7 @@ def test_popular_scopes(api, run):
     alice, bob, carol = api.as_user("alice"), api.as_user("bob"), api.as_user("carol")
     author = api.as_user("dave")
     a, b, c = (run(author.post, "/api/v1/boards", {"title": t, "kind": "note", "doc": DOC}).json()["id"] for t in "abc")
+    share(bob, carol)
     for client, board_id in ((bob, a), (carol, a), (bob, b), (api, c), (api, c), (api, c)):
         client.get(f"/api/v1/boards/{board_id}")
     trending.trending_rollup()
@@ -111,6 +120,32 @@ def test_popular_scopes(api, run):
     run(board_hide, board=Board.objects.get(pk=a))
     assert shape(api.get("/api/v1/popular").json()) == [(c, 3), (b, 1)]
     assert shape(alice.get("/api/v1/popular", scope="following").json()) == [(b, 1)]
+
+
+def test_only_reads_of_people_who_share_them_appear_and_stopping_counts_at_once(api, run, client):
+    alice, bob, carol = api.as_user("alice"), api.as_user("bob"), api.as_user("carol")
+    author = api.as_user("dave")
+    board_id = run(author.post, "/api/v1/boards", {"title": "b", "kind": "note", "doc": DOC}).json()["id"]
+    run(alice.put, "/api/v1/users/bob/follow")
+    run(alice.put, "/api/v1/users/carol/follow")
+    bob.get(f"/api/v1/boards/{board_id}")
+    carol.get(f"/api/v1/boards/{board_id}")
+
+    def seen():
+        readers = sorted(alice.get("/api/v1/reading", ids=str(board_id)).json()[str(board_id)])
+        popular = [(item["board"]["id"], item["reads"]) for item in alice.get("/api/v1/popular", scope="following").json()["items"]]
+        return readers, popular
+
+    assert seen() == ([], [])  # nobody shares until they say so
+    share(bob)
+    assert seen() == (["bob"], [(board_id, 1)])
+    share(carol)
+    assert seen() == (["bob", "carol"], [(board_id, 2)])
+    assert bob.patch("/api/v1/me", {"share_reading": False}).status_code == 200
+    assert seen() == (["carol"], [(board_id, 1)])  # at once, not when a cache expires
+    client.force_login(User.objects.get(username="alice"))
+    page = client.get(f"/b/{board_id}").content.decode()
+    assert "Read by carol" in page and "bob" not in page
 
 
 def test_views_are_live_and_flushed_to_postgres(api, run, redis_data):

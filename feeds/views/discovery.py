@@ -13,6 +13,7 @@ from feeds.selectors import POPULAR_SCOPES as SCOPES
 from feeds.rules import BOARD_KINDS, TAG_RE
 from feeds.views.boards import PAGE_SIZE, cards
 from social.rules import USERNAME_RE
+from ugcsite.http import page_number
 
 # What the tabs say, in their order; the names themselves are the API's (SORTS, POPULAR_SCOPES).
 SORT_LABELS = {"recent": "Newest", "popular": "Most viewed", "trending": "Trending today"}
@@ -58,8 +59,8 @@ def discover_page(request):
     """Discovery in the browser: facets with counts (kinds, the most used tags), filters as
     links that can be shared, a sort switch and pages, all from one discovery query."""
     query, notes = _discover_query(request)
-    page_number = page_param(request)
-    offset = (page_number - 1) * PAGE_SIZE
+    number = page_number(request, page_size=PAGE_SIZE)
+    offset = (number - 1) * PAGE_SIZE
     if query.author is not None and not USERNAME_RE.match(query.author):
         answer = {"total": 0, "items": []}  # no such person can exist
     else:
@@ -78,16 +79,10 @@ def discover_page(request):
                   for name, label in DISCOVER_SORTS],
         "active_tags": [{"name": tag, "url": _link(query, tag=[t for t in query.tags if t != tag])} for tag in query.tags],
         "author_clear": _link(query, author=None) if query.author else None,
-        "page": page_number, "pages": pages,
-        "previous_url": _link(query, page=page_number - 1 if page_number > 2 else None) if page_number > 1 else None,
-        "next_url": _link(query, page=page_number + 1) if page_number < pages else None,
+        "page": number, "pages": pages,
+        "previous_url": _link(query, page=number - 1 if number > 2 else None) if number > 1 else None,
+        "next_url": _link(query, page=number + 1) if number < pages else None,
     })
-
-
-def page_param(request) -> int:
-    """``?page=`` of /discover, 1 and up; junk is page 1."""
-    raw = request.GET.get("page", "1")
-    return max(int(raw), 1) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else 1
 
 
 def popular_page(request):

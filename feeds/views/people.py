@@ -12,7 +12,9 @@ from social import selectors as people
 from social.forms import SignupForm
 from social.services import FollowSelf, UsernameTaken
 from social.views import throttle_wait, too_many
-from ugcsite.http import safe_next
+from ugcsite.errors import RateLimited
+from ugcsite.http import client_address, safe_next
+from ugcsite.ratelimits import write_attempt
 
 
 def signup(request):
@@ -63,6 +65,11 @@ def follow(request, username: str):
         return redirect(back)
     if not request.user.is_authenticated:
         return redirect(f"{reverse('people:login')}?next={back}")
+    try:
+        write_attempt(user_id=request.user.pk, address=client_address(request))
+    except RateLimited as error:
+        messages.error(request, str(error))
+        return redirect(safe_next(request, back))
     if request.POST.get("action") == "unfollow":
         follows.follow_delete(follower=request.user, followee=person)
         messages.info(request, f"You no longer follow {person.username}.")

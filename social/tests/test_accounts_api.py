@@ -259,10 +259,13 @@ def test_me_answers_the_callers_profile(api):
     assert response.json() == {
         "id": user_id,
         "username": "Alice",
+        "display_name": "",
+        "bio": "",
         "followers": 0,
         "following": 0,
         "boards": 0,
         "followed_by_me": False,
+        "share_reading": False,
     }
 
 
@@ -388,3 +391,16 @@ def test_sign_ups_count_towards_the_same_rate_limit(api, settings):
     assert int(response["Retry-After"]) >= 1
     assert not User.objects.filter(username="dave").exists()
     assert_problem(api.post(TOKENS, {"username": "alice", "password": PASSWORD}), 429)
+
+
+def test_log_ins_to_one_account_are_limited_from_any_address(api, settings):
+    settings.RATE_LIMIT_AUTH_PER_MINUTE = 3
+    api.post(USERS, {"username": "carol", "password": PASSWORD})
+    for n in range(3):  # each from an address of its own: the per-address limit never bites
+        response = api.client.post(TOKENS, {"username": "CAROL", "password": "wrong-password"},
+                                   content_type="application/json", REMOTE_ADDR=f"10.0.0.{n + 1}")
+        assert response.status_code == 401
+    response = api.client.post(TOKENS, {"username": "carol", "password": PASSWORD},
+                               content_type="application/json", REMOTE_ADDR="10.0.0.9")
+    body = assert_problem(response, 429)
+    assert "this account" in body["detail"] and int(response["Retry-After"]) > 0

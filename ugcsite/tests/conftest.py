@@ -1,7 +1,9 @@
 """Fixtures of the browser tests: pytest-playwright drives the distribution's Chromium
-(scripts/services.sh ensure_chromium installs it), never a browser Playwright downloads."""
+(scripts/services.sh ensure_chromium installs it), never a browser Playwright downloads. And the
+fuzz run's summary (test_fuzz.py)."""
 
 import os
+import sys
 
 import pytest
 
@@ -34,3 +36,33 @@ def playwright(playwright):
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     else:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """After a fuzz run (test_fuzz.py): how many cases went to each operation and what they were
+    answered (the table with -v, as `make fuzz` runs; one line otherwise)."""
+    fuzz = sys.modules.get("ugcsite.tests.test_fuzz")  # imported only when collected
+    tally = config.stash.get(fuzz.FUZZ_TALLY, None) if fuzz else None
+    if not tally:
+        return
+    total = sum(sum(statuses.values()) for statuses in tally.values())
+    errors = sum(count for statuses in tally.values() for status, count in statuses.items() if status >= 500)
+    terminalreporter.section("fuzz")
+    if config.option.verbose > 0:
+        width = max(map(len, tally))
+        for label, statuses in sorted(tally.items(), key=lambda item: item[0].split(" ", 1)[::-1]):
+            answers = ", ".join(f"{status}: {count:,}" for status, count in sorted(statuses.items()))
+            terminalreporter.write_line(f"{label:<{width}}  {sum(statuses.values()):>7,} cases  ({answers})")
+    terminalreporter.write_line(f"{total:,} cases over {len(tally)} operations; {errors} answered 5xx "
+                                "(failures, if any, are listed above)")
+
+
+def pytest_collection_modifyitems(items):
+    """schemathesis (4.32) makes one test item per API operation, named by the operation, but
+    pytest 9.2 builds an item's node id from its original name and parametrize id only: every
+    operation's item had the same id, and -v could not say which one passed or failed. Each gets
+    its operation back as the id's parameter: test_the_api_survives_fuzzing[GET /api/v1/feed]."""
+    for item in items:
+        label = getattr(item, "operation_label", None)
+        if label and item.nodeid.endswith(item.originalname):
+            item._id = item._id.with_params(label)

@@ -12,7 +12,7 @@ from feeds.models import Board
 from social import services as people_services
 from ugcsite.redis import get_redis
 from ugcsite.testing import wait_for
-from ugcsite.tests.test_browser import PASSWORD, people  # noqa: F401 (people is a fixture)
+from ugcsite.tests.test_browser import PASSWORD, log_in, people  # noqa: F401 (people is a fixture)
 from feeds.services import boards as board_services
 from feeds.services import follows
 
@@ -41,6 +41,17 @@ def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, 
     for _ in range(3):
         board_services.board_record_view(board=Board.objects.get(pk=cat_walk.pk))
     board_services.board_record_view(board=Board.objects.get(pk=walk.pk), reader=bob)  # bob reads "A walk"
+
+    # bob lets the people who follow him see what he reads (off until he says so)
+    sharer = people("bob")
+    log_in(sharer, "bob", "/settings")
+    sharer.shot("settings")
+    sharer.page.check("#id_share_reading")
+    sharer.page.click("form.stacked button[type=submit]")
+    sharer.page.locator(".message.success").wait_for(state="visible")
+    assert sharer.page.is_checked("#id_share_reading")
+    sharer.shot("settings-saved")
+    sharer.check_clean()
 
     reader = people("carol")
     page = reader.page

@@ -53,7 +53,7 @@ def assert_no_inline_script(html: str) -> None:
 
 # --- signing in ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", ["/new", "/b/123/edit", "/b/123/delete"])
+@pytest.mark.parametrize("path", ["/new", "/b/123/edit", "/b/123/delete", "/settings"])
 def test_pages_that_need_a_user_send_to_login_with_next(client, path):
     response = client.get(path)
     assert response.status_code == 302
@@ -179,7 +179,8 @@ def test_every_page_sends_the_csp_and_runs_no_inline_script(client, people, run)
     run(follows.follow_create, follower=people["alice"], followee=people["bob"])
     anonymous = ["/", "/login", "/signup", f"/b/{mine.pk}", "/u/alice", "/u/alice/followers", "/u/bob/following",
                  "/discover", "/popular", "/nope"]
-    signed_in = ["/", "/new", f"/b/{mine.pk}", f"/b/{mine.pk}/edit", f"/b/{mine.pk}/delete", "/u/alice", "/u/bob", "/logout"]
+    signed_in = ["/", "/new", f"/b/{mine.pk}", f"/b/{mine.pk}/edit", f"/b/{mine.pk}/delete", "/u/alice", "/u/bob", "/logout",
+                 "/settings"]
     for who, paths in ((None, anonymous), (people["alice"], signed_in)):
         if who:
             client.force_login(who)

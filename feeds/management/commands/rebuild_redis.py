@@ -4,22 +4,25 @@ from tqdm import tqdm
 
 from feeds import rebuild
 from feeds.models import Board
+from ugcsite.redis import key_count
 
 
 class Command(BaseCommand):
-    help = "Rebuilds every Redis structure (follow graph, timelines, counts, discovery indexes) from PostgreSQL."
+    help = ("Rebuilds every Redis structure from PostgreSQL: follow graph, timelines whole, archive marks, "
+            "counts, activity, reads, discovery indexes with popular and trending.")
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--if-empty", action="store_true",
+                            help="only when the data Redis holds no key at all (a new, flushed or restarted one)")
+
+    def handle(self, *args, if_empty: bool = False, **options):
+        if if_empty and key_count():
+            return
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
+        if if_empty and not user_ids:
+            return
         rebuild.recount_profiles()
-        steps = [
-            ("archive marks", rebuild.rebuild_archive_marks),
-            ("follow graph", rebuild.rebuild_graph),
-            ("big authors", rebuild.rebuild_big_authors),
-            ("profile timelines", rebuild.rebuild_profiles),
-            ("home timelines", rebuild.rebuild_home),
-        ]
-        for label, step in steps:
+        for label, step in rebuild.USER_STEPS:
             with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
                 step(user_ids, bar.update)
         boards = Board.objects.filter(state=Board.State.PUBLISHED).count()

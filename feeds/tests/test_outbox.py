@@ -1,0 +1,74 @@
+"""The outbox: a fan-out or retraction whose task never ran (the broker was down, or lost its
+queue) reaches every follower once beat sends it again; nothing is half-written."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+from django.test import override_settings
+
+from feeds import keys, tasks
+from feeds.models import Board, Outbox
+from feeds.services.boards import board_create, board_delete
+from feeds.services.follows import follow_create
+from social.services import user_create
+from ugcsite.celery import app
+
+DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
+
+
+@pytest.fixture
+def pair(run):
+    author, reader = (user_create(username=name, password="pw-long-enough") for name in ("author", "reader"))
+    run(follow_create, follower=reader, followee=author)
+    return author, reader
+
+
+@pytest.fixture
+def broker_down():
+    """Celery's broker unreachable for this test: its address points at a closed port."""
+    previous = app.conf.broker_url, app.conf.broker_write_url
+    app.conf.broker_url = app.conf.broker_write_url = "redis://127.0.0.1:1/0"
+    app._pool = app.amqp._producer_pool = None  # new connections, to the new address
+    yield
+    app.conf.broker_url, app.conf.broker_write_url = previous
+    app._pool = app.amqp._producer_pool = None
+
+
+def test_a_flushed_broker_loses_no_fanout(pair, redis_data, django_capture_on_commit_callbacks, eager_tasks, settings):
+    author, reader = pair
+    app.conf.task_always_eager = False  # the tasks go to the real broker ...
+    with django_capture_on_commit_callbacks(execute=True):
+        board = board_create(author=author, title="lost in the queue", kind="note", tags=[], doc=DOC)
+    assert app.control.purge() >= 1  # ... which loses them before any worker runs them
+    assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) is None
+    assert Outbox.objects.filter(board_id=board.id, action="fanout").exists()
+    app.conf.task_always_eager = True
+    assert tasks.outbox_resend() == 0  # not due yet: its walk may still be under way
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    assert tasks.outbox_resend() == 1
+    assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) == board.id
+    assert not Outbox.objects.exists()  # the last batch cleared it
+
+
+def test_a_post_while_the_broker_is_down_answers_201_and_reaches_the_followers_later(
+        pair, redis_data, django_capture_on_commit_callbacks, eager_tasks, broker_down, settings, caplog):
+    author, reader = pair
+    app.conf.task_always_eager = False
+    with django_capture_on_commit_callbacks(execute=True):
+        board = board_create(author=author, title="posted in the dark", kind="note", tags=[], doc=DOC)
+    assert "board_fanout" in caplog.text and "the broker is unreachable" in caplog.text  # it was refused
+    assert Board.objects.filter(pk=board.id).exists()
+    assert redis_data.zscore(keys.profile_timeline(author.pk), board.id) == board.id  # the author's list at once
+    assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) is None
+    app.conf.task_always_eager = True  # the broker is back (tasks run here)
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    assert tasks.outbox_resend() == 1
+    assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) == board.id
+    with django_capture_on_commit_callbacks(execute=True):  # a delete in the dark is finished the same way
+        app.conf.task_always_eager = False
+        board_delete(board=board)
+    app.conf.task_always_eager = True
+    assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) == board.id
+    assert tasks.outbox_resend() == 1
+    assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) is None
+    assert not Outbox.objects.exists()

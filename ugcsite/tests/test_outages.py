@@ -1,0 +1,84 @@
+"""A server we depend on is down: 503 with Retry-After and a sentence (API), the site's own 503
+page (pages), never a 500 or a traceback; and `make run`'s settings (DEBUG off) show no debug page."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ugcsite.redis import get_redis
+from ugcsite.testing import assert_problem
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens once the socket is closed
+
+
+@pytest.fixture
+def redis_down(settings):
+    settings.REDIS_URL = f"redis://127.0.0.1:{closed_port()}/0"
+    settings.REDIS_CLUSTER = False
+    get_redis.cache_clear()
+    yield
+    get_redis.cache_clear()
+
+
+@pytest.mark.django_db
+def test_redis_down_answers_503_with_retry_after_on_the_api_and_the_pages(client, redis_down):
+    body = assert_problem(client.get("/api/v1/discover"), 503)
+    assert "Redis" in body["detail"]
+    response = client.get("/api/v1/discover")
+    assert int(response["Retry-After"]) > 0
+    page = client.get("/discover")
+    assert page.status_code == 503 and int(page["Retry-After"]) > 0
+    text = page.content.decode()
+    assert "Back in a moment" in text and "Traceback" not in text
+
+
+def _get(url: str, **kwargs) -> tuple[int, dict, str]:
+    request = urllib.request.Request(url, **kwargs)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read().decode()
+
+
+def test_postgres_down_shows_the_sites_503_with_debug_off(tmp_path):
+    """A real gunicorn with make run's settings (DEBUG off) and PostgreSQL unreachable."""
+    port = closed_port()
+    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "x" * 50, "SITE_HTTPS": "0",
+           "DATABASE_URL": f"postgres://ugcsite@127.0.0.1:{closed_port()}/ugcsite", "STATIC_ROOT": str(tmp_path / "static")}
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "ugcsite.wsgi", "--bind", f"127.0.0.1:{port}",
+                               "--workers", "1"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status, headers, text = _get(base + "/")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.2)
+        assert status == 503 and int(headers["Retry-After"]) > 0
+        assert "Back in a moment" in text
+        for leak in ("Traceback", "SECRET_KEY", "DATABASES", "OperationalError"):
+            assert leak not in text
+        status, headers, text = _get(base + "/api/v1/users", method="POST", data=b'{"username": "zoe", "password": "long-enough"}',
+                                     headers={"Content-Type": "application/json"})
+        assert status == 503 and int(headers["Retry-After"]) > 0 and "database" in text
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
