@@ -5,6 +5,7 @@ record as done, and calls one function of feeds.fanout, feeds.regeneration or fe
 
 from celery import shared_task
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from feeds import archive, fanout, hybrid, presence, regeneration
@@ -16,6 +17,16 @@ from feeds.visibility import board_show, board_unshow
 from social import services as people
 from social.graph import FollowerCursor
 from ugcsite.metrics import FANOUT_LAG
+from ugcsite.redis import REDIS_TRANSIENT
+
+# The idempotent tasks (acks_late: each may run twice and change nothing the second time) are
+# tried again, a bounded number of times with growing waits (1, 2, 4 ... 30 s, jittered; about
+# three minutes in all), when the data Redis or PostgreSQL is briefly unreachable (a restart, a
+# failover, a hung server past REDIS_SOCKET_TIMEOUT): a fan-out batch is not dropped for a
+# blip. Past that the outbox (fan-outs, retractions) or the next beat run picks the work up.
+TRANSIENT = (*REDIS_TRANSIENT, OperationalError, InterfaceError)
+RETRYING = {"acks_late": True, "autoretry_for": TRANSIENT, "max_retries": 8, "retry_backoff": 1,
+            "retry_backoff_max": 30, "retry_jitter": True}
 
 
 def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
@@ -36,7 +47,7 @@ def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
     return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE, "then": then}, sent
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
                  cursor_after: int | None = None) -> None:
     """Push a new board to its author's followers, one batch a run; nothing for a big author
@@ -60,7 +71,7 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
     archive_soon(Timeline.HOME, waiting)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
                   cursor_after: int | None = None) -> None:
     """Take a deleted or hidden board out of its author's followers' feeds, batch by batch; the
@@ -91,7 +102,7 @@ def outbox_resend() -> int:
     return len(due)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
                    cursor_after: int | None = None) -> None:
     """Take every board a suspension hid out of the author's followers' feeds, batch by batch."""
@@ -102,7 +113,7 @@ def author_retract(author_id: int, cursor_score: float | None = None, cursor_don
                          **_walk(author_retract, author_id, cursor_score, cursor_done, cursor_after)[0])
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def author_restore(author_id: int) -> None:
     """After a suspension is lifted: back in everyone's lists first (fan-out delivers only to
     followers whose following set names the author), then the boards back in their feeds."""
@@ -110,13 +121,13 @@ def author_restore(author_id: int) -> None:
         fanout.author_restore(author_id=author_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def member_lists_sync(user_id: int) -> None:
     """A suspended person leaves every follower and following list (or, lifted meanwhile, stays)."""
     people.member_lists_sync(user_id=user_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def big_author_walk(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
                     cursor_after: int | None = None, *, since: int) -> None:
     """An author became big: add them to every follower's big-following set, batch by batch.
@@ -128,12 +139,12 @@ def big_author_walk(author_id: int, cursor_score: float | None = None, cursor_do
     fanout.big_mark_batch(author_id=author_id, **walk)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def follow_backfill(follower_id: int, followee_id: int) -> None:
     archive_soon(Timeline.HOME, fanout.follow_backfill(follower_id=follower_id, followee_id=followee_id))
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def unfollow_cleanup(follower_id: int, followee_id: int) -> None:
     fanout.unfollow_cleanup(follower_id=follower_id, followee_id=followee_id)
 
@@ -145,7 +156,7 @@ def archive_soon(kind: Timeline, user_ids: list[int]) -> None:
         archive_timeline.delay(kind, user_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def archive_timeline(kind: str, user_id: int) -> None:
     """Archive one timeline's fallen-out chunks."""
     archive.unflag(kind, user_id)
@@ -158,7 +169,7 @@ def archive_run() -> dict:
     return archive.archive_waiting(trigger="beat").summary()
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRYING)
 def home_gap_fill(user_id: int, lower: int, upper: int) -> None:
     regeneration.home_gap_fill(user_id, lower, upper)
 

@@ -34,7 +34,7 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from redis.exceptions import ConnectionError, NoScriptError, RedisClusterException, RedisError, ResponseError, TimeoutError
+from redis.exceptions import ClusterDownError, ConnectionError, NoScriptError, RedisClusterException, RedisError, ResponseError, TimeoutError
 
 # How often a batch by node is tried again after the cluster's layout changed under it.
 NODE_BATCH_ATTEMPTS = 3
@@ -42,14 +42,22 @@ NODE_BATCH_ATTEMPTS = 3
 # What a call to the data Redis raises when it gets no answer (a node down, a failover under
 # way): redis-py's errors, and the cluster client's own when no node it knows answers.
 REDIS_FAILURES = (RedisError, RedisClusterException)
+# The ones that may pass by themselves (a restart, a failover, a hung server): a Celery task
+# that is idempotent is tried again on these (feeds.tasks), a request answers 503 (middleware).
+REDIS_TRANSIENT = (ConnectionError, TimeoutError, ClusterDownError)
 
 
 @lru_cache(maxsize=1)
 def get_redis() -> redis.Redis | RedisCluster:
-    """The shared client of this process; redis-py's pool reconnects after a fork."""
+    """The shared client of this process; redis-py's pool reconnects after a fork, and after a
+    restart of the server (the next command opens a new connection). A server that takes no
+    connection within REDIS_CONNECT_TIMEOUT, or answers no command within REDIS_SOCKET_TIMEOUT
+    (hung, or gone without closing its sockets), raises TimeoutError: a 503, never a hung
+    request or worker."""
+    timeouts = {"socket_timeout": settings.REDIS_SOCKET_TIMEOUT, "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT}
     if settings.REDIS_CLUSTER:
-        return RedisCluster.from_url(settings.REDIS_URL, decode_responses=True)
-    return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
+        return RedisCluster.from_url(settings.REDIS_URL, decode_responses=True, **timeouts)
+    return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30, **timeouts)
 
 
 def key_count() -> int:

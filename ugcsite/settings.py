@@ -101,6 +101,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:63790/0")
 REDIS_CLUSTER = env_bool("REDIS_CLUSTER", False)
+# Seconds the data Redis has to take a connection, and to answer a command (ugcsite.redis): a hung
+# server is then a 503 (or a task tried again), not a request or worker waiting for ever. Above
+# the longest single command or pipeline we send (a rebuild's batch of 1,000 users).
+REDIS_CONNECT_TIMEOUT = float(os.environ.get("REDIS_CONNECT_TIMEOUT", "2"))
+REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "10"))
 _plain_redis = os.environ.get("PLAIN_REDIS_URL", REDIS_URL)
 
 CACHES = {
@@ -132,7 +137,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # after this long; Celery's default is an hour of a feed missing a board. Five minutes is far
 # above any task's run (a fan-out batch takes well under a second; the longest, a suspension's
 # lists or its lifting, are O(one user's edges): seconds), so a slow task is not run twice.
-# No task is scheduled with an ETA or countdown (those would be redelivered at this interval).
+# The only tasks sent with a countdown are the retries after a Redis or PostgreSQL blip (feeds.tasks,
+# at most 30 s ahead: well inside this timeout, so a waiting retry is never delivered twice).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "300"))}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
