@@ -24,6 +24,12 @@ def home_timeline(user_id: int) -> str:
     return f"p:{_user_tag(user_id)}"
 
 
+def rebuilding() -> str:
+    """String: the token of the ``rebuild_redis`` under way, with a TTL it keeps refreshing;
+    absent otherwise. Its own tag. ``rb:{rebuild}``."""
+    return "rb:{rebuild}"
+
+
 def id_generator_lease() -> str:
     """String counter handing each process one of the 32 snowflake generator numbers. ``idgen:lease``."""
     return "idgen:lease"

@@ -10,6 +10,7 @@ Every function here is offline work, proportional to the data it rebuilds.
 """
 
 import time
+import uuid
 from datetime import UTC, datetime
 from itertools import groupby
 
@@ -26,6 +27,57 @@ from feeds.rules import Timeline
 from social import graph, reading
 from social.graph import FollowerCursor
 from social.models import Follow
+from ugcsite.errors import Unavailable
+from ugcsite.redis import get_redis
+
+# While rebuild_redis runs, its mark lives in Redis with this TTL, refreshed as it goes (a
+# rebuild that dies leaves no mark behind for longer), and checked at most every
+# MARK_CHECK_SECONDS: a mark gone mid-way means the data Redis was emptied again meanwhile.
+MARK_SECONDS = 30
+MARK_CHECK_SECONDS = 0.1
+REBUILD_RETRY_AFTER = 10
+
+
+class RedisEmptied(Exception):
+    """The rebuild's mark vanished: the data Redis was emptied (or replaced) while rebuilding."""
+
+
+class RebuildMark:
+    """The mark of one rebuild: ``start()``, ``check()`` from its progress (raises RedisEmptied),
+    ``finish()``. Each call one round trip at most."""
+
+    def __init__(self):
+        self.token = uuid.uuid4().hex
+        self._checked = 0.0
+
+    def start(self) -> None:
+        get_redis().set(keys.rebuilding(), self.token, ex=MARK_SECONDS)
+
+    def check(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._checked < MARK_CHECK_SECONDS:
+            return
+        self._checked = now
+        pipe = get_redis().pipeline(transaction=False)
+        pipe.get(keys.rebuilding())
+        pipe.expire(keys.rebuilding(), MARK_SECONDS)
+        if pipe.execute()[0] != self.token:
+            raise RedisEmptied("the data Redis was emptied while rebuilding")
+
+    def finish(self) -> None:
+        self.check(force=True)
+        get_redis().delete(keys.rebuilding())
+
+
+def refuse_while_rebuilding(answer: dict) -> dict:
+    """A page with no items while rebuild_redis runs may be a timeline not rebuilt yet: a 503
+    (Unavailable, with Retry-After) rather than an empty list that is wrong. Pages with items
+    are whole already (each timeline is written in one transaction). One EXISTS, on empty
+    pages only."""
+    if not answer["items"] and get_redis().exists(keys.rebuilding()):
+        raise Unavailable("The site's data is being rebuilt after a loss; this list is not back yet. "
+                          f"Try again in {REBUILD_RETRY_AFTER} seconds.", retry_after=REBUILD_RETRY_AFTER)
+    return answer
 
 
 def recount_profiles() -> None:

@@ -31,3 +31,12 @@ class RateLimited(DomainError):
     def __init__(self, message: str, *, retry_after: int):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class Unavailable(DomainError):
+    """Not answerable correctly for a moment (503: the data is being rebuilt); ``retry_after``
+    seconds until the next try may succeed."""
+
+    def __init__(self, message: str, *, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after

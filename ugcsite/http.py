@@ -60,6 +60,8 @@ def domain_error_response(error: errors.DomainError) -> JsonResponse:
     """The answer to a domain error: its status, its message as the detail."""
     if isinstance(error, errors.RateLimited):
         return error_response(429, str(error), headers={"Retry-After": str(error.retry_after)})
+    if isinstance(error, errors.Unavailable):
+        return error_response(503, str(error), headers={"Retry-After": str(error.retry_after)})
     status = next(code for kind, code in _DOMAIN_STATUS if isinstance(error, kind))
     return error_response(status, str(error))
 

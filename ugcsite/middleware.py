@@ -92,6 +92,10 @@ class ServiceUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
+        if isinstance(exception, errors.Unavailable):  # a page whose data is being rebuilt
+            response = HttpResponse(render_to_string("unavailable.html", {"retry_after": exception.retry_after}), status=503)
+            response["Retry-After"] = str(exception.retry_after)
+            return response
         if not isinstance(exception, OUTAGES):
             return None
         which = "database" if isinstance(exception, DatabaseError) else "data store (Redis)"

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 from feeds import selectors
 from feeds.discovery.queries import SORTS, Query
+from feeds.rebuild import refuse_while_rebuilding
 from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
 from feeds.services.activity import home_feed_ready
 from social.rules import USERNAME_RE
@@ -26,7 +27,7 @@ def query_filters(request, *, allow_author: bool) -> Query:
 
 def user_boards(request, username: str):
     author = user_get_by_name(username)
-    return selectors.profile_boards(author.pk, **paging(request, allow_before=True))
+    return refuse_while_rebuilding(selectors.profile_boards(author.pk, **paging(request, allow_before=True)))
 
 
 @login_required
@@ -35,8 +36,8 @@ def feed(request):
     query = query_filters(request, allow_author=False)
     home_feed_ready(user_id=request.api_user.pk)
     if query.filter_keys():
-        return selectors.home_feed_filtered(request.api_user.pk, query, **page)
-    return selectors.home_feed(request.api_user.pk, **page)
+        return refuse_while_rebuilding(selectors.home_feed_filtered(request.api_user.pk, query, **page))
+    return refuse_while_rebuilding(selectors.home_feed(request.api_user.pk, **page))
 
 
 def discover(request):

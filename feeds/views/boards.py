@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from feeds import selectors
+from feeds.rebuild import refuse_while_rebuilding
 from feeds.models import Board
 from feeds.rules import BOARD_KINDS, editor_config
 from feeds.services import activity, boards as services
@@ -48,6 +49,7 @@ def cards(items: list[dict]) -> list[dict]:
 
 
 def _page(answer: dict) -> dict:
+    refuse_while_rebuilding(answer)  # an empty timeline not rebuilt yet is the 503 page, not "no boards"
     return {"items": cards(answer["items"]), "next": answer["next"]}
 
 

@@ -1,10 +1,13 @@
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from feeds import rebuild
 from feeds.models import Board
 from ugcsite.redis import key_count
+
+
+ATTEMPTS = 3
 
 
 class Command(BaseCommand):
@@ -21,14 +24,30 @@ class Command(BaseCommand):
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
         if if_empty and not user_ids:
             return
-        rebuild.recount_profiles()
-        for label, step in rebuild.USER_STEPS:
-            with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
-                step(user_ids, bar.update)
-        boards = Board.objects.filter(state=Board.State.PUBLISHED).count()
-        with tqdm(total=boards, desc="discovery indexes", unit="board", disable=None) as bar:
-            rebuild.rebuild_discovery(bar.update)
+        # While it runs, empty timelines answer 503 (feeds.rebuild.refuse_while_rebuilding);
+        # emptied again meanwhile, it starts over.
+        for attempt in range(1, ATTEMPTS + 1):
+            mark = rebuild.RebuildMark()
+            mark.start()
+            try:
+                self._rebuild(user_ids, mark)
+                mark.finish()
+                break
+            except rebuild.RedisEmptied:
+                if attempt == ATTEMPTS:
+                    raise CommandError(f"The data Redis was emptied during each of {ATTEMPTS} rebuilds: find what "
+                                       "empties it (a FLUSHALL, a restart without persistence), then run rebuild_redis again.")
+                self.stderr.write("The data Redis was emptied while rebuilding; starting again from the beginning.")
         self.stdout.write(self.style.SUCCESS(
             f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read, "
             "and a timeline past its window waits for `archive_now` or the next scheduled run."
         ))
+
+    def _rebuild(self, user_ids: list[int], mark: "rebuild.RebuildMark") -> None:
+        rebuild.recount_profiles()
+        for label, step in rebuild.USER_STEPS:
+            with tqdm(total=len(user_ids), desc=label, unit="user", disable=None) as bar:
+                step(user_ids, lambda n=1, bar=bar: (bar.update(n), mark.check()))
+        boards = Board.objects.filter(state=Board.State.PUBLISHED).count()
+        with tqdm(total=boards, desc="discovery indexes", unit="board", disable=None) as bar:
+            rebuild.rebuild_discovery(lambda n=1, bar=bar: (bar.update(n), mark.check()))
