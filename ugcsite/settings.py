@@ -52,6 +52,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ugcsite.logs.RequestLogMiddleware",  # first: names every request and logs every answer
     "ugcsite.metrics.RequestMetricsMiddleware",
     "ugcsite.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -213,12 +214,19 @@ PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
 
+# Production (DEBUG off) logs one JSON object a line (ugcsite.logs: time, level, logger, message,
+# the request's id, method, path and status); LOG_FORMAT=text or json chooses either way.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request": {"()": "ugcsite.logs.RequestContextFilter"}},
+    "formatters": {"json": {"()": "ugcsite.logs.JsonFormatter"}, "text": {"format": "%(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+# Celery's processes log through the same handler (JSON in production) instead of their own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = DEBUG
 
 # --- timelines and fan-out ---------------------------------------------------------------------
 # P keeps the newest HOME_TIMELINE_HOT ids (Twitter kept 800); fan-out trims it back to that

@@ -1,0 +1,56 @@
+"""Production settings (DJANGO_DEBUG=0) log one JSON object a line, each request with its id,
+method, path, status and time; a line logged while serving a request names that request."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = """
+import logging, django
+django.setup()
+from django.test import Client
+client = Client()
+print(client.get("/healthz")["X-Request-ID"])
+print(client.get("/api/v1/boards/1", HTTP_X_REQUEST_ID="proxy-given.42")["X-Request-ID"])
+print(client.get("/api/v1/feed", HTTP_X_REQUEST_ID="not a token {}")["X-Request-ID"])
+try:
+    1 / 0
+except ZeroDivisionError:
+    logging.getLogger("ugcsite.test").exception("outside any request: ünïcode")
+"""
+
+
+def test_production_logs_are_one_json_object_a_line_with_the_request(transactional_db):
+    db = connection.settings_dict
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "ugcsite.settings", "DJANGO_DEBUG": "0",
+           "DJANGO_SECRET_KEY": "s" * 60, "SITE_HTTPS": "0", "REDIS_URL": settings.REDIS_URL,
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
+    env["REDIS_CLUSTER"] = "1" if settings.REDIS_CLUSTER else "0"
+    env["CACHE_URL"] = settings.CACHES["default"]["LOCATION"]
+    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ids = done.stdout.split()
+    assert ids[1] == "proxy-given.42" and len(ids[0]) == 32 and len(ids[2]) == 32  # a bad one is replaced
+
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines
+    entries = [json.loads(line) for line in lines]  # every line is one JSON object
+    for entry in entries:
+        assert {"time", "level", "logger", "message"} <= entry.keys(), entry
+        assert entry["time"].endswith("+00:00")
+    requests = [e for e in entries if e["logger"] == "ugcsite.requests"]
+    assert [(e["method"], e["path"], e["status"], e["request_id"]) for e in requests] == [
+        ("GET", "/healthz", 200, ids[0]), ("GET", "/api/v1/boards/1", 404, ids[1]), ("GET", "/api/v1/feed", 401, ids[2])]
+    assert all(e["duration_ms"] >= 0 for e in requests)
+    # Django's own line about the 404 names the same request.
+    assert any(e["logger"] == "django.request" and e.get("request_id") == ids[1] and e["path"] == "/api/v1/boards/1"
+               for e in entries), entries
+    crash = next(e for e in entries if e["logger"] == "ugcsite.test")
+    assert crash["level"] == "ERROR" and "ünïcode" in crash["message"] and "ZeroDivisionError" in crash["exception"]
+    assert "request_id" not in crash
