@@ -201,7 +201,8 @@ class Site:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
         limits = {"RATE_LIMIT_WRITES_PER_MINUTE": "100000", "RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE": "1000000",
-                  "RATE_LIMIT_AUTH_PER_MINUTE": "100000"}  # one address, thousands of people: raised, still counted
+                  "RATE_LIMIT_AUTH_PER_MINUTE": "100000", "RATE_LIMIT_READS_PER_MINUTE": "100000",
+                  "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "10000000"}  # one address, thousands of people: raised, still counted
         (run_dir / "prometheus").mkdir()
         self.env = dict(os.environ, RUN_DIR=str(run_dir), PORT=str(self.port),
                         PROMETHEUS_MULTIPROC_DIR=str(run_dir / "prometheus"), DJANGO_DEBUG="0", SITE_HTTPS="0",

@@ -25,6 +25,7 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ugcsite import errors
+from ugcsite.ratelimits import read_attempt
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
@@ -137,6 +138,9 @@ def endpoint(**handlers: Callable) -> Callable:
                 _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
             if getattr(handler, "login_required", False) and request.api_user is None:
                 raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
+            if request.method in ("GET", "HEAD"):
+                read_attempt(user_id=request.api_user.pk if request.api_user is not None else None,
+                             address=client_address(request))
             result = handler(request, **kwargs)
         except ApiError as error:
             return error.response()

@@ -49,7 +49,7 @@ def _errors(*codes: int) -> dict:
 
 def _common_answers(paths: dict) -> dict:
     """Every API operation answers 401 to a bad or expired bearer token (public ones too); every
-    unsafe one 403 to a session call without its CSRF token; every one with a body 413 past
+    read 429 past the read limits; every unsafe one 403 to a session call without its CSRF token; every one with a body 413 past
     API_MAX_BODY_BYTES. Plain views (health) authenticate no one."""
     for path, item in paths.items():
         for method, operation in item.items():
@@ -58,6 +58,8 @@ def _common_answers(paths: dict) -> dict:
             codes = [401]
             if method.upper() not in SAFE_METHODS:
                 codes.append(403)
+            else:
+                codes.append(429)  # reads per user and per address (ugcsite.ratelimits.read_attempt)
             if "requestBody" in operation:
                 codes.append(413)
             for code, answer in _errors(*codes).items():

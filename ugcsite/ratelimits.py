@@ -4,7 +4,8 @@ Imports no app: services of any app call ``attempt``.
 
 Each limit is a setting, a count per minute; 0 turns it off:
 - auth: sign-ups and log-ins per client address, and log-ins per account;
-- writes: board creations and edits, follows, invites per user and per client address.
+- writes: board creations and edits, follows, invites per user and per client address;
+- reads: every GET of the API per signed-in user and per client address.
 """
 
 import time
@@ -43,3 +44,13 @@ def write_attempt(*, user_id: int, address: str) -> None:
     attempt("writes", str(user_id), per_minute=settings.RATE_LIMIT_WRITES_PER_MINUTE, what="changes from your account")
     attempt("writes-address", address, per_minute=settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE,
             what="changes from this address")
+
+
+def read_attempt(*, user_id: int | None, address: str) -> None:
+    """Count one read (a GET of the API) by a signed-in user (``user_id``, or None) from an
+    address: RATE_LIMIT_READS_PER_MINUTE per user, RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE per
+    address. Two round trips at most."""
+    if user_id is not None:
+        attempt("reads", str(user_id), per_minute=settings.RATE_LIMIT_READS_PER_MINUTE, what="reads from your account")
+    attempt("reads-address", address, per_minute=settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE,
+            what="reads from this address")

@@ -184,6 +184,10 @@ API_CALLER_SEEN = "feeds.services.activity.user_seen"
 RATE_LIMIT_AUTH_PER_MINUTE = int(os.environ.get("RATE_LIMIT_AUTH_PER_MINUTE", "30"))
 RATE_LIMIT_WRITES_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES_PER_MINUTE", "120"))
 RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE", "600"))
+# Reads (every GET of the API) per signed-in user and per client address: far above what a
+# person or an honest client does (a page of cards makes 2-3), below what a scraper does.
+RATE_LIMIT_READS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_PER_MINUTE", "1200"))
+RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE", "12000"))
 RATE_LIMIT_STORAGE_URL = os.environ.get("RATE_LIMIT_STORAGE_URL", CACHES["default"]["LOCATION"])
 
 # Board cache G: entries live this long after their last fill, so boards nobody reads leave Redis.

@@ -130,6 +130,8 @@ def fuzz_world(live_server, settings) -> dict:
     settings.RATE_LIMIT_AUTH_PER_MINUTE = UNREACHABLE_LIMIT
     settings.RATE_LIMIT_WRITES_PER_MINUTE = UNREACHABLE_LIMIT
     settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = UNREACHABLE_LIMIT
+    settings.RATE_LIMIT_READS_PER_MINUTE = UNREACHABLE_LIMIT
+    settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = UNREACHABLE_LIMIT
     url = live_server.url
     token = _sign_up(url, CALLER)
     real = {**PEOPLE, "fz-own": _board(url, token, "mine")}
