@@ -82,3 +82,23 @@ def test_postgres_down_shows_the_sites_503_with_debug_off(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+@pytest.mark.django_db
+def test_a_sign_up_while_redis_is_down_leaves_no_account_and_works_once_it_is_back(client, settings):
+    """All or nothing: the account commits only after its Redis marks are written."""
+    from social.models import User
+
+    redis_url = settings.REDIS_URL, settings.REDIS_CLUSTER
+    settings.REDIS_URL, settings.REDIS_CLUSTER = f"redis://127.0.0.1:{closed_port()}/0", False
+    get_redis.cache_clear()
+    body = {"username": "zoe", "password": "long-enough"}
+    response = client.post("/api/v1/users", body, content_type="application/json")
+    assert_problem(response, 503)
+    assert int(response["Retry-After"]) > 0
+    page = client.post("/signup", {"username": "zed", "password": "long-enough", "password_again": "long-enough"})
+    assert page.status_code == 503
+    assert not User.objects.filter(username__in=["zoe", "zed"]).exists()
+    settings.REDIS_URL, settings.REDIS_CLUSTER = redis_url
+    get_redis.cache_clear()
+    assert client.post("/api/v1/users", body, content_type="application/json").status_code == 201
