@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -102,3 +103,25 @@ def test_a_sign_up_while_redis_is_down_leaves_no_account_and_works_once_it_is_ba
     settings.REDIS_URL, settings.REDIS_CLUSTER = redis_url
     get_redis.cache_clear()
     assert client.post("/api/v1/users", body, content_type="application/json").status_code == 201
+
+
+@pytest.mark.django_db
+def test_a_hung_redis_is_a_503_after_the_socket_timeout_not_a_hung_request(client, settings):
+    """A server that takes the connection and never answers (hung, or a half-dead network)."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel completes the handshake; nobody ever reads or answers
+    try:
+        settings.REDIS_URL, settings.REDIS_CLUSTER = f"redis://127.0.0.1:{silent.getsockname()[1]}/0", False
+        settings.REDIS_SOCKET_TIMEOUT = 0.5
+        get_redis.cache_clear()
+        answers = []
+        asking = threading.Thread(target=lambda: answers.append(client.get("/api/v1/discover")), daemon=True)
+        asking.start()
+        asking.join(timeout=120)  # not a speed check: without a socket timeout the request never ends
+        assert answers, "the request hung on the silent Redis"
+        assert_problem(answers[0], 503)
+        assert int(answers[0]["Retry-After"]) > 0
+    finally:
+        silent.close()
+        get_redis.cache_clear()
