@@ -25,7 +25,6 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ugcsite import errors
-from ugcsite.ratelimits import read_attempt
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
@@ -139,8 +138,8 @@ def endpoint(**handlers: Callable) -> Callable:
             if getattr(handler, "login_required", False) and request.api_user is None:
                 raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
             if request.method in ("GET", "HEAD"):
-                read_attempt(user_id=request.api_user.pk if request.api_user is not None else None,
-                             address=client_address(request))
+                _hook("API_READ_LIMIT")(user_id=request.api_user.pk if request.api_user is not None else None,
+                                        address=client_address(request))
             result = handler(request, **kwargs)
         except ApiError as error:
             return error.response()

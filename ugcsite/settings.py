@@ -178,6 +178,8 @@ API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
 # what every authenticated call records (activity: fan-out skips idle readers).
 API_TOKEN_USER = "social.tokens.token_user_id"
 API_CALLER_SEEN = "feeds.services.activity.user_seen"
+# ...and what every read (GET) of the API counts against the read limits (below).
+API_READ_LIMIT = "ugcsite.ratelimits.read_attempt"
 # Rate limits (API.md, "Limits"; ugcsite.ratelimits), each a count per minute, 0 turns it off:
 # sign-ups and log-ins per client address (and log-ins per account); writes (boards created or
 # edited, follows, invites) per user and per address. Counted on the cache's plain Redis.
