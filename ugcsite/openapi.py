@@ -31,10 +31,12 @@ def _answer(description: str, schema: dict | None = None, content_type: str = "a
 
 
 _ERROR_TEXT = {400: "invalid input", 401: "no or bad credentials", 403: "not allowed", 404: "not found",
-               409: "conflict", 413: "body too large", 429: "rate limit reached"}
+               409: "conflict", 413: "body too large", 429: "rate limit reached",
+               503: "PostgreSQL or the data Redis unreachable for a moment, or the list is being rebuilt; try again"}
 _ERROR_HEADERS = {
     401: {"WWW-Authenticate": {"schema": {"type": "string"}, "description": "Bearer realm=\"ugcsite\""}},
     429: {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the next try may succeed"}},
+    503: {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the next try may succeed"}},
 }
 
 
@@ -49,7 +51,7 @@ def _errors(*codes: int) -> dict:
 
 def _common_answers(paths: dict) -> dict:
     """Every API operation answers 401 to a bad or expired bearer token (public ones too); every
-    read 429 past the read limits; every unsafe one 403 to a session call without its CSRF token; every one with a body 413 past
+    read 429 past the read limits; every one 503 while a server it needs is down; every unsafe one 403 to a session call without its CSRF token; every one with a body 413 past
     API_MAX_BODY_BYTES. Plain views (health) authenticate no one."""
     for path, item in paths.items():
         for method, operation in item.items():
@@ -62,6 +64,7 @@ def _common_answers(paths: dict) -> dict:
                 codes.append(429)  # reads per user and per address (ugcsite.ratelimits.read_attempt)
             if "requestBody" in operation:
                 codes.append(413)
+            codes.append(503)  # ugcsite.middleware.ServiceUnavailableMiddleware; a list being rebuilt
             for code, answer in _errors(*codes).items():
                 operation["responses"].setdefault(code, answer)
             if 403 in codes:

@@ -125,3 +125,11 @@ def test_a_hung_redis_is_a_503_after_the_socket_timeout_not_a_hung_request(clien
     finally:
         silent.close()
         get_redis.cache_clear()
+
+
+@pytest.mark.django_db
+def test_every_operation_of_the_document_lists_its_503(client):
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+    operations = [op for path, item in paths.items() if path != "/api/v1/health"
+                  for method, op in item.items() if method != "parameters"]
+    assert operations and all("Retry-After" in op["responses"]["503"]["headers"] for op in operations)

@@ -45,3 +45,4 @@ def test_every_read_of_the_document_lists_its_429(client):
              and path != "/api/v1/health"]
     assert reads and all("429" in op["responses"] and "Retry-After" in op["responses"]["429"]["headers"]
                          for _, op in reads)
+
