@@ -11,7 +11,7 @@ from django.utils import timezone
 from feeds import archive, fanout, hybrid, presence, regeneration
 from feeds.ids import board_id_time
 from feeds.models import Board, Outbox
-from feeds.outbox import outbox_done, outbox_due
+from feeds.outbox import outbox_done, outbox_due, outbox_touch
 from feeds.rules import Timeline
 from feeds.visibility import board_show, board_unshow
 from social import services as people
@@ -68,6 +68,8 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
     if not more:
         outbox_done(board_id, Outbox.Action.FANOUT)
         FANOUT_LAG.observe((timezone.now() - board_id_time(board_id)).total_seconds())
+    else:
+        outbox_touch(board_id, Outbox.Action.FANOUT)
     archive_soon(Timeline.HOME, waiting)
 
 
@@ -90,6 +92,8 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
     fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"], **walk)
     if not more:
         outbox_done(board_id, Outbox.Action.RETRACT)
+    else:
+        outbox_touch(board_id, Outbox.Action.RETRACT)
 
 
 @shared_task

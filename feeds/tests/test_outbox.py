@@ -10,6 +10,7 @@ from feeds import keys, tasks
 from feeds.models import Board, Outbox
 from feeds.services.boards import board_create, board_delete
 from feeds.services.follows import follow_create
+from social.models import Follow
 from social.services import user_create
 from ugcsite.celery import app
 
@@ -71,4 +72,28 @@ def test_a_post_while_the_broker_is_down_answers_201_and_reaches_the_followers_l
     assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) == board.id
     assert tasks.outbox_resend() == 1
     assert redis_data.zscore(keys.home_timeline(reader.pk), board.id) is None
+    assert not Outbox.objects.exists()
+
+
+def test_a_walk_that_makes_progress_is_not_sent_again(run, redis_data, django_capture_on_commit_callbacks, settings):
+    """A long walk on a busy machine outlasts the resend delay; each batch stamps its row, so beat
+    sends again only a walk that stopped, never a second copy of one still going."""
+    author = user_create(username="author", password="pw-long-enough")
+    for i in range(3):
+        run(follow_create, follower=user_create(username=f"reader{i}", password="pw-long-enough"), followee=author)
+    settings.FANOUT_BATCH_SIZE = 1
+    with django_capture_on_commit_callbacks(execute=False):  # the first batch is not sent: run below
+        board = board_create(author=author, title="a long walk", kind="note", tags=[], doc=DOC)
+    Outbox.objects.update(queued_at=Outbox.objects.get().queued_at.replace(year=2000))  # long overdue
+    app.conf.task_always_eager = False  # (``run`` made tasks eager for this test)
+    tasks.board_fanout(board.id)  # one batch written, the next queued on the real broker ...
+    assert app.control.purge() >= 1  # ... and lost
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 60
+    assert Outbox.objects.filter(board_id=board.id, action="fanout").exists()
+    assert tasks.outbox_resend() == 0  # the batch stamped it: alive
+    Outbox.objects.update(queued_at=Outbox.objects.get().queued_at.replace(year=2000))  # ... then stalled
+    app.conf.task_always_eager = True
+    assert tasks.outbox_resend() == 1
+    assert all(redis_data.zscore(keys.home_timeline(u.pk), board.id) == board.id
+               for u in Follow.objects.filter(followee=author).select_related("follower") for u in [u.follower])
     assert not Outbox.objects.exists()
