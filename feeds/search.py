@@ -28,7 +28,7 @@ _SEARCH = f"""
         FROM {Board._meta.db_table} b, query
         WHERE b.search_vector @@ query.q AND b.state = %(published)s
         ORDER BY b.id DESC
-        LIMIT {SEARCH_MATCHES_MAX}
+        LIMIT %(cap)s
     )
     SELECT id, count(*) OVER () FROM matches ORDER BY rank DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s
 """
@@ -36,7 +36,7 @@ _SEARCH = f"""
 _COUNT = f"""
     SELECT count(*) FROM (SELECT 1 FROM {Board._meta.db_table}
                           WHERE search_vector @@ {_TSQUERY} AND state = %(published)s
-                          LIMIT {SEARCH_MATCHES_MAX}) AS matches
+                          LIMIT %(cap)s) AS matches
 """
 
 
@@ -55,7 +55,8 @@ def boards_search(query: str, *, offset: int, limit: int) -> tuple[list[int], in
     words = query_words(query)
     if not words:
         return [], 0
-    params = {"words": words, "published": Board.State.PUBLISHED, "limit": limit, "offset": offset}
+    params = {"words": words, "published": Board.State.PUBLISHED, "limit": limit, "offset": offset,
+              "cap": SEARCH_MATCHES_MAX}
     rows = []
     with connection.cursor() as cursor:
         if offset < SEARCH_MATCHES_MAX:
