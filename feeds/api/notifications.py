@@ -3,18 +3,26 @@
 from typing import Annotated
 
 from django.http import HttpResponse
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt
 
 from feeds import notifications, selectors
 from feeds.rules import NOTIFICATIONS_READ_MAX
 from ugcsite.http import ID_LIMIT, ApiError, Strict, endpoint, login_required, paging, parse_json_object, validate
 
 
+def _integral(value):
+    """JSON has one kind of number: 12.0 is the integer 12 (JSON Schema says so too)."""
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < ID_LIMIT else value
+
+
+NotificationId = Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT), BeforeValidator(_integral)]
+
+
 class NotificationsRead(Strict):
     """``{"ids": [...]}`` (1 to NOTIFICATIONS_READ_MAX of the caller's notification ids) or
     ``{"all": true}``: exactly one of them."""
 
-    ids: Annotated[list[Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)]],
+    ids: Annotated[list[NotificationId],
                    Field(min_length=1, max_length=NOTIFICATIONS_READ_MAX)] = None
     all: StrictBool = None
 

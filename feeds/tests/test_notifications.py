@@ -145,7 +145,8 @@ def test_paging(api, run):
 @pytest.mark.parametrize("body, status", [
     ({}, 400), ({"ids": []}, 400), ({"all": False}, 400), ({"ids": [1], "all": True}, 400),
     ({"ids": ["1"]}, 400), ({"ids": [0]}, 400), ({"ids": list(range(1, 102))}, 400), ({"every": True}, 400),
-    ({"ids": [1]}, 204), ({"all": True}, 204),
+    ({"ids": [1.5]}, 400), ({"ids": [True]}, 400),
+    ({"ids": [1]}, 204), ({"ids": [2.0]}, 204), ({"all": True}, 204),
 ])
 def test_read_bodies(api, body, status):
     alice = api.as_user("alice")
