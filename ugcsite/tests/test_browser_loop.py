@@ -32,7 +32,7 @@ def axe_violations(person, path: str) -> list[dict]:
     person.page.add_script_tag(url="/static/vendor/axe-core/axe.min.js")
     return person.page.evaluate("""tags => axe.run(document, {runOnly: {type: "tag", values: tags}}).then(result =>
         result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                     nodes: v.nodes.slice(0, 3).map(n => n.target.join(" "))})))""", AXE_TAGS)
+                                     nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ") + ": " + n.failureSummary)})))""", AXE_TAGS)
 
 
 def test_search_follow_and_a_notification_when_followed_back(people, django_user_model):
