@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-cluster bench-deps soak venv clean-var
+.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-search bench-cluster bench-deps soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -68,6 +68,10 @@ bench-cluster: $(STAMP)
 	@scripts/with-servers.sh python -m bench.cluster
 	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
 	@$(VENV)/bin/python -m bench.cluster --compare
+
+# Search alone at 1,000,000 boards and 20,000 people (about ten minutes): bench/results/search.md.
+bench-search: bench-deps
+	@scripts/with-servers.sh python -m bench.search $(ARGS)
 
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: $(STAMP)

@@ -8,6 +8,8 @@ import re
 
 from django.db import models
 
+from social import rules as people_rules
+
 BOARD_KINDS = ("sketch", "diagram", "note", "comic", "map")
 
 TAG_PATTERN = r"^[a-z0-9-]{1,32}$"
@@ -66,7 +68,7 @@ def editor_config() -> dict:
 # ranked (title above tags above the text in the drawing) and counted, so a query that matches
 # half the site costs what one matching SEARCH_MATCHES_MAX boards does; ``total`` stops there.
 SEARCH_TYPES = ("users", "boards")
-SEARCH_MATCHES_MAX = 1_000
+SEARCH_MATCHES_MAX = people_rules.SEARCH_MATCHES_MAX  # one figure for people and boards (social.rules)
 # The text of a drawing that is searched: its first SEARCH_DOC_TEXT_MAX characters (a tsvector
 # holds at most 1 MB, and a drawing may hold 5,000 texts of 500).
 SEARCH_DOC_TEXT_MAX = 100_000

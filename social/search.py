@@ -6,7 +6,7 @@ import re
 
 from django.db import connection, transaction
 
-from social.rules import NAME_SIMILARITY_MIN
+from social.rules import NAME_SIMILARITY_MIN, SEARCH_MATCHES_MAX
 
 # Matches of a name, best first: the username itself, then names that start with the query,
 # then any word of the name that starts with it, then the most alike (typos) by pg_trgm's word
@@ -22,7 +22,7 @@ _PAGE = f"""
              word_similarity(%(q)s, search_name) DESC, id
     LIMIT %(limit)s OFFSET %(offset)s
 """
-_COUNT = f"SELECT count(*) {_MATCHES}"
+_COUNT = f"SELECT count(*) FROM (SELECT 1 {_MATCHES} LIMIT %(cap)s) AS matches"
 
 
 def _like_escaped(text: str) -> str:
@@ -31,14 +31,15 @@ def _like_escaped(text: str) -> str:
 
 def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], int]:
     """Active people whose username or display name matches ``query`` (prefix, any word's prefix,
-    or alike: "alcie" finds alice), best first, and how many match. Two indexed queries in one
-    transaction (the similarity threshold is set for it alone): O(matches) for the count,
-    O(log n + matches) for the page."""
+    or alike: "alcie" finds alice), best first, and how many match, counted up to
+    SEARCH_MATCHES_MAX (feeds.rules' figure for boards: the same promise for both). Two indexed
+    queries in one transaction (the similarity threshold is set for it alone): O(min(matches,
+    cap)) for the count, O(matches log matches) for the page (every match is ranked)."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT unaccent_q, set_config('pg_trgm.word_similarity_threshold', %s, true) "
                        "FROM (SELECT lower(ugc_unaccent(%s)) AS unaccent_q) AS q", [str(NAME_SIMILARITY_MIN), query.strip()])
         normalised = cursor.fetchone()[0]
-        params = {"q": normalised, "prefix": _like_escaped(normalised) + "%",
+        params = {"cap": SEARCH_MATCHES_MAX, "q": normalised, "prefix": _like_escaped(normalised) + "%",
                   "word_prefix": "% " + _like_escaped(normalised) + "%", "limit": limit, "offset": offset}
         cursor.execute(_COUNT, params)
         total = cursor.fetchone()[0]

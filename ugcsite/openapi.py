@@ -199,7 +199,7 @@ def _paths() -> dict:
                 _query("type", {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]}, "what to search"),
                 *PAGING],
             "responses": {"200": _answer("best match first", {"type": "object", "required": ["total", "items"], "properties": {
-                "total": {"type": "integer", "description": f"people: every match; boards: counted up to {SEARCH_MATCHES_MAX:,}"},
+                "total": {"type": "integer", "description": f"the matches, counted up to {SEARCH_MATCHES_MAX:,}"},
                 "items": {"type": "array", "items": {"oneOf": [
                     {"$ref": "#/components/schemas/PersonFound"}, {"$ref": "#/components/schemas/BoardSummary"}]}}}}),
                 **_errors(400, 401)}}},

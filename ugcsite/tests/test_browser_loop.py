@@ -149,7 +149,29 @@ def test_no_serious_accessibility_violation_on_any_page(people):
     alice.page.click("[data-follow-button]")  # a notification for bob, and a follow list with someone in it
     for path in signed_in:
         found[f"alice {path}"] = axe_violations(alice, path)
+    keyboard_walk(alice)
     print(json.dumps(found, indent=1))  # every finding, for the record (pytest -s shows it)
     blocking = {page: [v for v in violations if v["impact"] in BLOCKING] for page, violations in found.items()}
     assert {page: v for page, v in blocking.items() if v} == {}
     assert reader.pk  # bob exists for the follow above
+
+
+def keyboard_walk(person) -> None:
+    """From the top of a page, Tab reaches the skip link, the search box, the notifications and
+    the settings, each drawn with a visible focus ring; Enter in the search box searches."""
+    person.visit("/", "keyboard")
+    reached = []
+    for _ in range(14):
+        person.page.keyboard.press("Tab")
+        reached.append(person.page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
+            return {name: e.id || e.getAttribute("href") || e.textContent.trim(),
+                    ring: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 || s.boxShadow !== "none"}; }"""))
+    names = [r["name"] for r in reached]
+    assert names[0] == "#content"  # the skip link comes first
+    for wanted in ("site-search", "/notifications", "/settings"):
+        assert wanted in names, names
+    assert all(r["ring"] for r in reached), reached
+    person.page.focus("#site-search")
+    person.page.keyboard.type("garden")
+    person.page.keyboard.press("Enter")
+    person.page.wait_for_url("**/search?q=garden*")
