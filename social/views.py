@@ -20,6 +20,7 @@ from social.models import Avatar
 from social.rules import AVATAR_ACCEPT, AVATAR_UPLOAD_MAX
 from ugcsite.errors import RateLimited
 from ugcsite.http import client_address, page_number
+from ugcsite.ratelimits import write_attempt
 
 PEOPLE_PAGE_SIZE = 50
 
@@ -104,6 +105,12 @@ def avatar_upload(request):
         messages.success(request, "Your picture is removed; your identicon is back.")
         return redirect("people:settings")
     upload = request.FILES.get("avatar")
+    try:
+        write_attempt(user_id=request.user.pk, address=client_address(request))  # decoding a picture is work: a write
+    except RateLimited as error:
+        response = _settings(request, SettingsForm(instance=request.user), status=429, avatar_error=str(error))
+        response["Retry-After"] = str(error.retry_after)
+        return response
     try:
         if upload is None:
             raise AvatarRefused("Choose a picture to upload first.")

@@ -87,3 +87,13 @@ def test_avatar_of_no_one_is_404(client):
 def test_upload_needs_a_signed_in_person(client):
     response = client.post("/settings/avatar", {"avatar": io.BytesIO(picture())})
     assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_uploads_count_as_writes(client, api, settings):
+    settings.RATE_LIMIT_WRITES_PER_MINUTE = 1
+    api.as_user("alice")
+    client.login(username="alice", password="password123")
+    assert client.post("/settings/avatar", {"avatar": io.BytesIO(picture())}).status_code == 302
+    refused = client.post("/settings/avatar", {"avatar": io.BytesIO(picture())})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert User.objects.get(username="alice").avatar_version == 1
