@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from feeds import notifications
+from feeds import notifications, selectors
 from feeds.models import Notification
 from feeds.rules import NOTIFICATION_ACTORS_KEPT
 from feeds.services import moderation, notifications as notify
@@ -173,3 +173,20 @@ def test_header_count_and_page(api, run, client):
     assert "bob" in page and "followed you" in page
     assert client.post("/notifications").status_code == 302
     assert 'data-testid="unread-count"' not in client.get("/").content.decode()
+
+
+def test_a_page_costs_the_same_queries_however_many_items(api, run, django_assert_num_queries):
+    alice = api.as_user("alice")
+    alice_user = User.objects.get(username="alice")
+    board_id = run(alice.post, "/api/v1/boards", {"title": "Ours", "kind": "note", "doc": DOC}).json()["id"]
+    now = timezone.now()
+    actor_ids = [User.objects.create_user(username=name, password="x" * 12).pk for name in ("bob", "carol")]
+    for day in range(6):
+        for actor_id in actor_ids:
+            notifications.notifications_add(kind="invite", recipient_ids=[alice_user.pk], actor_id=actor_id,
+                                            board_id=board_id, at=now - timedelta(days=day))
+    selectors.notifications_list(alice_user, offset=0, limit=20)  # G filled
+    with django_assert_num_queries(3):  # the page, the actors' names, the unread count
+        answer = selectors.notifications_list(alice_user, offset=0, limit=20)
+    assert len(answer["items"]) == 6 and all(item["board"]["id"] == board_id for item in answer["items"])
+    assert all(sorted(item["actors"]) == ["bob", "carol"] and item["actor_count"] == 2 for item in answer["items"])
