@@ -8,20 +8,40 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+# The text elements of a drawing, joined (their first 100,000 characters: feeds.rules
+# SEARCH_DOC_TEXT_MAX; a tsvector holds at most 1 MB). The drawing is stored as JSON text with
+# ASCII escapes, and a text may hold what jsonb refuses (\u0000, a lone surrogate): then those
+# escapes are blanked and it is read again, and a drawing that still cannot be read gives no text
+# rather than failing the write.
+DOC_TEXTS = r"""
+CREATE OR REPLACE FUNCTION ugc_doc_texts(doc text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+BEGIN
+    RETURN left(array_to_string(ARRAY(SELECT jsonb_array_elements_text(jsonb_path_query_array(
+        doc::jsonb, '$.elements[*] ? (@.type == "text").text'))), ' '), 100000);
+EXCEPTION WHEN others THEN
+    BEGIN
+        RETURN left(array_to_string(ARRAY(SELECT jsonb_array_elements_text(jsonb_path_query_array(
+            regexp_replace(doc, '\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})', ' ', 'g')::jsonb,
+            '$.elements[*] ? (@.type == "text").text'))), ' '), 100000);
+    EXCEPTION WHEN others THEN
+        RETURN '';
+    END;
+END $$;
+"""
+
 # The search document of a board (feeds.models.Board.search_vector): the title (A), the tags (B)
-# and the text elements of the drawing (C, its first 100,000 characters: feeds.rules
-# SEARCH_DOC_TEXT_MAX; a tsvector holds at most 1 MB), lower case without accents ('simple': no
-# stemming, the site is not one language). IMMUTABLE so a generated column may call it: every
-# function inside is, for these argument types (array_to_string of text[] included).
+# and the text elements of the drawing (C), lower case without accents ('simple': no stemming,
+# the site is not one language). IMMUTABLE so a generated column may call it: every function
+# inside is, for these argument types (array_to_string of text[] included).
 BOARD_SEARCH = """
 CREATE OR REPLACE FUNCTION ugc_board_search(title text, tags text[], doc text) RETURNS tsvector
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT
         setweight(to_tsvector('simple', ugc_unaccent(coalesce(title, ''))), 'A')
      || setweight(to_tsvector('simple', array_to_string(coalesce(tags, '{}'), ' ')), 'B')
-     || setweight(to_tsvector('simple', ugc_unaccent(left(array_to_string(ARRAY(
-            SELECT jsonb_array_elements_text(jsonb_path_query_array(
-                doc::jsonb, '$.elements[*] ? (@.type == "text").text'))), ' '), 100000))), 'C') $$;
+     || setweight(to_tsvector('simple', ugc_unaccent(ugc_doc_texts(coalesce(doc, '{}')))), 'C') $$;
 """
 
 
@@ -34,6 +54,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunSQL(DOC_TEXTS, "DROP FUNCTION IF EXISTS ugc_doc_texts(text);"),
         migrations.RunSQL(BOARD_SEARCH, "DROP FUNCTION IF EXISTS ugc_board_search(text, text[], text);"),
         migrations.CreateModel(
             name='Notification',

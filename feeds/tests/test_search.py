@@ -157,3 +157,12 @@ def test_search_page_and_header_box(api, run, client):
     assert "1 person found" in html and "/u/alice" in html
     assert client.get("/search", {"q": "x" * 101}).status_code == 400
     assert client.get("/search").status_code == 200
+
+
+def test_a_drawing_text_jsonb_cannot_hold_is_stored_and_the_rest_searched(api, run):
+    alice = api.as_user("alice")
+    odd = post(run, alice, "Odd drawing", texts=["nul \x00 inside", "an emoji \U0001f600 here", "findable words"])
+    board = alice.get(f"/api/v1/boards/{odd}").json()
+    assert [e["text"] for e in board["doc"]["elements"] if e["type"] == "text"][:2] == ["nul \x00 inside", "an emoji \U0001f600 here"]
+    assert found(api, "findable") == [odd]
+    assert found(api, "emoji") == [odd]
