@@ -3,7 +3,7 @@ import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.validators import RegexValidator
-from django.contrib.postgres.indexes import GinIndex, OpClass
+from django.contrib.postgres.indexes import GistIndex, OpClass
 from django.db import models
 from django.db.models import F, Func, Value
 from django.db.models.functions import Concat, Lower
@@ -68,7 +68,8 @@ class User(AbstractUser):
         # People to follow are the most followed: suggestions read this index, not every user.
         indexes = [
             models.Index(fields=["-followers_count"], name="user_most_followed_idx"),
-            GinIndex(OpClass(F("search_name"), name="gin_trgm_ops"), name="user_search_name_trgm"),
+            # GiST, not GIN: it also walks names nearest first (KNN), so a search ranks a bounded few.
+            GistIndex(OpClass(F("search_name"), name="gist_trgm_ops"), name="user_search_name_trgm"),
             # Queries of one or two characters give pg_trgm no trigram: they match a prefix here.
             models.Index(OpClass(F("search_name"), name="text_pattern_ops"), name="user_search_name_prefix"),
         ]

@@ -10,19 +10,27 @@ from social.rules import NAME_SIMILARITY_MIN, SEARCH_MATCHES_MAX
 
 # Matches of a name, best first: the username itself, then names that start with the query,
 # then any word of the name that starts with it, then the most alike (typos) by pg_trgm's word
-# similarity. ``search_name LIKE q%`` is served by the text_pattern_ops index (queries too short
-# for trigrams), ``%>`` by the trigram GIN index; both inside one bitmap scan.
-_MATCHES = """
-    FROM social_user
-    WHERE is_active AND (search_name LIKE %(prefix)s OR search_name LIKE %(word_prefix)s OR search_name %%> %(q)s)
+# similarity. The candidates are bounded before they are ranked: the first SEARCH_MATCHES_MAX
+# names with the prefix (the text_pattern_ops index, in name order) and the SEARCH_MATCHES_MAX
+# most alike (the trigram GiST index, nearest first: a KNN walk that stops there). So a query
+# that every name matches ranks at most twice the cap, never the whole table.
+_CANDIDATES = """
+    WITH candidates AS (
+        (SELECT id FROM social_user WHERE is_active AND search_name LIKE %(prefix)s
+         ORDER BY search_name LIMIT %(cap)s)
+        UNION
+        (SELECT id FROM social_user WHERE is_active AND search_name %%> %(q)s
+         ORDER BY search_name <->> %(q)s LIMIT %(cap)s)
+    )
 """
-_PAGE = f"""
-    SELECT id, username, display_name, avatar_version {_MATCHES}
-    ORDER BY lower(username) = %(q)s DESC, search_name LIKE %(prefix)s DESC, search_name LIKE %(word_prefix)s DESC,
-             word_similarity(%(q)s, search_name) DESC, id
+_PAGE = _CANDIDATES + """
+    SELECT u.id, u.username, u.display_name, u.avatar_version, count(*) OVER ()
+    FROM social_user u JOIN candidates USING (id)
+    ORDER BY lower(u.username) = %(q)s DESC, u.search_name LIKE %(prefix)s DESC, u.search_name LIKE %(word_prefix)s DESC,
+             word_similarity(%(q)s, u.search_name) DESC, u.id
     LIMIT %(limit)s OFFSET %(offset)s
 """
-_COUNT = f"SELECT count(*) FROM (SELECT 1 {_MATCHES} LIMIT %(cap)s) AS matches"
+_COUNT = _CANDIDATES + "SELECT count(*) FROM candidates"
 
 
 def _like_escaped(text: str) -> str:
@@ -32,20 +40,23 @@ def _like_escaped(text: str) -> str:
 def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], int]:
     """Active people whose username or display name matches ``query`` (prefix, any word's prefix,
     or alike: "alcie" finds alice), best first, and how many match, counted up to
-    SEARCH_MATCHES_MAX (feeds.rules' figure for boards: the same promise for both). Two indexed
-    queries in one transaction (the similarity threshold is set for it alone): O(min(matches,
-    cap)) for the count, O(matches log matches) for the page (every match is ranked)."""
+    SEARCH_MATCHES_MAX (the same promise as for boards). In one transaction (the similarity
+    threshold is set for it alone): the normalised query, then one query over at most twice
+    SEARCH_MATCHES_MAX candidates from two indexes: O(log n + cap log cap) however many match."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT unaccent_q, set_config('pg_trgm.word_similarity_threshold', %s, true) "
-                       "FROM (SELECT lower(ugc_unaccent(%s)) AS unaccent_q) AS q", [str(NAME_SIMILARITY_MIN), query.strip()])
+        cursor.execute("SELECT lower(ugc_unaccent(%s)), set_config('pg_trgm.word_similarity_threshold', %s, true)",
+                       [query.strip(), str(NAME_SIMILARITY_MIN)])
         normalised = cursor.fetchone()[0]
         params = {"cap": SEARCH_MATCHES_MAX, "q": normalised, "prefix": _like_escaped(normalised) + "%",
                   "word_prefix": "% " + _like_escaped(normalised) + "%", "limit": limit, "offset": offset}
-        cursor.execute(_COUNT, params)
-        total = cursor.fetchone()[0]
         rows = []
-        if offset < total:
+        if offset < 2 * SEARCH_MATCHES_MAX:
             cursor.execute(_PAGE, params)
             rows = cursor.fetchall()
+        if rows:
+            total = rows[0][4]
+        else:
+            cursor.execute(_COUNT, params)
+            total = cursor.fetchone()[0]
     items = [{"id": row[0], "username": row[1], "display_name": row[2], "avatar_version": row[3]} for row in rows]
-    return items, total
+    return items, min(total, SEARCH_MATCHES_MAX)

@@ -166,3 +166,11 @@ def test_a_drawing_text_jsonb_cannot_hold_is_stored_and_the_rest_searched(api, r
     assert [e["text"] for e in board["doc"]["elements"] if e["type"] == "text"][:2] == ["nul \x00 inside", "an emoji \U0001f600 here"]
     assert found(api, "findable") == [odd]
     assert found(api, "emoji") == [odd]
+
+
+def test_people_rank_a_bounded_set_and_the_name_itself_stays_first(api, monkeypatch):
+    for name in ("sam_a", "sam_b", "sam_c", "sam_d", "sam"):
+        api.as_user(name)
+    monkeypatch.setattr("social.search.SEARCH_MATCHES_MAX", 2)
+    body = api.get(SEARCH, q="sam", type="users").json()
+    assert body["total"] == 2 and body["items"][0]["username"] == "sam"

@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='user',
-            index=django.contrib.postgres.indexes.GinIndex(django.contrib.postgres.indexes.OpClass(models.F('search_name'), name='gin_trgm_ops'), name='user_search_name_trgm'),
+            index=django.contrib.postgres.indexes.GistIndex(django.contrib.postgres.indexes.OpClass(models.F('search_name'), name='gist_trgm_ops'), name='user_search_name_trgm'),
         ),
         migrations.AddIndex(
             model_name='user',
