@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-cluster bench-deps soak venv clean-var
+.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-search bench-cluster bench-deps soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -15,6 +15,11 @@ $(STAMP): requirements.txt
 	@touch $@
 
 venv: $(STAMP)
+
+# Front-end files from npm (pinned, integrity-checked) into static/vendor/: axe-core, which the
+# browser tests run over every page (scripts/vendor.sh lists them).
+vendor:
+	@scripts/vendor.sh
 
 run: $(STAMP)
 	@scripts/run.sh
@@ -28,7 +33,7 @@ cluster-stop:
 
 # The whole suite on a plain Redis, then again with the data Redis on a throwaway 3-primary
 # Redis Cluster (every test but the browser ones, and one browser path: marker "cluster").
-test: $(STAMP)
+test: $(STAMP) vendor
 	@scripts/with-servers.sh pytest $(ARGS)
 	@$(MAKE) --no-print-directory test-cluster
 
@@ -63,6 +68,10 @@ bench-cluster: $(STAMP)
 	@scripts/with-servers.sh python -m bench.cluster
 	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
 	@$(VENV)/bin/python -m bench.cluster --compare
+
+# Search alone at 1,000,000 boards and 20,000 people (about ten minutes): bench/results/search.md.
+bench-search: bench-deps
+	@scripts/with-servers.sh python -m bench.search $(ARGS)
 
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: $(STAMP)

@@ -135,7 +135,7 @@ def main() -> None:
 
     settings.DEBUG = False  # no query log
     call_command("migrate", verbosity=0)
-    from bench import fanout, measure, world as worldmod
+    from bench import fanout, measure, search, world as worldmod
     from feeds import keys as feed_keys
     from social import tokens
     from ugcsite.redis import get_redis
@@ -183,6 +183,7 @@ def main() -> None:
         table.add("archival (beat task) after the rebuild", label,
                   None, note=f"{archived['ids']:,} ids in {archived['chunks']:,} chunks, "
                               f"{archived['ids'] / max(archived['seconds'], 1e-9):,.0f} ids/s")
+        search.figures(table, label, w.boards, runs)
         memory = measure.timeline_memory(w.user_ids[:: max(len(w.user_ids) // 400, 1)])
         table.add("memory per hot timeline entry", label, None,
                   note=f"{memory['bytes_per_entry']:.1f} bytes/entry over {memory['timelines']} P "

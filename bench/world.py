@@ -25,6 +25,12 @@ TAGS = [f"tag{i}" for i in range(400)]  # tag i is used with weight ~ 1/(i+1): a
 DOC = '{"width":800,"height":600,"background":"#ffffff","elements":[{"type":"path","color":"#1d2330","width":3,"points":[[100,100],[700,500]]}]}'
 BACKFILL = 20  # boards of each followee a rebuilt feed starts from (see build_redis)
 SPECIAL = {"reader50": 50, "reader500": 500, "reader450": 450, "reader5000": 5000}
+# Words of board titles, for search (bench/search.py): 4,005 made-up words of two or three
+# syllables, word i used with weight ~ 1/(i+1) like the tags: a few in a tenth of all titles,
+# most in a handful.
+_SYLLABLES = ["ka", "lo", "mi", "ren", "tor", "vel", "sun", "dar", "pi", "ne", "sol", "gar", "den", "bri", "mu", "zo"]
+WORDS = sorted({"".join(random.Random(i).choices(_SYLLABLES, k=2 + i % 2)) for i in range(20_000)})
+random.Random(7).shuffle(WORDS)
 
 
 @dataclass
@@ -95,6 +101,7 @@ def grow_boards(world: World, target: int, authors: list[int] | None = None) -> 
     authors = authors or world.user_ids[: world.users - len(SPECIAL)]
     author_weights = list(_accumulate(1 / (rank + 1) ** 0.8 for rank in range(len(authors))))
     tag_weights = list(_accumulate(1 / (rank + 1) for rank in range(len(TAGS))))
+    word_weights = list(_accumulate(1 / (rank + 1) for rank in range(len(WORDS))))
     start_ms = max(world.last_ms, 1)
     end_ms = int(datetime.now(UTC).timestamp() * 1000) - EPOCH_MS - 1000
     count = target - world.boards
@@ -110,7 +117,7 @@ def grow_boards(world: World, target: int, authors: list[int] | None = None) -> 
         created = datetime.fromtimestamp((ms + EPOCH_MS) / 1000, tz=UTC)
         tags = sorted(set(rng.choices(TAGS, cum_weights=tag_weights, k=rng.choice((0, 1, 2, 3)))))
         views = int(rng.paretovariate(1.2)) - 1
-        rows.append((board_id, rng.choices(authors, cum_weights=author_weights)[0], f"board {target}-{n}",
+        rows.append((board_id, rng.choices(authors, cum_weights=author_weights)[0], f"board {target}-{n} {' '.join(rng.choices(WORDS, cum_weights=word_weights, k=2))}",
                      rng.choice(KINDS), "{" + ",".join(tags) + "}", DOC, created, created, views, "published"))
     world.last_ms = max(world.last_ms, ms)
     rows.sort()

@@ -3,9 +3,10 @@ import json
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 
-from feeds.rules import BOARD_KINDS, MAX_TAGS, MAX_TITLE, Timeline
+from feeds.rules import BOARD_KINDS, MAX_TAGS, MAX_TITLE, NotificationKind, Timeline
 
 
 class Board(models.Model):
@@ -31,12 +32,20 @@ class Board(models.Model):
     updated_at = models.DateTimeField()
     views = models.BigIntegerField(default=0)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PUBLISHED)
+    # What search matches (feeds.search): the title (weight A), the tags (B) and the text
+    # elements of the drawing (C), without accents, computed by PostgreSQL on every insert and
+    # update of those columns (a stored generated column: no write path can leave it stale).
+    search_vector = models.GeneratedField(
+        expression=models.Func(models.F("title"), models.F("tags"), models.F("doc_json"),
+                               function="ugc_board_search", output_field=SearchVectorField()),
+        output_field=SearchVectorField(), db_persist=True, editable=False)
 
     class Meta:
         indexes = [
             models.Index(fields=["author", "-id"], name="board_author_recent_idx"),
             models.Index(fields=["state", "-id"], name="board_state_recent_idx"),
             GinIndex(fields=["tags"], name="board_tags_gin"),
+            GinIndex(fields=["search_vector"], name="board_search_gin"),
         ]
 
     def __str__(self):
@@ -144,3 +153,33 @@ class Outbox(models.Model):
 
     def __str__(self):
         return f"{self.action} of board {self.board_id}, queued {self.queued_at:%Y-%m-%d %H:%M:%S}"
+
+
+class Notification(models.Model):
+    """Something that happened to a person: one row per (recipient, kind, board, day) while
+    unread, gathering its actors ("alice and 41 others followed you"; feeds.notifications).
+    Reading it closes the row: what happens next starts a new one."""
+
+    Kind = NotificationKind
+
+    recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    board_id = models.BigIntegerField(default=0)  # 0: about no board (a follow); no foreign key: a board leaving keeps the row
+    bucket = models.IntegerField()  # seconds since the epoch // NOTIFICATION_BUCKET_SECONDS
+    actors = ArrayField(models.BigIntegerField())  # user ids, latest first, at most NOTIFICATION_ACTORS_KEPT
+    actor_count = models.PositiveIntegerField()
+    created_at = models.DateTimeField()  # the latest action gathered here
+    read = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["recipient", "kind", "board_id", "bucket"], condition=models.Q(read=False),
+                                    name="notification_one_unread"),
+        ]
+        indexes = [
+            models.Index(fields=["recipient", "-created_at", "-id"], name="notification_recent_idx"),
+            models.Index(fields=["recipient"], condition=models.Q(read=False), name="notification_unread_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} for {self.recipient_id}: {self.actor_count} actor(s)"

@@ -8,6 +8,8 @@ import re
 
 from django.db import models
 
+from social import rules as people_rules
+
 BOARD_KINDS = ("sketch", "diagram", "note", "comic", "map")
 
 TAG_PATTERN = r"^[a-z0-9-]{1,32}$"
@@ -60,3 +62,31 @@ def editor_config() -> dict:
         "colorPattern": COLOR_PATTERN, "maxCanvas": MAX_CANVAS, "maxElements": MAX_ELEMENTS,
         "maxPoints": MAX_POINTS, "strokeWidth": list(STROKE_WIDTH), "textSize": list(TEXT_SIZE), "maxText": MAX_TEXT,
     }
+
+
+# Search of boards (GET /api/v1/search?type=boards): the newest SEARCH_MATCHES_MAX matches are
+# ranked (title above tags above the text in the drawing) and counted, so a query that matches
+# half the site costs what one matching SEARCH_MATCHES_MAX boards does; ``total`` stops there.
+SEARCH_TYPES = ("users", "boards")
+SEARCH_MATCHES_MAX = people_rules.SEARCH_MATCHES_MAX  # one figure for people and boards (social.rules)
+# The text of a drawing that is searched: its first SEARCH_DOC_TEXT_MAX characters (a tsvector
+# holds at most 1 MB, and a drawing may hold 5,000 texts of 500).
+SEARCH_DOC_TEXT_MAX = 100_000
+
+
+class NotificationKind(models.TextChoices):
+    """What a notification tells (API.md, "Search, notifications"). The value is the API's ``kind``."""
+
+    FOLLOW = "follow", "followed you"
+    INVITE = "invite", "invited you to draw"
+    BOARD_CHANGED = "board_changed", "changed a board you edit while you were away"
+
+
+# One notification row gathers every actor of one kind, for one board, in one bucket of
+# NOTIFICATION_BUCKET_SECONDS while it is unread ("alice and 41 others followed you"), keeping
+# the NOTIFICATION_ACTORS_KEPT latest actors by name and counting the rest: no action, however
+# many people it reaches or come from, writes more than one row per recipient.
+NOTIFICATION_BUCKET_SECONDS = 24 * 3600
+NOTIFICATION_ACTORS_KEPT = 3
+# How many ids one POST /api/v1/notifications/read may name.
+NOTIFICATIONS_READ_MAX = 100

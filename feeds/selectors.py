@@ -3,13 +3,18 @@ reading (social's read sets joined with the boards they name)."""
 
 import json
 
-from feeds import boardcache, keys, timelines
+from django.contrib.auth import get_user_model
+
+from feeds import boardcache, keys, notifications, timelines
 from feeds.boardcache import summary_from_fields
 from feeds.discovery import counters, indexes, queries
 from feeds.models import Board
 from feeds.rules import Timeline
+from feeds.search import boards_search
 from social import graph, reading
 from social import keys as social_keys
+from social.avatars import avatar_url
+from social.search import people_search
 from social.selectors import sharing_readers
 from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import get_redis
@@ -177,3 +182,36 @@ def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: f
         found = boards_hydrate([board_id for board_id, _ in page])
     return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
                       for board_id, reads in page if board_id in found]}
+
+
+def search(query: str, *, kind: str, offset: int, limit: int) -> dict:
+    """API.md's search answer: people (``kind`` "users", by name: social.search) or boards
+    (by title, tags and drawing text: feeds.search), best match first, with the total. Boards
+    are hydrated from G like every list (one pipeline; misses from PostgreSQL)."""
+    if kind == "users":
+        people, total = people_search(query, offset=offset, limit=limit)
+        return {"total": total, "items": [
+            {"id": p["id"], "username": p["username"], "display_name": p["display_name"],
+             "avatar_url": avatar_url(p["username"], p["avatar_version"])} for p in people]}
+    ids, total = boards_search(query, offset=offset, limit=limit)
+    found = boards_hydrate(ids)
+    return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
+
+
+def notifications_list(user, *, offset: int, limit: int) -> dict:
+    """API.md's notifications answer: the unread count and a page, latest first, each with its
+    kept actors' names (suspended people left out), the count of actors and the board (null
+    when there is none or it is gone). Three queries and one G pipeline, whatever the page."""
+    rows = notifications.notifications_page(user.pk, offset=offset, limit=limit)
+    actor_ids = {actor for row in rows for actor in row.actors}
+    names = dict(get_user_model().objects.filter(pk__in=actor_ids, is_active=True).values_list("id", "username"))
+    found = boards_hydrate(sorted({row.board_id for row in rows if row.board_id}))
+    return {"unread": notifications.notifications_unread(user.pk), "items": [{
+        "id": row.pk,
+        "kind": row.kind,
+        "actors": [names[actor] for actor in row.actors if actor in names],
+        "actor_count": row.actor_count,
+        "board": summary_from_fields(found[row.board_id]) if row.board_id in found else None,
+        "created_at": row.created_at.isoformat(),
+        "read": row.read,
+    } for row in rows]}

@@ -3,14 +3,16 @@ record as done, and calls one function of feeds.fanout, feeds.regeneration or fe
 (after an O(1) look at the author's fan-out mode, feeds.hybrid, where it matters).
 (Discovery's beat tasks are in feeds.discovery.tasks.)"""
 
+from datetime import UTC, datetime
+
 from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import archive, fanout, hybrid, presence, regeneration
+from feeds import archive, fanout, hybrid, notifications, presence, regeneration
 from feeds.ids import board_id_time
-from feeds.models import Board, Outbox
+from feeds.models import Board, Notification, Outbox
 from feeds.outbox import outbox_done, outbox_due, outbox_touch
 from feeds.rules import Timeline
 from feeds.visibility import board_show, board_unshow
@@ -188,3 +190,17 @@ def idle_sweep() -> int:
 def last_seen_flush() -> int:
     """Beat: the last-seen index into User.last_seen."""
     return presence.last_seen_flush()
+
+
+NOTIFY_BATCH = 1_000  # recipients per upsert: one bounded statement, the rest re-enqueued
+
+
+@shared_task(acks_late=True)
+def notify_board_changed(board_id: int, actor_id: int, recipient_ids: list[int], at: float | None = None) -> None:
+    """Tell a board's editors who were away that it changed: NOTIFY_BATCH a pass (an upsert is
+    idempotent per actor, so a retried batch counts no one twice)."""
+    when = timezone.now() if at is None else datetime.fromtimestamp(at, tz=UTC)
+    notifications.notifications_add(kind=Notification.Kind.BOARD_CHANGED, recipient_ids=recipient_ids[:NOTIFY_BATCH],
+                                    actor_id=actor_id, board_id=board_id, at=when)
+    if len(recipient_ids) > NOTIFY_BATCH:
+        notify_board_changed.delay(board_id, actor_id, recipient_ids[NOTIFY_BATCH:], when.timestamp())

@@ -3,7 +3,7 @@ ugcsite.urls' API paths)."""
 
 from django.urls import path, register_converter
 
-from feeds.views import boards, discovery, people
+from feeds.views import boards, discovery, notifications, people, search
 from ugcsite.http import ID_DIGITS
 
 
@@ -30,6 +30,8 @@ urlpatterns = [
     path("b/<board_id:board_id>/delete", boards.board_delete, name="delete"),
     path("discover", discovery.discover_page, name="discover"),
     path("popular", discovery.popular_page, name="popular"),
+    path("search", search.search_page, name="search"),
+    path("notifications", notifications.notifications_page, name="notifications"),
 ]
 
 # In the 'people' namespace beside social.urls: signing up readies a feed, a profile shows

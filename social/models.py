@@ -3,8 +3,10 @@ import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.core.validators import RegexValidator
+from django.contrib.postgres.indexes import GistIndex, OpClass
 from django.db import models
-from django.db.models.functions import Lower
+from django.db.models import F, Func, Value
+from django.db.models.functions import Concat, Lower
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -48,13 +50,29 @@ class User(AbstractUser):
     # in Redis by beat (feeds.presence), so a lost Redis gets its activity marks back: at most one
     # flush interval behind. NULL: not seen since the column was added (or bulk-loaded).
     last_seen = models.DateTimeField(null=True, blank=True, editable=False)
+    # What people search by (social.search): the username and display name, lower case and
+    # without accents, computed by PostgreSQL on every write (a stored generated column), so no
+    # write path (admin, bulk loads) can leave it stale. Trigram-indexed: prefix and typo search.
+    search_name = models.GeneratedField(
+        expression=Func(Concat(F("username"), Value(" "), F("display_name")), function="ugc_search_name",
+                        output_field=models.TextField()),
+        output_field=models.TextField(), db_persist=True, editable=False)
+    # 0 while the avatar is the identicon; bumped by every upload, so the avatar's address
+    # (with ?v=) changes and a browser never shows a stale picture (social.avatars).
+    avatar_version = models.PositiveIntegerField(default=0, db_default=0, editable=False)
 
     objects = CaseInsensitiveUserManager()
 
     class Meta:
         constraints = [models.UniqueConstraint(Lower("username"), name="user_username_ci_unique")]
         # People to follow are the most followed: suggestions read this index, not every user.
-        indexes = [models.Index(fields=["-followers_count"], name="user_most_followed_idx")]
+        indexes = [
+            models.Index(fields=["-followers_count"], name="user_most_followed_idx"),
+            # GiST, not GIN: it also walks names nearest first (KNN), so a search ranks a bounded few.
+            GistIndex(OpClass(F("search_name"), name="gist_trgm_ops"), name="user_search_name_trgm"),
+            # Queries of one or two characters give pg_trgm no trigram: they match a prefix here.
+            models.Index(OpClass(F("search_name"), name="text_pattern_ops"), name="user_search_name_prefix"),
+        ]
 
     def save(self, *args, **kwargs):
         # set_password() leaves the new password here until the save (a hash upgrade at log-in
@@ -107,6 +125,22 @@ class Read(models.Model):
 
     def __str__(self):
         return f"{self.reader_id} read {self.board_id} on {self.day}"
+
+
+class Avatar(models.Model):
+    """A person's uploaded picture, already resized (social.avatars): a small WebP square.
+
+    Kept in PostgreSQL rather than under MEDIA_ROOT: it is a few KB, the site runs as several
+    processes on several machines with no shared disk, and PostgreSQL is what is backed up and
+    restored; it is served by a view with long caching (the address carries the version)."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, primary_key=True, related_name="avatar")
+    image = models.BinaryField()
+    content_type = models.CharField(max_length=32)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"avatar of {self.user_id} ({len(self.image)} bytes)"
 
 
 class ApiToken(models.Model):

@@ -3,6 +3,7 @@
 from django.contrib.auth import get_user_model
 
 from social import graph
+from social.avatars import avatar_url
 from social.rules import USERNAME_RE
 from ugcsite.errors import NotFound
 
@@ -40,6 +41,7 @@ def profile(user, *, viewer=None) -> dict:
         "following": following,
         "boards": user.boards_count,
         "followed_by_me": followed_by_me,
+        "avatar_url": avatar_url(user.username, user.avatar_version),
     }
 
 
@@ -71,3 +73,8 @@ def sharing_readers(user_ids) -> dict[int, str]:
     them (``share_reading``, read here on every answer, so turning it off counts at once).
     One query by primary key: O(k log n) for k ids, next to the O(k x reads) of the question."""
     return dict(User.objects.filter(pk__in=list(user_ids), is_active=True, share_reading=True).values_list("id", "username"))
+
+
+def profile_avatar_url(user) -> str:
+    """The address of a person's avatar at its current version (social.avatars)."""
+    return avatar_url(user.username, user.avatar_version)

@@ -14,7 +14,8 @@ from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 
 from social import graph
-from social.models import Follow
+from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
+from social.models import Avatar, Follow
 from social.selectors import UserNotFound
 from ugcsite.errors import Conflict, Invalid
 from ugcsite.ratelimits import attempt
@@ -54,6 +55,27 @@ def profile_update(*, user: User, changes: dict) -> User:
         setattr(user, field, value)
     if changes:
         user.save(update_fields=list(changes))
+    return user
+
+
+def avatar_set(*, user: User, data: bytes) -> User:
+    """Store an uploaded picture as the person's avatar (resized by social.avatars; refused with
+    ``AvatarRefused`` and nothing changed if it is not a picture it takes). One upsert and one
+    UPDATE in a transaction; the new version gives the avatar a new address."""
+    image = avatar_process(data)
+    with transaction.atomic():
+        Avatar.objects.update_or_create(user=user, defaults={"image": image, "content_type": AVATAR_CONTENT_TYPE})
+        User.objects.filter(pk=user.pk).update(avatar_version=F("avatar_version") + 1)
+    user.refresh_from_db(fields=["avatar_version"])
+    return user
+
+
+def avatar_remove(*, user: User) -> User:
+    """Back to the identicon: the picture is deleted, the version bumped (a new address)."""
+    with transaction.atomic():
+        if Avatar.objects.filter(user=user).delete()[0]:
+            User.objects.filter(pk=user.pk).update(avatar_version=F("avatar_version") + 1)
+    user.refresh_from_db(fields=["avatar_version"])
     return user
 
 

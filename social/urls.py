@@ -9,6 +9,8 @@ urlpatterns = [
     path("login", views.LoginPage.as_view(), name="login"),
     path("logout", views.logout_page, name="logout"),
     path("settings", views.settings_page, name="settings"),
+    path("settings/avatar", views.avatar_upload, name="avatar-upload"),
+    path("u/<str:username>/avatar", views.avatar, name="avatar"),
     path("u/<str:username>/followers", views.followers, name="followers"),
     path("u/<str:username>/following", views.following, name="following"),
 ]

@@ -9,12 +9,18 @@ from django.contrib import messages
 from django.contrib.auth import logout as auth_logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
 from social import selectors, services
+from social.avatars import AvatarRefused, identicon_svg
 from social.forms import SettingsForm
+from social.models import Avatar
+from social.rules import AVATAR_ACCEPT, AVATAR_UPLOAD_MAX
 from ugcsite.errors import RateLimited
 from ugcsite.http import client_address, page_number
+from ugcsite.ratelimits import write_attempt
 
 PEOPLE_PAGE_SIZE = 50
 
@@ -75,12 +81,61 @@ def settings_page(request):
     (PATCH /api/v1/me does the same through social.services.profile_update)."""
     form = SettingsForm(request.POST if request.method == "POST" else None, instance=request.user)
     if request.method != "POST":
-        return render(request, "social/settings.html", {"form": form})
+        return _settings(request, form)
     if not form.is_valid():
-        return render(request, "social/settings.html", {"form": form}, status=400)
+        return _settings(request, form, status=400)
     services.profile_update(user=request.user, changes={field: form.cleaned_data[field] for field in form.changed_data})
     messages.success(request, "Your settings are saved.")
     return redirect("people:settings")
+
+
+def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
+    return render(request, "social/settings.html", {
+        "form": form, "avatar_error": avatar_error, "avatar_accept": AVATAR_ACCEPT,
+        "avatar_max_mb": AVATAR_UPLOAD_MAX // (1024 * 1024),
+        "avatar_src": selectors.profile_avatar_url(request.user)}, status=status)
+
+
+@login_required
+@require_POST
+def avatar_upload(request):
+    """The settings page's picture: upload (resized by social.services.avatar_set) or remove."""
+    if "remove" in request.POST:
+        services.avatar_remove(user=request.user)
+        messages.success(request, "Your picture is removed; your identicon is back.")
+        return redirect("people:settings")
+    upload = request.FILES.get("avatar")
+    try:
+        write_attempt(user_id=request.user.pk, address=client_address(request))  # decoding a picture is work: a write
+    except RateLimited as error:
+        response = _settings(request, SettingsForm(instance=request.user), status=429, avatar_error=str(error))
+        response["Retry-After"] = str(error.retry_after)
+        return response
+    try:
+        if upload is None:
+            raise AvatarRefused("Choose a picture to upload first.")
+        if upload.size > AVATAR_UPLOAD_MAX:
+            raise AvatarRefused(f"The picture is larger than {AVATAR_UPLOAD_MAX // (1024 * 1024)} MB; choose a smaller one.")
+        services.avatar_set(user=request.user, data=upload.read())
+    except AvatarRefused as error:
+        return _settings(request, SettingsForm(instance=request.user), status=400, avatar_error=str(error))
+    messages.success(request, "Your new picture is saved.")
+    return redirect("people:settings")
+
+
+@require_GET
+def avatar(request, username: str):
+    """A person's avatar: their picture, or their identicon. With the current version in the
+    address (``?v=``) it is cached for a year; without, for five minutes (cards name no version)."""
+    person = selectors.user_get_by_name(username)
+    stored = Avatar.objects.filter(user=person).only("image", "content_type").first() if person.avatar_version else None
+    if stored is not None:
+        response = HttpResponse(bytes(stored.image), content_type=stored.content_type)
+    else:
+        response = HttpResponse(identicon_svg(person.username), content_type="image/svg+xml")
+    current = request.GET.get("v") == str(person.avatar_version)
+    response["Cache-Control"] = "public, max-age=31536000, immutable" if current else "public, max-age=300"
+    return response
 
 
 # --- the follow graph ----------------------------------------------------------------------------

@@ -10,14 +10,15 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
+from feeds.api.notifications import NotificationsRead
 from feeds.api.people import MAX_READING_IDS, SignUp
 from feeds.discovery.queries import SORTS
-from feeds.rules import BOARD_KINDS, TAG_PATTERN
+from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTERN, NotificationKind
 from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials, ProfilePatch
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX
-from social.rules import USERNAME_PATTERN
+from social.rules import SEARCH_QUERY_LENGTH, USERNAME_PATTERN
 from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -194,6 +195,30 @@ def _paths() -> dict:
             "delete": {"summary": "Delete a board (author or staff)", "security": secured,
                        "responses": {"204": _answer("deleted"), **_errors(401, 403, 404)}},
         },
+        "/api/v1/search": {"get": {
+            "summary": "Search people (by username and display name) or boards (by title, tags and the text in drawings)",
+            "parameters": [
+                {**_query("q", {"type": "string", "minLength": SEARCH_QUERY_LENGTH[0], "maxLength": SEARCH_QUERY_LENGTH[1],
+                                "pattern": r"^[^\u0000]*$"}, "the words to look for (prefixes match; people also by a near spelling)"),
+                 "required": True},
+                _query("type", {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]}, "what to search"),
+                *PAGING],
+            "responses": {"200": _answer("best match first", {"type": "object", "required": ["total", "items"], "properties": {
+                "total": {"type": "integer", "description": f"the matches, counted up to {SEARCH_MATCHES_MAX:,}"},
+                "items": {"type": "array", "items": {"oneOf": [
+                    {"$ref": "#/components/schemas/PersonFound"}, {"$ref": "#/components/schemas/BoardSummary"}]}}}}),
+                **_errors(400, 401)}}},
+        "/api/v1/notifications": {"get": {
+            "summary": "The caller's notifications, latest first, with the unread count", "security": secured,
+            "parameters": PAGING,
+            "responses": {"200": _answer("notifications", {"type": "object", "required": ["unread", "items"], "properties": {
+                "unread": {"type": "integer", "minimum": 0},
+                "items": {"type": "array", "items": {"$ref": "#/components/schemas/Notification"}}}}),
+                **_errors(400, 401)}}},
+        "/api/v1/notifications/read": {"post": {
+            "summary": "Mark notifications read: some by id, or all", "security": secured,
+            "requestBody": _body("NotificationsRead"),
+            "responses": {"204": _answer("marked read"), **_errors(400, 401, 413)}}},
         "/api/v1/boards/{board_id}/preview.svg": {
             "parameters": [_board_id_param()],
             "get": {"summary": "The drawing rendered as SVG",
@@ -223,11 +248,28 @@ def build() -> dict:
         "display_name": {"type": "string", "maxLength": DISPLAY_NAME_MAX}, "bio": {"type": "string", "maxLength": BIO_MAX},
         "followers": {"type": "integer", "description": "the total of the followers list (suspended people left out)"},
         "following": {"type": "integer", "description": "the total of the following list (suspended people left out)"},
-        "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"}}
+        "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"},
+        "avatar_url": {"type": "string", "description": "the avatar (an uploaded picture, else an identicon)"}}
     components["Profile"] = {"type": "object", "properties": profile_props, "required": list(profile_props)}
     me_props = {**profile_props, "share_reading": {
         "type": "boolean", "description": "whether the people who follow the caller see what they read (off until set)"}}
     components["Me"] = {"type": "object", "properties": me_props, "required": list(me_props)}
+    components["PersonFound"] = {"type": "object", "required": ["id", "username", "display_name"], "properties": {
+        "id": {"type": "integer"}, "username": {"type": "string"}, "display_name": {"type": "string"},
+        "avatar_url": {"type": "string"}}}
+    components["Notification"] = {"type": "object", "required": [
+        "id", "kind", "actors", "actor_count", "board", "created_at", "read"], "properties": {
+        "id": {"type": "integer"}, "kind": {"type": "string", "enum": list(NotificationKind.values)},
+        "actors": {"type": "array", "items": {"type": "string"}, "description": "the latest few, newest first"},
+        "actor_count": {"type": "integer", "minimum": 1, "description": "everyone gathered here"},
+        "board": {"oneOf": [{"$ref": "#/components/schemas/BoardSummary"}, {"type": "null"}]},
+        "created_at": {"type": "string", "format": "date-time"}, "read": {"type": "boolean"}}}
+    read_ids = NotificationsRead.model_json_schema()["properties"]["ids"]
+    components["NotificationsRead"] = {
+        "type": "object", "additionalProperties": False,
+        "description": 'either {"ids": [...]} or {"all": true}',
+        "properties": {"ids": {k: v for k, v in read_ids.items() if k != "title"}, "all": {"const": True}},
+        "oneOf": [{"required": ["ids"]}, {"required": ["all"]}]}
     components["Error"] = {"type": "object", "required": ["detail"], "properties": {
         "detail": {"type": "string"}, "errors": {"type": "array", "items": {"type": "string"}}}}
     return {

@@ -2,7 +2,8 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from feeds import urls as board_pages  # registers the board_id converter
-from feeds.api import boards as board_api, people as people_api, timelines as timeline_api
+from feeds.api import boards as board_api, notifications as notification_api, people as people_api, search as search_api
+from feeds.api import timelines as timeline_api
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
 
@@ -23,6 +24,9 @@ api_v1 = [
     path("discover", timeline_api.discover_view, name="discover"),
     path("reading", people_api.reading_view, name="reading"),
     path("popular", people_api.popular_view, name="popular"),
+    path("search", search_api.search_view, name="search"),
+    path("notifications", notification_api.notifications_view, name="notifications"),
+    path("notifications/read", notification_api.notifications_read_view, name="notifications-read"),
     path("boards", board_api.boards, name="boards"),
     path("boards/<board_id:board_id>", board_api.board, name="board"),
     path("boards/<board_id:board_id>/preview.svg", board_api.preview, name="board-preview"),

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from feeds import hybrid, tasks
 from feeds.services.activity import user_seen
+from feeds.services.notifications import notify_follow
 from social import services as people
 
 
@@ -18,9 +19,11 @@ def follow_create(*, follower, followee) -> bool:
     """Follow someone (idempotent). The edge goes into PostgreSQL and, on commit, into F and
     following at once; then the followee's mode is recounted, and a big followee goes into the
     follower's big-following set at once, or a task back-fills a pushed followee's recent
-    boards. True if it is new."""
+    boards. The followee is notified of a new follow. True if it is new."""
     user_seen(user_id=follower.pk)  # a follower is an active reader: fan-out reaches them
     _, created = people.follow_create(follower=follower, followee=followee)
+    if created:
+        notify_follow(follower_id=follower.pk, followee_id=followee.pk)  # one row, gathered with the day's others
     # after social's own on-commit work, which writes F and following
     transaction.on_commit(lambda: _followed(follower.pk, followee.pk, created=created))
     return created

@@ -139,7 +139,7 @@ def test_follow_rules(api, run):
     assert Follow.objects.count() == 1
     assert api.get("/api/v1/users/alice").json() | {"id": 0} == {
         "id": 0, "username": "alice", "display_name": "", "bio": "", "followers": 1, "following": 0, "boards": 0,
-        "followed_by_me": False}
+        "followed_by_me": False, "avatar_url": "/u/alice/avatar?v=0"}
     assert bob.get("/api/v1/users/Alice").json()["followed_by_me"] is True
     assert bob.get("/api/v1/me").json()["following"] == 1
     for _ in range(2):

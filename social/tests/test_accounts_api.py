@@ -265,6 +265,7 @@ def test_me_answers_the_callers_profile(api):
         "following": 0,
         "boards": 0,
         "followed_by_me": False,
+        "avatar_url": "/u/Alice/avatar?v=0",
         "share_reading": False,
     }
 

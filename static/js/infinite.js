@@ -29,14 +29,16 @@
     slot(card, "link").href = "/b/" + encodeURIComponent(board.id);
     // Versioned like the server's cards (feeds.views.preview_src): an edit shows at once.
     slot(card, "preview").src = board.preview_url + "?v=" + encodeURIComponent(board.updated_at);
+    slot(card, "preview").alt = "Preview of " + board.title;
     slot(card, "title").textContent = board.title;
     slot(card, "kind").textContent = board.kind;
     const author = slot(card, "author");
     author.href = "/u/" + encodeURIComponent(board.author);
-    author.textContent = board.author;
+    const avatar = slot(card, "avatar");
+    avatar.src = "/u/" + encodeURIComponent(board.author) + "/avatar";
+    author.replaceChildren(avatar, document.createTextNode(board.author));
     const created = slot(card, "created");
-    created.dateTime = board.created_at;
-    created.textContent = window.ugcsite.shortDate(board.created_at);
+    window.ugcsiteTimes.show(created, board.created_at);
     slot(card, "views").textContent = board.views + (board.views === 1 ? " view" : " views");
     const tags = slot(card, "tags");
     tags.replaceChildren();

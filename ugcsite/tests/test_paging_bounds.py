@@ -24,6 +24,9 @@ LISTS = [
     "/api/v1/popular",
     "/api/v1/popular?scope=trending",
     "/api/v1/popular?scope=following",
+    "/api/v1/search?q=alice&type=users",
+    "/api/v1/search?q=garden",
+    "/api/v1/notifications",
 ]
 WITH_BEFORE = ["/api/v1/users/alice/boards", "/api/v1/feed"]
 
@@ -41,8 +44,8 @@ def alice(api, run):
 
 def get(client, path: str, **query):
     path, _, preset = path.partition("?")
-    if preset:
-        name, _, value = preset.partition("=")
+    for pair in filter(None, preset.split("&")):
+        name, _, value = pair.partition("=")
         query[name] = value
     return client.get(path, **query)
 

@@ -1,0 +1,118 @@
+"""Search at size (issue 16): people by name and boards by title, tags and drawing text, through
+feeds.selectors.search (PostgreSQL, plus the G hydration of the page), on the benchmark's world.
+
+``figures(table, world, label, runs)`` adds the rows to `make bench` / `make bench-smoke`;
+``python -m bench.search`` (`make bench-search`) builds 1,000,000 boards over 20,000 people and
+measures only search, in about ten minutes; figures in bench/results/search.md.
+"""
+
+import argparse
+import os
+import platform
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import django
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _word_matches(world_words_by_rank: list[str], counts: Counter, want: int) -> str:
+    """The word whose count of titles is nearest ``want``."""
+    return min(world_words_by_rank, key=lambda word: abs(counts[word] - want))
+
+
+def queries(board_count: int) -> list[tuple[str, str, str]]:
+    """(label, type, q): the shapes people type, from the world's own vocabulary: a rare word, a
+    common one, a word everyone's title has ("board": every board matches), a prefix, two words,
+    a tag; a username, its prefix, a typo of it, one letter."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from bench.world import WORDS
+
+    with connection.cursor() as cursor:  # how many titles hold each word, from the search vectors
+        cursor.execute("SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM feeds_board')")
+        counts = Counter(dict(cursor.fetchall()))
+    rare = _word_matches(WORDS, counts, 5)
+    medium = _word_matches(WORDS, counts, max(board_count // 1_000, 20))
+    common = WORDS[0]
+    second = WORDS[1]
+    people = get_user_model().objects.filter(username__startswith="user").order_by("username").values_list("username", flat=True)
+    name = people[people.count() // 2]
+    typo = name[:1] + name[2] + name[1] + name[3:]
+    return [
+        (f"boards, a rare word ({counts[rare]:,} titles)", "boards", rare),
+        (f"boards, a word in {counts[medium]:,} titles", "boards", medium),
+        (f"boards, the commonest word ({counts[common]:,} titles)", "boards", common),
+        (f"boards, a word in every title ({counts['board']:,})", "boards", "board"),
+        (f"boards, a prefix ({common[:3]}*)", "boards", common[:3]),
+        ("boards, two common words", "boards", f"{common} {second}"),
+        ("boards, a tag (tag20)", "boards", "tag20"),
+        (f"people, a username ({name})", "users", name),
+        (f"people, a prefix ({name[:-1]}*)", "users", name[:-1]),
+        (f"people, a typo ({typo})", "users", typo),
+        ("people, one letter (every user)", "users", "u"),
+    ]
+
+
+def figures(table, label: str, board_count: int, runs: int) -> list[dict]:
+    from bench import measure
+    from feeds import selectors
+
+    rows = []
+    for what, kind, q in queries(board_count):
+        started = time.perf_counter()
+        answer = selectors.search(q, kind=kind, offset=0, limit=20)
+        slow = time.perf_counter() - started > 0.1  # a slow shape gets fewer runs, so the run ends
+        timing = measure.timings(lambda q=q, kind=kind: selectors.search(q, kind=kind, offset=0, limit=20),
+                                 runs=min(runs, 30) if slow else runs)
+        table.add(f"search {what}", label, timing, note=f"total {answer['total']:,}")
+        rows.append({"what": what, "q": q, "total": answer["total"], **timing})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--boards", type=int, default=1_000_000)
+    parser.add_argument("--users", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=300)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    settings.DEBUG = False
+    call_command("migrate", verbosity=0)
+    from bench import world as worldmod
+    from bench.run import Table
+
+    started = time.perf_counter()
+    w = worldmod.World(seed=2026, users=args.users)
+    print(f"building {args.users:,} users and their follow graph", flush=True)
+    worldmod.build_people(w)
+    print(f"building {args.boards:,} boards (COPY; PostgreSQL computes each search vector)", flush=True)
+    load = time.perf_counter()
+    worldmod.grow_boards(w, args.boards)
+    load = time.perf_counter() - load
+    table = Table()
+    label = f"{w.boards:,}"
+    print(f"\n== search over {label} boards and {args.users:,} people ==", flush=True)
+    figures(table, label, w.boards, args.runs)
+    elapsed = time.perf_counter() - started
+    RESULTS.mkdir(exist_ok=True)
+    machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
+    text = (f"# Search benchmark\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-search`, "
+            f"{elapsed / 60:.1f} minutes ({load / 60:.1f} to load the boards). In-process through "
+            f"feeds.selectors.search (PostgreSQL and the page's hydration from Redis), first page of 20, "
+            f"{args.runs} runs after 5 warm-up calls. Times in milliseconds.\n\n{table.markdown()}\n")
+    (RESULTS / "search.md").write_text(text)
+    print("\n" + table.markdown())
+    print("\nwritten: bench/results/search.md")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""API: search of people and boards (API.md, "Search, notifications, your own settings")."""
+
+from feeds import selectors
+from feeds.rules import SEARCH_TYPES
+from social.rules import SEARCH_QUERY_LENGTH
+from ugcsite.http import ApiError, endpoint, paging
+
+
+def search_params(request) -> tuple[str, str]:
+    """``q`` (1-100 characters, no NUL) and ``type`` (users or boards; boards by default), or a 400."""
+    query = request.GET.get("q")
+    low, high = SEARCH_QUERY_LENGTH
+    if query is None or not low <= len(query) <= high:
+        raise ApiError(400, f"q must be {low} to {high} characters: the words to look for.")
+    if "\x00" in query:
+        raise ApiError(400, "q must not contain NUL characters.")
+    kind = request.GET.get("type", SEARCH_TYPES[-1])
+    if kind not in SEARCH_TYPES:
+        raise ApiError(400, f"type must be {' or '.join(SEARCH_TYPES)}; it was {kind[:40]!r}.")
+    return query, kind
+
+
+def search(request):
+    page = paging(request)
+    query, kind = search_params(request)
+    return selectors.search(query, kind=kind, offset=page["offset"], limit=page["limit"])
+
+
+search_view = endpoint(GET=search)

@@ -1,0 +1,59 @@
+"""Notifications in PostgreSQL (feeds.models.Notification): one row per recipient, kind, board
+and day while unread, gathering its actors ("alice and 41 others followed you"). Storage only:
+feeds.services.notifications decides who is told what, and runs the wide ones in Celery."""
+
+from datetime import datetime
+
+from django.db import connection
+
+from feeds.models import Notification
+from feeds.rules import NOTIFICATION_ACTORS_KEPT, NOTIFICATION_BUCKET_SECONDS
+
+_TABLE = Notification._meta.db_table
+# One row per recipient: a new actor joins the unread row of its (kind, board, day) at the
+# front of the names kept, and counts once (a repeat among the names kept does not count again).
+_UPSERT = f"""
+    INSERT INTO {_TABLE} (recipient_id, kind, board_id, bucket, actors, actor_count, created_at, read)
+    SELECT recipient, %(kind)s, %(board_id)s, %(bucket)s, ARRAY[%(actor)s]::bigint[], 1, %(at)s, false
+    FROM unnest(%(recipients)s::bigint[]) AS recipient
+    ON CONFLICT (recipient_id, kind, board_id, bucket) WHERE NOT read DO UPDATE SET
+        actor_count = {_TABLE}.actor_count + (CASE WHEN %(actor)s = ANY({_TABLE}.actors) THEN 0 ELSE 1 END),
+        actors = (ARRAY[%(actor)s]::bigint[] || array_remove({_TABLE}.actors, %(actor)s))[1:{NOTIFICATION_ACTORS_KEPT}],
+        created_at = GREATEST({_TABLE}.created_at, EXCLUDED.created_at)
+"""
+
+
+def notification_bucket(at: datetime) -> int:
+    return int(at.timestamp()) // NOTIFICATION_BUCKET_SECONDS
+
+
+def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, board_id: int | None, at: datetime) -> None:
+    """Tell each of ``recipient_ids`` that ``actor_id`` did ``kind`` (about ``board_id``) at
+    ``at``: one upsert, one row per recipient at most. O(k log n) for k recipients; callers
+    keep k bounded online (one follow: k = 1) and batch the rest in Celery."""
+    recipients = sorted({r for r in recipient_ids if r != actor_id})  # sorted: concurrent batches lock rows alike
+    if not recipients:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_UPSERT, {"kind": kind, "board_id": board_id or 0, "bucket": notification_bucket(at),
+                                 "actor": actor_id, "at": at, "recipients": recipients})
+
+
+def notifications_page(recipient_id: int, *, offset: int, limit: int) -> list[Notification]:
+    """A page of someone's notifications, latest first. O(log n + offset + limit) on its index."""
+    return list(Notification.objects.filter(recipient_id=recipient_id).order_by("-created_at", "-id")[offset:offset + limit])
+
+
+def notifications_unread(recipient_id: int) -> int:
+    """How many of someone's notifications are unread: O(unread) on a partial index (rows, not
+    actions: a thousand follows in a day are one)."""
+    return Notification.objects.filter(recipient_id=recipient_id, read=False).count()
+
+
+def notifications_mark_read(recipient_id: int, *, ids: list[int] | None = None) -> int:
+    """Mark someone's notifications read: those of ``ids`` that are theirs (others' are ignored),
+    or all of them. One UPDATE; how many changed."""
+    rows = Notification.objects.filter(recipient_id=recipient_id, read=False)
+    if ids is not None:
+        rows = rows.filter(pk__in=ids)
+    return rows.update(read=True)
