@@ -61,42 +61,113 @@ class Table:
         return "\n".join(lines)
 
 
-def http_figures(table: Table, size: str, token: str, duration: int) -> None:
-    """gunicorn (the production server) under wrk on loopback: the feed vs a trivial view."""
-    if not ensure_tool("wrk", "wrk"):
-        return
-    port = 18000 + os.getpid() % 1000
-    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "bench-only", "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "ugcsite.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-         "--access-logfile", "/dev/null", "--error-logfile", "/dev/null"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        import urllib.request
+# The servers measured under wrk: the first is the production one (make run's), whose figures the
+# targets are read from; the others are measured for comparison only.
+HTTP_SERVERS = (
+    ("gunicorn, 2 workers", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--access-logfile", "/dev/null",
+                             "--error-logfile", "/dev/null", "--bind"]),
+    ("gunicorn gthread, 2 x 4 threads", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--worker-class", "gthread",
+                                         "--threads", "4", "--access-logfile", "/dev/null", "--error-logfile", "/dev/null",
+                                         "--bind"]),
+    ("granian WSGI, 2 workers", ["-m", "granian", "--interface", "wsgi", "--workers", "2", "--no-log",
+                                 "ugcsite.wsgi:application", "--host", "127.0.0.1", "--port"]),
+)
 
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        results = {}
-        for name, path, headers in (("trivial view", "/api/v1/health", []),
-                                    ("feed", "/api/v1/feed", ["-H", f"Authorization: Bearer {token}"])):
-            out = subprocess.run(["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", *headers,
-                                  f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True).stdout
-            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-            p50, p99 = (_wrk_ms(re.search(rf"\s{q}%\s+([\d.]+\w+)", out).group(1)) for q in ("50", "99"))
-            errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-            results[name] = {"p50": p50, "p99": p99, "rps": rps}
-            table.add(f"HTTP {name} (gunicorn, 2 workers, wrk -c8)", size, results[name],
-                      note=f"{rps:,.0f} req/s" + (f", {errors.group(1)} errors" if errors else ""))
-        share = results["feed"]["rps"] / results["trivial view"]["rps"]
-        table.rows[-1]["note"] += f"; {share:.0%} of the trivial view's throughput"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+
+def http_figures(table: Table, size: str, token: str, duration: int) -> dict:
+    """Each server of HTTP_SERVERS under wrk on loopback: the feed against a trivial view.
+    Returns {server: {"trivial view": figures, "feed": figures}}."""
+    if not ensure_tool("wrk", "wrk"):
+        return {}
+    import importlib.util
+    import urllib.request
+
+    # Plain HTTP on loopback as make run serves it (SITE_HTTPS=0): with DEBUG off and HTTPS on,
+    # every answer would be a 301 to https://, which wrk counts as a success.
+    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "bench-only", "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+           "SITE_HTTPS": "0"}
+    measured = {}
+    for server_name, args in HTTP_SERVERS:
+        if importlib.util.find_spec(args[1]) is None:
+            print(f"  {server_name}: not installed (make bench-deps), skipped")
+            continue
+        port = 18000 + os.getpid() % 1000 + len(measured)
+        bind = f"127.0.0.1:{port}" if args[-1] == "--bind" else str(port)
+        server = subprocess.Popen([sys.executable, *args, bind], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(200):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            results = {}
+            for name, path, headers in (("trivial view", "/api/v1/health", []),
+                                        ("feed", "/api/v1/feed", ["-H", f"Authorization: Bearer {token}"])):
+                request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=dict([headers[1].split(": ", 1)])
+                                                 if headers else {})
+                with urllib.request.urlopen(request, timeout=10) as answer:  # a redirect or an error stops the run
+                    if answer.status != 200 or answer.url != request.full_url:
+                        raise SystemExit(f"{server_name} answered {path} with {answer.status} at {answer.url}: "
+                                         "the figures would not measure the page")
+                out = subprocess.run(["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", *headers,
+                                      f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True).stdout
+                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+                p50, p99 = (_wrk_ms(re.search(rf"\s{q}%\s+([\d.]+\w+)", out).group(1)) for q in ("50", "99"))
+                errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+                results[name] = {"p50": p50, "p99": p99, "rps": rps}
+                table.add(f"HTTP {name} ({server_name}, wrk -c8)", size, results[name],
+                          note=f"{rps:,.0f} req/s" + (f", {errors.group(1)} errors" if errors else ""))
+            share = results["feed"]["rps"] / results["trivial view"]["rps"]
+            table.rows[-1]["note"] += f"; {share:.0%} of the trivial view's throughput"
+            measured[server_name] = results
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return measured
+
+
+def profile_http(token: str, *, calls: int = 500) -> None:
+    """Where an HTTP feed request's time goes inside the process (pyinstrument): the WSGI
+    handler called as gunicorn calls it, middleware, authentication, the page and its JSON;
+    everything but the socket. Saved as bench/results/profile-http.txt."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        return
+    from io import BytesIO
+
+    from django.core.handlers.wsgi import WSGIHandler
+
+    handler = WSGIHandler()
+
+    def call():
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/api/v1/feed", "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
+                   "SERVER_PORT": "8000", "HTTP_HOST": "127.0.0.1", "HTTP_AUTHORIZATION": f"Bearer {token}",
+                   "wsgi.input": BytesIO(b""), "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr,
+                   "SERVER_PROTOCOL": "HTTP/1.1"}
+        chunks = handler(environ, lambda status, headers: None)
+        body = b"".join(chunks)
+        if hasattr(chunks, "close"):
+            chunks.close()
+        return body
+
+    for _ in range(20):
+        call()
+    profiler = Profiler(interval=0.0001)
+    profiler.start()
+    started = time.perf_counter()
+    for _ in range(calls):
+        call()
+    elapsed = time.perf_counter() - started
+    profiler.stop()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "profile-http.txt").write_text(
+        f"# GET /api/v1/feed through Django's WSGI handler in-process, {calls} calls: "
+        f"{elapsed / calls * 1000:.3f} ms a call (profiler on)\n\n"
+        + profiler.output_text(unicode=False, color=False, show_all=False))
+    print(f"written: bench/results/profile-http.txt ({elapsed / calls * 1000:.3f} ms a call in-process, profiled)")
 
 
 def _wrk_ms(text: str) -> float:
@@ -192,7 +263,8 @@ def main() -> None:
 
     reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
     token = tokens.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
-    http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
+    http = http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
+    profile_http(token)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
     fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)
     table.add(f"fan-out to {fan['followers']:,} followers (Celery, end to end)", "—", None,
