@@ -176,14 +176,14 @@ def _wrk_ms(text: str) -> float:
 
 
 def zadd_limit(table: Table, requests: int) -> float | None:
-    """redis-benchmark -P 16 ZADD into random keys of the same Redis: the physical limit of
-    fan-out's writes on this machine."""
+    """redis-benchmark -c 1 -P 16 ZADD into random keys of the same Redis: the rate at which one
+    connection can write sorted sets, the physical limit of fan-out's writes on this machine."""
     if not ensure_tool("redis-benchmark", "redis-tools"):
         return None
     from urllib.parse import urlsplit
 
     url = urlsplit(os.environ["REDIS_URL"])
-    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-n", str(requests), "-P", "16",
+    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-c", "1", "-P", "16",
                           "-r", "100000", "-q", "-n", str(requests), "--dbnum", "13",
                           "ZADD", "bench:zadd:__rand_int__", "__rand_int__", "__rand_int__"],
                          capture_output=True, text=True).stdout
@@ -204,7 +204,7 @@ def main() -> None:
 
     settings.DEBUG = False  # no query log
     call_command("migrate", verbosity=0)
-    from bench import fanout, measure, world as worldmod
+    from bench import fanout, fanout_limit, measure, peers, world as worldmod
     from feeds import keys as feed_keys
     from social import tokens
     from ugcsite.redis import get_redis
@@ -219,6 +219,7 @@ def main() -> None:
         worldmod.SPECIAL.update({"reader50": 50, "reader450": 150, "reader500": 200, "reader5000": 300})
     table = Table()
     chart = {}
+    figures = {}  # what the targets of issue 15 are read from
     w = worldmod.World(seed=2026, users=users)
     started = time.perf_counter()
     print(f"building {users:,} users and their follow graph", flush=True)
@@ -239,11 +240,12 @@ def main() -> None:
             sql = measure.timings(measure.sql_feed(uid), runs=runs)
             table.add(f"feed page, reader following {worldmod.SPECIAL[name]}", label, site, sql)
             chart.setdefault(name, []).append((size, site["p99"], sql["p99"]))
+            figures.setdefault("feed", {}).setdefault(name, []).append((size, site))
         uid = w.special["reader500"]
         deep = 300 if smoke else 2_000
+        figures["deep"] = (deep, measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2))
         table.add(f"deep feed page (offset {deep:,}), following {worldmod.SPECIAL['reader500']}", label,
-                  measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2),
-                  measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
+                  figures["deep"][1], measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
         client = get_redis()
         for tag in ("tag0", "tag20", "tag300"):
             smallest = min(client.scard(feed_keys.index("tag", tag)), client.scard(feed_keys.index("kind", "sketch")))
@@ -261,7 +263,7 @@ def main() -> None:
     worldmod.give_reads(w, 10 if smoke else 50, time.time())
     from feeds.models import Board
 
-    reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
+    figures["reading"] = reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
     token = tokens.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
     http = http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
     profile_http(token)
@@ -269,28 +271,45 @@ def main() -> None:
     fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)
     table.add(f"fan-out to {fan['followers']:,} followers (Celery, end to end)", "—", None,
               note=f"{fan['rate']:,.0f} deliveries/s"
-                   + (f"; redis-benchmark -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
+                   + (f"; redis-benchmark -c 1 -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
+    from django.conf import settings as site_settings
+
+    print("fan-out in this process (the batch tasks' code, one batch after the other):", flush=True)
+    inline = fanout_limit.measure([1_000, 10_000] if smoke else [10_000, 100_000, 1_000_000],
+                                  [site_settings.FANOUT_BATCH_SIZE], [site_settings.FANOUT_SCRIPT_CHUNK])
+    for row in inline:
+        table.add(f"fan-out to {row['followers']:,} followers (in-process)", "—", None,
+                  note=f"{row['rate']:,.0f} deliveries/s; redis-benchmark -c 1 -P 16 ZADD: {row['limit']:,.0f}/s; "
+                       f"ratio {row['ratio']:.2f}" if row["limit"] else f"{row['rate']:,.0f} deliveries/s")
+    figures.update(http=http, fanout=fan, zadd=limit, fanout_inline=inline)
+    print("\n== the peers, same machine, same run ==", flush=True)
+    figures["peers"] = peers.run("small" if smoke else "full")
     elapsed = time.perf_counter() - started
-    write_results(table, chart, smoke=smoke, elapsed=elapsed)
+    targets = targets_table(figures, smoke=smoke)
+    write_results(table, chart, smoke=smoke, elapsed=elapsed, targets=targets)
     if not smoke:
         profile_feed(w.special["reader500"])
 
 
-def reading_figures(table: Table, w, runs: int, size_label: str) -> None:
+def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
     """Which of the people I follow read these 100 boards: the site's model (user -> boards)
-    against board -> readers, built from the same reads, for 450 and 5,000 followees."""
+    against board -> readers, built from the same reads, for 450 and 5,000 followees.
+    Returns {reader: (followees, the site's timings)}."""
     from bench import measure
     from feeds.models import Board
     from social import graph
 
     boards = list(Board.objects.order_by("-id").values_list("id", flat=True)[:100])
+    measured = {}
     for name in ("reader450", "reader5000"):
         readers = graph.following_ids(w.special[name])
         measure.board_readers_build(readers, boards)
-        table.add(f"reading 100 boards x {len(readers):,} followees", size_label,
-                  measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs),
+        site = measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs)
+        measured[name] = (len(readers), site)
+        table.add(f"reading 100 boards x {len(readers):,} followees", size_label, site,
                   measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
                   note="baseline = board -> readers model")
+    return measured
 
 
 def reading_only(*, runs: int) -> None:
@@ -315,15 +334,87 @@ def reading_only(*, runs: int) -> None:
     print(table.markdown())
 
 
-def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float) -> None:
+def targets_table(figures: dict, *, smoke: bool) -> str:
+    """Issue 15's table: each figure of this run beside its target and the peers' figures from
+    the same run (as ratios), and whether it is reached. Printed and written with the results."""
+    peer = figures.get("peers")
+    rows = []
+
+    def row(what, measured, target, reached, peers_text="—"):
+        rows.append((what, measured, target, "reached" if reached else ("—" if reached is None else "not reached"), peers_text))
+
+    feed = figures.get("feed", {})
+    if "reader50" in feed:
+        size, site = feed["reader50"][-1]
+        versus = site["p50"] / peer["sf_read_p50"] if peer else None
+        das = peer and peer["das_page"].get("A")
+        peers_text = (f"Stream-Framework `feed[:20]` p50 {peer['sf_read_p50']:.2f} / p99 {peer['sf_read_p99']:.2f} ms: "
+                      f"site/SF p50 {versus:.2f}x; actstream `user_stream[:20]` ({das[0]} followees, "
+                      f"{peer['das_actions']:,} actions) p50 {das[1]:.2f} ms: site {das[1] / site['p50']:.1f}x faster"
+                      if peer else "peers not run")
+        row(f"feed page, in-process, p50 / p99 at {size:,} boards (following 50)",
+            f"{site['p50']:.2f} / {site['p99']:.2f} ms", "≤ 0.3 / ≤ 1 ms, ≤ 0.75x SF p50",
+            site["p50"] <= 0.3 and site["p99"] <= 1 and (versus is not None and versus <= 0.75), peers_text)
+    http = figures.get("http") or {}
+    production = http.get(HTTP_SERVERS[0][0])
+    if production:
+        share = production["feed"]["rps"] / production["trivial view"]["rps"]
+        others = "; ".join(f"{name}: {r['feed']['rps'] / r['trivial view']['rps']:.2f} "
+                           f"({r['feed']['rps']:,.0f} / {r['trivial view']['rps']:,.0f} req/s)"
+                           for name, r in http.items() if name != HTTP_SERVERS[0][0])
+        row("HTTP feed throughput / trivial view (gunicorn, wrk -c8)",
+            f"{share:.2f} ({production['feed']['rps']:,.0f} / {production['trivial view']['rps']:,.0f} req/s)",
+            "≥ 0.6", share >= 0.6, others or "—")
+    inline, fan, zadd = figures.get("fanout_inline") or [], figures.get("fanout"), figures.get("zadd")
+    if zadd and fan:
+        parts = [f"Celery end to end, {fan['followers']:,} followers: {fan['rate'] / zadd:.2f}"]
+        parts += [f"in-process, {r['followers']:,}: {r['ratio']:.2f}" for r in inline if r["ratio"]]
+        best = max([fan["rate"] / zadd] + [r["ratio"] for r in inline if r["ratio"]])
+        peers_text = (f"Stream-Framework {peer['sf_fanout_rate']:,.0f} deliveries/s (chunk {peer['sf_fanout_chunk']}) "
+                      f"÷ its run's ZADD {peer['sf_zadd_limit']:,.0f}/s = {peer['sf_fanout_ratio']:.2f}" if peer else "peers not run")
+        row("fan-out, deliveries/s ÷ redis-benchmark -c 1 -P 16 ZADD", "; ".join(parts), "≥ 0.5",
+            fan["rate"] / zadd >= 0.5, peers_text)
+    reading = figures.get("reading", {})
+    if "reader450" in reading:
+        followees, site = reading["reader450"]
+        row(f"social reading 100 boards x {followees:,} followees, p99", f"{site['p99']:.2f} ms (p50 {site['p50']:.2f})",
+            "≤ 10 ms (at 450 followees)", site["p99"] <= 10 if followees >= 450 else None,
+            "— (no peer offers it)")
+    for name in ("reader50", "reader500"):
+        series = feed.get(name, [])
+        if len(series) > 1:
+            (first, a), (last, b) = series[0], series[-1]
+            growth = b["p99"] / a["p99"]
+            row(f"feed growth {first:,} → {last:,} boards, p99 ({name})", f"{growth:.2f}x", "≤ 1.1x", growth <= 1.1,
+                "actstream p99 growth {:,} → {:,} actions: {:.2f}x".format(*peer["das_growth"]["A" if name == "reader50" else "B"])
+                if peer else "—")
+    if "deep" in figures:
+        offset, site = figures["deep"]
+        das = peer and peer["das_deep"].get("B")
+        row(f"deep page (offset {offset:,}) at the largest size, p99", f"{site['p99']:.2f} ms", "≤ 3 ms",
+            site["p99"] <= 3, f"actstream `[2000:2020]` ({das[0]} followees) p50 {das[1]:.2f} / p99 {das[2]:.2f} ms"
+            if das else "—")
+    lines = ["| figure | this run | target | | the peers, same run |", "|---|---|---|---|---|"]
+    lines += [f"| {what} | {measured} | {target} | {state} | {peers_text} |" for what, measured, target, state, peers_text in rows]
+    note = ("\n\nA smoke run: tiny worlds (1,500 and 4,000 boards; reading 150 followees), the peers' small mode; "
+            "the targets are judged on the full run." if smoke else "")
+    if peer:
+        note += f"\n\nPeers: the harness's run in {peer['folder']} (its mode is the folder's prefix)."
+    return "\n".join(lines) + note
+
+
+def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float, targets: str = "") -> None:
     RESULTS.mkdir(exist_ok=True)
     name = "smoke" if smoke else "latest"
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
     text = (f"# Benchmark results ({'smoke' if smoke else 'full'})\n\n"
             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make {'bench-smoke' if smoke else 'bench'}`, "
-            f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n")
+            f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n"
+            + (f"\n## Issue 15's targets, beside the peers\n\n{targets}\n" if targets else ""))
     (RESULTS / f"{name}.md").write_text(text)
     print("\n" + table.markdown())
+    if targets:
+        print("\n" + targets)
     print(f"\nwritten: bench/results/{name}.md")
     try:
         import matplotlib
