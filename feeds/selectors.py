@@ -171,10 +171,13 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
 
 
 def discover(query, *, offset: int, limit: int) -> dict:
-    """A discovery query: exact total and the page, hydrated. One Redis call for the query,
-    one pipeline for the boards."""
-    total, ids = queries.query(query, offset=offset, limit=limit)
-    found = boards_hydrate(ids)
+    """A discovery query: exact total and the page, hydrated. On a plain Redis one script call
+    answers both (queries.query_hydrated); on a cluster one call for the query, one pipeline for
+    the boards. G misses touch PostgreSQL (boards_hydrate)."""
+    total, ids, found = queries.query_hydrated(query, offset=offset, limit=limit)
+    misses = [board_id for board_id in ids if board_id not in found]
+    if misses:
+        found = {**found, **boards_hydrate(misses)}
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 
