@@ -3,6 +3,8 @@ reading (social's read sets joined with the boards they name)."""
 
 import json
 
+from django.conf import settings
+
 from feeds import archive, boardcache, keys, timelines
 from feeds.boardcache import summary_from_fields
 from feeds.discovery import counters, indexes, queries
@@ -77,7 +79,20 @@ def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
 
 
 def _visible(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
-    """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head."""
+    """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head.
+    On a plain Redis one script call (timelines.visible_hashes) answers the G hits and the
+    following check; G misses (and every id on a cluster) go through _visible_slow."""
+    if settings.REDIS_CLUSTER or not ids:
+        return _visible_slow(user_id, kind, ids)
+    found, misses, _ = timelines.visible_hashes(user_id, kind, ids)
+    if misses:
+        found.update(_visible_slow(user_id, kind, misses))
+    return found
+
+
+def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
+    """_visible by separate round trips: G by node (PostgreSQL for misses), then the following
+    check, then the stale ids out of the head."""
     found = boards_hydrate(ids)
     if kind == Timeline.HOME and found:
         # A feed shows only boards of people the reader follows now: an unfollow's clean-up
@@ -102,8 +117,8 @@ def _warm_answer(user_id: int, kind: Timeline, warm: timelines.WarmPage) -> dict
     on a cluster) through _visible (G by node, PostgreSQL, the following check)."""
     found = warm.hashes
     misses = [board_id for board_id in warm.ids if board_id not in found]
-    if misses:
-        found = {**found, **_visible(user_id, kind, misses)}
+    if misses:  # G misses already: straight to the longer way
+        found = {**found, **_visible_slow(user_id, kind, misses)}
     items = [summary_from_fields(found[board_id]) for board_id in warm.ids if board_id in found]
     return {"items": items, "next": str(warm.last) if warm.has_more else None}
 

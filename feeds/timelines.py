@@ -243,6 +243,26 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
     return WarmPage(status, mark, ids, hashes, int(last) if last is not None else None, bool(has_more), [])
 
 
+def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[int, dict], list[int], list[int]]:
+    """On a plain Redis, one script call (page_visible.lua): the G hashes of ``board_ids`` and,
+    for a home timeline, which authors the reader still follows (the others' ids are taken out
+    of P). Returns (G of the visible hits, misses, dropped ids). O(ids) hash reads and probes,
+    one round trip. Not for a cluster (G lies in other slots)."""
+    key_list = [keys.timeline_key(kind, user_id)]
+    if kind == Timeline.HOME:
+        key_list.append(social_keys.following(user_id))
+    answers = scripts.page_visible(keys=key_list, args=[*keys.board_parts(), *board_ids])
+    found, misses, dropped = {}, [], []
+    for board_id, flat in zip(board_ids, answers):
+        if flat == 0:
+            dropped.append(board_id)
+        elif flat:
+            found[board_id] = dict(zip(flat[::2], flat[1::2]))
+        else:
+            misses.append(board_id)
+    return found, misses, dropped
+
+
 def _home_streams(user_id: int, *, before: int | None, want: int | None,
                   prefetched: tuple[list[int], str | None] | None = None) -> tuple[list | None, int]:
     """The streams of a reader's feed below ``before`` when they follow big authors (None when
