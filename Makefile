@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-search bench-cluster bench-deps soak venv clean-var
+.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-search bench-cluster bench-deps bench-fanout-limit soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -80,6 +80,11 @@ bench-hotkeys: $(STAMP)
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)
 	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
+
+# Fan-out against redis-benchmark -c 1 -P 16 ZADD for 10^4, 10^5 and 10^6 followers, batch sizes
+# and script chunks side by side (bench/results/fanout-limit.md; about ten minutes).
+bench-fanout-limit: $(STAMP)
+	@scripts/with-servers.sh python -m bench.fanout_limit $(ARGS)
 
 # Hybrid fan-out: a post by an author with 1,000,000 followers, and the feed of a reader of 20 such
 # authors and 200 ordinary ones (bench/results/hybrid.md).

@@ -28,15 +28,11 @@ def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
 # --- the feed, and the naive design people would write instead ---------------------------------
 
 def site_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], dict]:
-    """The site's feed request minus HTTP: what the API view does (ready-check + selector)."""
-    from feeds import selectors
+    """The site's feed request minus HTTP: what the API view does (the activity touch, the
+    regeneration check and the page, one script call when warm)."""
     from feeds.services import activity
 
-    def call():
-        activity.home_feed_ready(user_id=user_id)
-        return selectors.home_feed(user_id, offset=offset, before=None, limit=limit)
-
-    return call
+    return lambda: activity.home_feed_read(user_id=user_id, offset=offset, before=None, limit=limit)
 
 
 BASELINE_INDEX = (

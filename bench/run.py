@@ -61,44 +61,123 @@ class Table:
         return "\n".join(lines)
 
 
-def http_figures(table: Table, size: str, token: str, duration: int) -> None:
-    """gunicorn (the production server) under wrk on loopback: the feed vs a trivial view."""
+# The servers measured under wrk: the first is the production one (make run's), whose figures the
+# targets are read from; the others are measured for comparison only.
+HTTP_SERVERS = (
+    ("gunicorn, 2 workers", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--access-logfile", "/dev/null",
+                             "--error-logfile", "/dev/null", "--bind"]),
+    ("gunicorn gthread, 2 x 4 threads", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--worker-class", "gthread",
+                                         "--threads", "4", "--access-logfile", "/dev/null", "--error-logfile", "/dev/null",
+                                         "--bind"]),
+    ("granian WSGI, 2 workers", ["-m", "granian", "--interface", "wsgi", "--workers", "2", "--no-log",
+                                 "ugcsite.wsgi:application", "--host", "127.0.0.1", "--port"]),
+)
+
+
+def http_figures(table: Table, size: str, token: str, duration: int) -> dict:
+    """Each server of HTTP_SERVERS under wrk on loopback: the feed against a trivial view.
+    Returns {server: {"trivial view": figures, "feed": figures}}."""
     if not ensure_tool("wrk", "wrk"):
-        return
-    port = 18000 + os.getpid() % 1000
+        return {}
+    import importlib.util
+    import urllib.request
+
+    # Plain HTTP on loopback as make run serves it (SITE_HTTPS=0): with DEBUG off and HTTPS on,
+    # every answer would be a 301 to https://, which wrk counts as a success.
     # wrk reads as one user from one address: the read limits raised out of reach, still counted (their cost is real).
     env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "bench-only", "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-           "RATE_LIMIT_READS_PER_MINUTE": "1000000000", "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "1000000000"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "ugcsite.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-         "--access-logfile", "/dev/null", "--error-logfile", "/dev/null"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        import urllib.request
+           "SITE_HTTPS": "0", "RATE_LIMIT_READS_PER_MINUTE": "1000000000",
+           "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "1000000000"}
+    measured = {}
+    for server_name, args in HTTP_SERVERS:
+        if importlib.util.find_spec(args[1]) is None:
+            print(f"  {server_name}: not installed (make bench-deps), skipped")
+            continue
+        port = 18000 + os.getpid() % 1000 + len(measured)
+        bind = f"127.0.0.1:{port}" if args[-1] == "--bind" else str(port)
+        server = subprocess.Popen([sys.executable, *args, bind], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(200):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            results = {}
+            for name, path, headers in (("trivial view", "/api/v1/health", []),
+                                        ("feed", "/api/v1/feed", ["-H", f"Authorization: Bearer {token}"])):
+                request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=dict([headers[1].split(": ", 1)])
+                                                 if headers else {})
+                with urllib.request.urlopen(request, timeout=10) as answer:  # a redirect or an error stops the run
+                    if answer.status != 200 or answer.url != request.full_url:
+                        raise SystemExit(f"{server_name} answered {path} with {answer.status} at {answer.url}: "
+                                         "the figures would not measure the page")
+                out = subprocess.run(["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", *headers,
+                                      f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True).stdout
+                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+                p50, p99 = (_wrk_ms(re.search(rf"\s{q}%\s+([\d.]+\w+)", out).group(1)) for q in ("50", "99"))
+                errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+                results[name] = {"p50": p50, "p99": p99, "rps": rps}
+                table.add(f"HTTP {name} ({server_name}, wrk -c8)", size, results[name],
+                          note=f"{rps:,.0f} req/s" + (f", {errors.group(1)} errors" if errors else ""))
+            share = results["feed"]["rps"] / results["trivial view"]["rps"]
+            table.rows[-1]["note"] += f"; {share:.0%} of the trivial view's throughput"
+            measured[server_name] = results
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return measured
 
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        results = {}
-        for name, path, headers in (("trivial view", "/api/v1/health", []),
-                                    ("feed", "/api/v1/feed", ["-H", f"Authorization: Bearer {token}"])):
-            out = subprocess.run(["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", *headers,
-                                  f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True).stdout
-            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-            p50, p99 = (_wrk_ms(re.search(rf"\s{q}%\s+([\d.]+\w+)", out).group(1)) for q in ("50", "99"))
-            errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-            results[name] = {"p50": p50, "p99": p99, "rps": rps}
-            table.add(f"HTTP {name} (gunicorn, 2 workers, wrk -c8)", size, results[name],
-                      note=f"{rps:,.0f} req/s" + (f", {errors.group(1)} errors" if errors else ""))
-        share = results["feed"]["rps"] / results["trivial view"]["rps"]
-        table.rows[-1]["note"] += f"; {share:.0%} of the trivial view's throughput"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+
+def profile_http(token: str, *, calls: int = 500) -> None:
+    """Where an HTTP feed request's time goes inside the process (pyinstrument): the WSGI
+    handler called as gunicorn calls it, middleware, authentication, the page and its JSON;
+    everything but the socket. Saved as bench/results/profile-http.txt."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        return
+    from io import BytesIO
+
+    from django.core.handlers.wsgi import WSGIHandler
+
+    handler = WSGIHandler()
+
+    def call(path="/api/v1/feed"):
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
+                   "SERVER_PORT": "8000", "HTTP_HOST": "127.0.0.1", "HTTP_AUTHORIZATION": f"Bearer {token}",
+                   "wsgi.input": BytesIO(b""), "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr,
+                   "SERVER_PROTOCOL": "HTTP/1.1"}
+        chunks = handler(environ, lambda status, headers: None)
+        body = b"".join(chunks)
+        if hasattr(chunks, "close"):
+            chunks.close()
+        return body
+
+    plain = {}
+    for path in ("/api/v1/health", "/api/v1/feed"):  # unprofiled first: the real cost of each
+        for _ in range(20):
+            call(path)
+        started = time.perf_counter()
+        for _ in range(calls):
+            call(path)
+        plain[path] = (time.perf_counter() - started) / calls * 1000
+    profiler = Profiler(interval=0.0001)
+    profiler.start()
+    started = time.perf_counter()
+    for _ in range(calls):
+        call()
+    elapsed = time.perf_counter() - started
+    profiler.stop()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "profile-http.txt").write_text(
+        f"# GET /api/v1/feed through Django's WSGI handler in-process, {calls} calls: "
+        f"{elapsed / calls * 1000:.3f} ms a call (profiler on); unprofiled {plain['/api/v1/feed']:.3f} ms, "
+        f"against {plain['/api/v1/health']:.3f} ms for the trivial view (its middleware and handler)\n\n"
+        + profiler.output_text(unicode=False, color=False, show_all=False))
+    print(f"written: bench/results/profile-http.txt (in-process: feed {plain['/api/v1/feed']:.3f} ms, "
+          f"trivial view {plain['/api/v1/health']:.3f} ms a call)")
 
 
 def _wrk_ms(text: str) -> float:
@@ -107,14 +186,14 @@ def _wrk_ms(text: str) -> float:
 
 
 def zadd_limit(table: Table, requests: int) -> float | None:
-    """redis-benchmark -P 16 ZADD into random keys of the same Redis: the physical limit of
-    fan-out's writes on this machine."""
+    """redis-benchmark -c 1 -P 16 ZADD into random keys of the same Redis: the rate at which one
+    connection can write sorted sets, the physical limit of fan-out's writes on this machine."""
     if not ensure_tool("redis-benchmark", "redis-tools"):
         return None
     from urllib.parse import urlsplit
 
     url = urlsplit(os.environ["REDIS_URL"])
-    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-n", str(requests), "-P", "16",
+    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-c", "1", "-P", "16",
                           "-r", "100000", "-q", "-n", str(requests), "--dbnum", "13",
                           "ZADD", "bench:zadd:__rand_int__", "__rand_int__", "__rand_int__"],
                          capture_output=True, text=True).stdout
@@ -135,7 +214,7 @@ def main() -> None:
 
     settings.DEBUG = False  # no query log
     call_command("migrate", verbosity=0)
-    from bench import fanout, measure, search, world as worldmod
+    from bench import fanout, fanout_limit, measure, peers, search, world as worldmod
     from feeds import keys as feed_keys
     from social import tokens
     from ugcsite.redis import get_redis
@@ -150,6 +229,7 @@ def main() -> None:
         worldmod.SPECIAL.update({"reader50": 50, "reader450": 150, "reader500": 200, "reader5000": 300})
     table = Table()
     chart = {}
+    figures = {}  # what the targets of issue 15 are read from
     w = worldmod.World(seed=2026, users=users)
     started = time.perf_counter()
     print(f"building {users:,} users and their follow graph", flush=True)
@@ -170,11 +250,12 @@ def main() -> None:
             sql = measure.timings(measure.sql_feed(uid), runs=runs)
             table.add(f"feed page, reader following {worldmod.SPECIAL[name]}", label, site, sql)
             chart.setdefault(name, []).append((size, site["p99"], sql["p99"]))
+            figures.setdefault("feed", {}).setdefault(name, []).append((size, site))
         uid = w.special["reader500"]
         deep = 300 if smoke else 2_000
+        figures["deep"] = (deep, measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2))
         table.add(f"deep feed page (offset {deep:,}), following {worldmod.SPECIAL['reader500']}", label,
-                  measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2),
-                  measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
+                  figures["deep"][1], measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
         client = get_redis()
         for tag in ("tag0", "tag20", "tag300"):
             smallest = min(client.scard(feed_keys.index("tag", tag)), client.scard(feed_keys.index("kind", "sketch")))
@@ -193,35 +274,53 @@ def main() -> None:
     worldmod.give_reads(w, 10 if smoke else 50, time.time())
     from feeds.models import Board
 
-    reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
+    figures["reading"] = reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
     token = tokens.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
-    http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
+    http = http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
+    profile_http(token)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
     fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)
     table.add(f"fan-out to {fan['followers']:,} followers (Celery, end to end)", "—", None,
               note=f"{fan['rate']:,.0f} deliveries/s"
-                   + (f"; redis-benchmark -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
+                   + (f"; redis-benchmark -c 1 -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
+    from django.conf import settings as site_settings
+
+    print("fan-out in this process (the batch tasks' code, one batch after the other):", flush=True)
+    inline = fanout_limit.measure([1_000, 10_000] if smoke else [10_000, 100_000, 1_000_000],
+                                  [site_settings.FANOUT_BATCH_SIZE], [site_settings.FANOUT_SCRIPT_CHUNK])
+    for row in inline:
+        table.add(f"fan-out to {row['followers']:,} followers (in-process)", "—", None,
+                  note=f"{row['rate']:,.0f} deliveries/s; redis-benchmark -c 1 -P 16 ZADD: {row['limit']:,.0f}/s; "
+                       f"ratio {row['ratio']:.2f}" if row["limit"] else f"{row['rate']:,.0f} deliveries/s")
+    figures.update(http=http, fanout=fan, zadd=limit, fanout_inline=inline)
+    print("\n== the peers, same machine, same run ==", flush=True)
+    figures["peers"] = peers.run("small" if smoke else "full")
     elapsed = time.perf_counter() - started
-    write_results(table, chart, smoke=smoke, elapsed=elapsed)
+    targets = targets_table(figures, smoke=smoke)
+    write_results(table, chart, smoke=smoke, elapsed=elapsed, targets=targets)
     if not smoke:
         profile_feed(w.special["reader500"])
 
 
-def reading_figures(table: Table, w, runs: int, size_label: str) -> None:
+def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
     """Which of the people I follow read these 100 boards: the site's model (user -> boards)
-    against board -> readers, built from the same reads, for 450 and 5,000 followees."""
+    against board -> readers, built from the same reads, for 450 and 5,000 followees.
+    Returns {reader: (followees, the site's timings)}."""
     from bench import measure
     from feeds.models import Board
     from social import graph
 
     boards = list(Board.objects.order_by("-id").values_list("id", flat=True)[:100])
+    measured = {}
     for name in ("reader450", "reader5000"):
         readers = graph.following_ids(w.special[name])
         measure.board_readers_build(readers, boards)
-        table.add(f"reading 100 boards x {len(readers):,} followees", size_label,
-                  measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs),
+        site = measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs)
+        measured[name] = (len(readers), site)
+        table.add(f"reading 100 boards x {len(readers):,} followees", size_label, site,
                   measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
                   note="baseline = board -> readers model")
+    return measured
 
 
 def reading_only(*, runs: int) -> None:
@@ -246,15 +345,87 @@ def reading_only(*, runs: int) -> None:
     print(table.markdown())
 
 
-def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float) -> None:
+def targets_table(figures: dict, *, smoke: bool) -> str:
+    """Issue 15's table: each figure of this run beside its target and the peers' figures from
+    the same run (as ratios), and whether it is reached. Printed and written with the results."""
+    peer = figures.get("peers")
+    rows = []
+
+    def row(what, measured, target, reached, peers_text="—"):
+        rows.append((what, measured, target, "reached" if reached else ("—" if reached is None else "not reached"), peers_text))
+
+    feed = figures.get("feed", {})
+    if "reader50" in feed:
+        size, site = feed["reader50"][-1]
+        versus = site["p50"] / peer["sf_read_p50"] if peer else None
+        das = peer and peer["das_page"].get("A")
+        peers_text = (f"Stream-Framework `feed[:20]` p50 {peer['sf_read_p50']:.2f} / p99 {peer['sf_read_p99']:.2f} ms: "
+                      f"site/SF p50 {versus:.2f}x; actstream `user_stream[:20]` ({das[0]} followees, "
+                      f"{peer['das_actions']:,} actions) p50 {das[1]:.2f} ms: site {das[1] / site['p50']:.1f}x faster"
+                      if peer else "peers not run")
+        row(f"feed page, in-process, p50 / p99 at {size:,} boards (following 50)",
+            f"{site['p50']:.2f} / {site['p99']:.2f} ms", "≤ 0.3 / ≤ 1 ms, ≤ 0.75x SF p50",
+            site["p50"] <= 0.3 and site["p99"] <= 1 and (versus is not None and versus <= 0.75), peers_text)
+    http = figures.get("http") or {}
+    production = http.get(HTTP_SERVERS[0][0])
+    if production:
+        share = production["feed"]["rps"] / production["trivial view"]["rps"]
+        others = "; ".join(f"{name}: {r['feed']['rps'] / r['trivial view']['rps']:.2f} "
+                           f"({r['feed']['rps']:,.0f} / {r['trivial view']['rps']:,.0f} req/s)"
+                           for name, r in http.items() if name != HTTP_SERVERS[0][0])
+        row("HTTP feed throughput / trivial view (gunicorn, wrk -c8)",
+            f"{share:.2f} ({production['feed']['rps']:,.0f} / {production['trivial view']['rps']:,.0f} req/s)",
+            "≥ 0.6", share >= 0.6, others or "—")
+    inline, fan, zadd = figures.get("fanout_inline") or [], figures.get("fanout"), figures.get("zadd")
+    if zadd and fan:
+        parts = [f"Celery end to end, {fan['followers']:,} followers: {fan['rate'] / zadd:.2f}"]
+        parts += [f"in-process, {r['followers']:,}: {r['ratio']:.2f}" for r in inline if r["ratio"]]
+        best = max([fan["rate"] / zadd] + [r["ratio"] for r in inline if r["ratio"]])
+        peers_text = (f"Stream-Framework {peer['sf_fanout_rate']:,.0f} deliveries/s (chunk {peer['sf_fanout_chunk']}) "
+                      f"÷ its run's ZADD {peer['sf_zadd_limit']:,.0f}/s = {peer['sf_fanout_ratio']:.2f}" if peer else "peers not run")
+        row("fan-out, deliveries/s ÷ redis-benchmark -c 1 -P 16 ZADD", "; ".join(parts), "≥ 0.5",
+            fan["rate"] / zadd >= 0.5, peers_text)
+    reading = figures.get("reading", {})
+    if "reader450" in reading:
+        followees, site = reading["reader450"]
+        row(f"social reading 100 boards x {followees:,} followees, p99", f"{site['p99']:.2f} ms (p50 {site['p50']:.2f})",
+            "≤ 10 ms (at 450 followees)", site["p99"] <= 10 if followees >= 450 else None,
+            "— (no peer offers it)")
+    for name in ("reader50", "reader500"):
+        series = feed.get(name, [])
+        if len(series) > 1:
+            (first, a), (last, b) = series[0], series[-1]
+            growth = b["p99"] / a["p99"]
+            row(f"feed growth {first:,} → {last:,} boards, p99 ({name})", f"{growth:.2f}x", "≤ 1.1x", growth <= 1.1,
+                "actstream p99 growth {:,} → {:,} actions: {:.2f}x".format(*peer["das_growth"]["A" if name == "reader50" else "B"])
+                if peer else "—")
+    if "deep" in figures:
+        offset, site = figures["deep"]
+        das = peer and peer["das_deep"].get("B")
+        row(f"deep page (offset {offset:,}) at the largest size, p99", f"{site['p99']:.2f} ms", "≤ 3 ms",
+            site["p99"] <= 3, f"actstream `[2000:2020]` ({das[0]} followees) p50 {das[1]:.2f} / p99 {das[2]:.2f} ms"
+            if das else "—")
+    lines = ["| figure | this run | target | | the peers, same run |", "|---|---|---|---|---|"]
+    lines += [f"| {what} | {measured} | {target} | {state} | {peers_text} |" for what, measured, target, state, peers_text in rows]
+    note = ("\n\nA smoke run: tiny worlds (1,500 and 4,000 boards; reading 150 followees), the peers' small mode; "
+            "the targets are judged on the full run." if smoke else "")
+    if peer:
+        note += f"\n\nPeers: the harness's run in {peer['folder']} (its mode is the folder's prefix)."
+    return "\n".join(lines) + note
+
+
+def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float, targets: str = "") -> None:
     RESULTS.mkdir(exist_ok=True)
     name = "smoke" if smoke else "latest"
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
     text = (f"# Benchmark results ({'smoke' if smoke else 'full'})\n\n"
             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make {'bench-smoke' if smoke else 'bench'}`, "
-            f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n")
+            f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n"
+            + (f"\n## Issue 15's targets, beside the peers\n\n{targets}\n" if targets else ""))
     (RESULTS / f"{name}.md").write_text(text)
     print("\n" + table.markdown())
+    if targets:
+        print("\n" + targets)
     print(f"\nwritten: bench/results/{name}.md")
     try:
         import matplotlib

@@ -7,6 +7,8 @@ Filled from PostgreSQL on a miss, rewritten on update, removed on delete. Entrie
 import json
 from collections.abc import Iterable
 
+import orjson
+
 from django.conf import settings
 
 from feeds import keys
@@ -36,7 +38,7 @@ def summary_from_fields(fields: dict) -> dict:
         "author": fields["author"],
         "title": fields["title"],
         "kind": fields["kind"],
-        "tags": json.loads(fields["tags"]),
+        "tags": orjson.loads(fields["tags"]),
         "created_at": fields["created_at"],
         "updated_at": fields["updated_at"],
         "views": int(fields["views"]),

@@ -14,6 +14,14 @@ def board(board_id: int) -> str:
     return f"g:{{b:{int(board_id)}}}"
 
 
+def board_parts() -> tuple[str, str]:
+    """The text of a G key before and after the board id, for a script that reads the G hashes
+    of ids it found itself (feeds/scripts/timeline_page.lua, plain Redis only): the same
+    spelling as ``board``."""
+    before, _, after = board(0).partition("0")
+    return before, after
+
+
 def profile_timeline(user_id: int) -> str:
     """Sorted set M: the user's own board ids, score = id. Example: ``m:{u:42}``."""
     return f"m:{_user_tag(user_id)}"

@@ -3,9 +3,10 @@ reading (social's read sets joined with the boards they name)."""
 
 import json
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from feeds import boardcache, keys, notifications, timelines
+from feeds import archive, boardcache, keys, notifications, timelines
 from feeds.boardcache import summary_from_fields
 from feeds.discovery import counters, indexes, queries
 from feeds.models import Board
@@ -82,7 +83,20 @@ def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
 
 
 def _visible(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
-    """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head."""
+    """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head.
+    On a plain Redis one script call (timelines.visible_hashes) answers the G hits and the
+    following check; G misses (and every id on a cluster) go through _visible_slow."""
+    if settings.REDIS_CLUSTER or not ids:
+        return _visible_slow(user_id, kind, ids)
+    found, misses, _ = timelines.visible_hashes(user_id, kind, ids)
+    if misses:
+        found.update(_visible_slow(user_id, kind, misses))
+    return found
+
+
+def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
+    """_visible by separate round trips: G by node (PostgreSQL for misses), then the following
+    check, then the stale ids out of the head."""
     found = boards_hydrate(ids)
     if kind == Timeline.HOME and found:
         # A feed shows only boards of people the reader follows now: an unfollow's clean-up
@@ -102,19 +116,48 @@ def _timeline_answer(user_id: int, kind: Timeline, page: timelines.IdPage) -> di
     return {"items": items, "next": str(page.ids[-1]) if page.has_more else None}
 
 
+def _warm_answer(user_id: int, kind: Timeline, warm: timelines.WarmPage) -> dict:
+    """The answer to a page that timelines.page_warm read: hits as they came, misses (every id
+    on a cluster) through _visible (G by node, PostgreSQL, the following check)."""
+    found = warm.hashes
+    misses = [board_id for board_id in warm.ids if board_id not in found]
+    if misses:  # G misses already: straight to the longer way
+        found = {**found, **_visible_slow(user_id, kind, misses)}
+    items = [summary_from_fields(found[board_id]) for board_id in warm.ids if board_id in found]
+    return {"items": items, "next": str(warm.last) if warm.has_more else None}
+
+
 def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
     """A user's boards, newest first (list_recent), across head and archive.
-    O(log |M| + limit) plus hydration on the head; a chunk row or two past it."""
-    page = timelines.page(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
+    Warm (above M's archived max): one round trip on a plain Redis (timelines.page_warm, G
+    included), two on a cluster; O(log |M| + limit). Past it, a chunk row or two."""
+    warm = timelines.page_warm(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
+    if warm.status == "page":
+        return _warm_answer(user_id, Timeline.PROFILE, warm)
+    archived = archive.archived_max(user_id, Timeline.PROFILE, stored=warm.stored_mark)
+    page = timelines.page(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit, archived=archived)
     return _timeline_answer(user_id, Timeline.PROFILE, page)
 
 
-def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
+def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int, touch: bool = False,
+              stop_if_regenerate: bool = False) -> dict | None:
     """A user's home feed, newest first (list_public_feed), across head and archive: P merged
     with the M of the big authors they follow (timelines.home_page, hybrid fan-out).
-    O(log |P| + k log |M| + limit) for k big followees, plus hydration; call
-    services.activity.home_feed_ready first."""
-    page = timelines.home_page(user_id, offset=offset, before=before, limit=limit)
+
+    A warm page (no big followee, above P's archived max) is one round trip on a plain Redis:
+    ids, G, the following check and, with ``touch``, the activity mark (timelines.page_warm);
+    on a cluster G and the following check take two more. Otherwise O(log |P| + k log |M| +
+    limit) for k big followees, plus hydration. With ``stop_if_regenerate``, None when P waits
+    for regeneration (services.activity.home_feed_read regenerates, then reads); without it,
+    call services.activity.home_feed_ready first."""
+    warm = timelines.page_warm(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, touch=touch,
+                               stop_if_regenerate=stop_if_regenerate)
+    if warm.status == "page":
+        return _warm_answer(user_id, Timeline.HOME, warm)
+    if warm.status == "regenerate":
+        return None
+    page = timelines.home_page(user_id, offset=offset, before=before, limit=limit,
+                               prefetched=(warm.big, warm.stored_mark))
     return _timeline_answer(user_id, Timeline.HOME, page)
 
 
@@ -147,10 +190,13 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
 
 
 def discover(query, *, offset: int, limit: int) -> dict:
-    """A discovery query: exact total and the page, hydrated. One Redis call for the query,
-    one pipeline for the boards."""
-    total, ids = queries.query(query, offset=offset, limit=limit)
-    found = boards_hydrate(ids)
+    """A discovery query: exact total and the page, hydrated. On a plain Redis one script call
+    answers both (queries.query_hydrated); on a cluster one call for the query, one pipeline for
+    the boards. G misses touch PostgreSQL (boards_hydrate)."""
+    total, ids, found = queries.query_hydrated(query, offset=offset, limit=limit)
+    misses = [board_id for board_id in ids if board_id not in found]
+    if misses:
+        found = {**found, **boards_hydrate(misses)}
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 

@@ -198,7 +198,73 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 
-def _home_streams(user_id: int, *, before: int | None, want: int | None) -> tuple[list | None, int]:
+@dataclass(frozen=True)
+class WarmPage:
+    """What timeline_page.lua answered (see page_warm)."""
+    status: str  # "page", "regenerate", "big" or "deep"
+    stored_mark: str | None  # A as tm[u] holds it (None: not in Redis)
+    ids: list[int]  # "page": the ids to show, newest first (hits and misses of G)
+    hashes: dict[int, dict]  # "page" on a plain Redis: G of the hits; misses are absent
+    last: int | None  # "page": the page's last id, shown or not (the cursor)
+    has_more: bool
+    big: list[int]  # "big": the reader's big followees
+
+
+def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None, limit: int,
+              touch: bool = False, stop_if_regenerate: bool = False) -> WarmPage:
+    """A warm page of a timeline in one script call (timeline_page.lua), one round trip: the
+    ids when the page lies above A, and on a plain Redis their G hashes too, with a home page's
+    visibility (authors no longer followed are left out, and taken out of P) and, with
+    ``touch``, the reader's active mark (feeds.presence's last-seen index is user_seen's).
+    On a cluster G lives in other slots: ``hashes`` is empty and the caller reads G by node.
+    Anything else comes back as a status for the longer way: "regenerate" (with
+    ``stop_if_regenerate``), "big" (hybrid fan-out: use home_page with ``prefetched``) or
+    "deep" (the archive). O(log |T| + limit) in the owner's slot, plus O(limit) hash reads."""
+    home = kind == Timeline.HOME
+    key_list = [keys.timeline_key(kind, user_id), keys.timeline_meta(user_id)]
+    if home:
+        key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id)]
+    g_before, g_after = ("", "") if settings.REDIS_CLUSTER else keys.board_parts()
+    status, mark, payload = scripts.timeline_page(keys=key_list, args=[
+        limit + 1, "" if before is not None else (offset or 0), "" if before is None else before,
+        archive.mark_field(kind), int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
+        1 if stop_if_regenerate else 0, g_before, g_after,
+    ])
+    if status != "page":
+        big = [int(a) for a in payload] if status == "big" else []
+        return WarmPage(status, mark, [], {}, None, False, big)
+    has_more, last, *pairs = payload
+    ids, hashes = [], {}
+    for i in range(0, len(pairs), 2):
+        board_id, flat = int(pairs[i]), pairs[i + 1]
+        ids.append(board_id)
+        if flat:
+            hashes[board_id] = dict(zip(flat[::2], flat[1::2]))
+    return WarmPage(status, mark, ids, hashes, int(last) if last is not None else None, bool(has_more), [])
+
+
+def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[int, dict], list[int], list[int]]:
+    """On a plain Redis, one script call (page_visible.lua): the G hashes of ``board_ids`` and,
+    for a home timeline, which authors the reader still follows (the others' ids are taken out
+    of P). Returns (G of the visible hits, misses, dropped ids). O(ids) hash reads and probes,
+    one round trip. Not for a cluster (G lies in other slots)."""
+    key_list = [keys.timeline_key(kind, user_id)]
+    if kind == Timeline.HOME:
+        key_list.append(social_keys.following(user_id))
+    answers = scripts.page_visible(keys=key_list, args=[*keys.board_parts(), *board_ids])
+    found, misses, dropped = {}, [], []
+    for board_id, flat in zip(board_ids, answers):
+        if flat == 0:
+            dropped.append(board_id)
+        elif flat:
+            found[board_id] = dict(zip(flat[::2], flat[1::2]))
+        else:
+            misses.append(board_id)
+    return found, misses, dropped
+
+
+def _home_streams(user_id: int, *, before: int | None, want: int | None,
+                  prefetched: tuple[list[int], str | None] | None = None) -> tuple[list | None, int]:
     """The streams of a reader's feed below ``before`` when they follow big authors (None when
     they follow none), and A of their P. The streams: P's head and archive, and each big
     followee's M below its pull_below (feeds.hybrid), head and archive; ``want`` ids at most
@@ -206,10 +272,13 @@ def _home_streams(user_id: int, *, before: int | None, want: int | None) -> tupl
     slot (fb, A of P), then one pipeline of P's head and one pulled_head.lua call per big
     followee (on a cluster, redis-py sends each node its share of the pipeline)."""
     client = get_redis()
-    pipe = client.pipeline(transaction=False)
-    pipe.zrange(keys.big_following(user_id), 0, -1)
-    pipe.hget(keys.timeline_meta(user_id), archive.mark_field(Timeline.HOME))
-    big, stored = pipe.execute()
+    if prefetched is not None:  # page_warm read them
+        big, stored = prefetched
+    else:
+        pipe = client.pipeline(transaction=False)
+        pipe.zrange(keys.big_following(user_id), 0, -1)
+        pipe.hget(keys.timeline_meta(user_id), archive.mark_field(Timeline.HOME))
+        big, stored = pipe.execute()
     archived = archive.archived_max(user_id, Timeline.HOME, stored=stored)
     if not big:
         return None, archived
@@ -236,7 +305,8 @@ def _home_streams(user_id: int, *, before: int | None, want: int | None) -> tupl
     return streams, archived
 
 
-def home_page(user_id: int, *, offset: int | None = None, before: int | None = None, limit: int) -> IdPage:
+def home_page(user_id: int, *, offset: int | None = None, before: int | None = None, limit: int,
+              prefetched: tuple[list[int], str | None] | None = None) -> IdPage:
     """One page of a reader's home feed (hybrid fan-out, feeds.hybrid): P merged with the M of
     each big author they follow, newest first, each id once, by ``offset`` or strictly older
     than ``before``, across every Redis head and archive, exactly what pushing every board into
@@ -246,10 +316,11 @@ def home_page(user_id: int, *, offset: int | None = None, before: int | None = N
     reads A). Otherwise two round trips for the ids (see _home_streams); by ``before`` each head
     gives limit + 1 ids, O(k log |M|) for k big followees; by ``offset`` each gives
     offset + limit + 1 (a merge cannot skip by rank), O(k (log |M| + offset)). Archives are read
-    only where a head runs out above the page's end.
+    only where a head runs out above the page's end. ``prefetched``: the big followees and the
+    stored A, when page_warm read them already (one round trip fewer).
     """
     want = limit + 1 if before is not None else (offset or 0) + limit + 1
-    streams, archived = _home_streams(user_id, before=before, want=want)
+    streams, archived = _home_streams(user_id, before=before, want=want, prefetched=prefetched)
     if streams is None:
         return page(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, archived=archived)
     skip = 0 if before is not None else offset or 0

@@ -40,6 +40,20 @@ def reads(user_id: int) -> str:
 READS_PENDING_BUCKETS = 64
 
 
+def read_ids(user_id: int) -> str:
+    """Set of the same board ids as ``reads`` (an intset: 8 bytes an id up to 512 of them),
+    kept with it by every write, expiring with it: social reading intersects it with the asked
+    ids in C (SINTER) instead of walking the reads in Lua. Example: ``rs:{u:42}``."""
+    return f"rs:{_user_tag(user_id)}"
+
+
+def reads_query(user_id: int) -> str:
+    """Set of the board ids one social-reading call asks about, made and deleted inside that
+    call (social/scripts/readers_of.lua), in the slot of the call's first reader so that it lies
+    on the node the call runs on. Never outlives the script. Example: ``rq:{u:42}``."""
+    return f"rq:{_user_tag(user_id)}"
+
+
 def reads_pending(reader_id: int) -> str:
     """Hash ``<reader>:<board>`` -> read time (epoch seconds): reads not yet written to
     PostgreSQL, one bucket of them (the reader's id modulo READS_PENDING_BUCKETS); beat moves

@@ -40,13 +40,11 @@ def read_record(user_id: int, board_id: int, *, now: float | None = None, pipe=N
     dropping reads past the retention window, and buffer it for PostgreSQL. One round trip
     (none inside ``pipe``): O(log n + expired)."""
     now = time.time() if now is None else now
-    key = keys.reads(user_id)
-    # No MULTI: the buffer lies in another slot, and each command stands alone (a read racing
-    # another of the same reader ends with both in the set either way).
+    # The read set and its id set change together in one script (read_add.lua, the reader's
+    # slot); the buffer lies in another slot and stands alone.
     client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
-    client.zadd(key, {board_id: now})
-    client.zremrangebyscore(key, "-inf", f"({now - _retention()}")
-    client.expire(key, _retention())
+    scripts.read_add(keys=[keys.reads(user_id), keys.read_ids(user_id)],
+                     args=[board_id, now, now - _retention(), _retention()], client=client)
     client.hset(keys.reads_pending(user_id), keys.read_field(user_id, board_id), repr(float(now)))
     if pipe is None:
         client.execute()
@@ -135,11 +133,15 @@ def reads_replace(reads: Iterable[tuple[int, dict[int, float]]]) -> int:
     client, written = get_redis(), 0
     pipe = client.pipeline(transaction=False)
     for reader_id, latest in reads:
-        key = keys.reads(reader_id)
+        key, ids_key = keys.reads(reader_id), keys.read_ids(reader_id)
         pipe.delete(key)
+        pipe.delete(ids_key)  # one key a DEL: a cluster pipeline takes no other
         if latest:
+            expires = int(max(latest.values()) + _retention()) + 1
             pipe.zadd(key, latest)
-            pipe.expireat(key, int(max(latest.values()) + _retention()) + 1)
+            pipe.sadd(ids_key, *latest)
+            pipe.expireat(key, expires)
+            pipe.expireat(ids_key, expires)
         written += 1
         if written % 1000 == 0:
             pipe.execute()
@@ -154,15 +156,20 @@ def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | 
     """For each board, which of ``reader_ids`` read it within the retention window.
 
     The N x M question in readers_of.lua calls, one pipelined round trip per Redis node: each
-    walks its readers' recent reads once against a table of the N ids (O(reads) a reader, not
-    O(N) probes into a listpack), and returns only the hits."""
+    puts the N ids in a scratch intset and intersects every reader's id set with it in C
+    (SINTER: O(min(reads, N) log N) a reader), checks the times of the hits only where a
+    reader's oldest read is older than the window, and returns only the hits. On a cluster
+    (no command there names two slots) each reader's recent reads are walked in the script
+    against a table of the N ids instead: O(reads) a reader."""
     reader_ids = list(reader_ids)
     found: dict[int, list[int]] = {board_id: [] for board_id in board_ids}
     if not board_ids or not reader_ids:
         return found
     cutoff = (time.time() if now is None else now) - _retention()
-    answers = run_by_node(scripts.readers_of, reader_ids, key=keys.reads, keys_of=lambda r: [keys.reads(r)],
-                          args=[cutoff, len(board_ids), *board_ids], per_call=READERS_PER_CALL)
+    answers = run_by_node(scripts.readers_of, reader_ids, key=keys.reads,
+                          keys_of=lambda r: [keys.reads(r), keys.read_ids(r)],
+                          args=[cutoff, len(board_ids), *board_ids], per_call=READERS_PER_CALL,
+                          scratch=(lambda first: "") if settings.REDIS_CLUSTER else keys.reads_query)
     for group, pairs in answers:
         for i in range(0, len(pairs), 2):
             found[board_ids[pairs[i + 1] - 1]].append(group[pairs[i] - 1])

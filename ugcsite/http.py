@@ -14,8 +14,10 @@ from collections.abc import Callable
 from functools import lru_cache, wraps
 from typing import Annotated, Any, ClassVar
 
+import orjson
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.functional import SimpleLazyObject
@@ -64,6 +66,18 @@ def domain_error_response(error: errors.DomainError) -> JsonResponse:
         return error_response(503, str(error), headers={"Retry-After": str(error.retry_after)})
     status = next(code for kind, code in _DOMAIN_STATUS if isinstance(error, kind))
     return error_response(status, str(error))
+
+
+_JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
+_django_default = DjangoJSONEncoder().default
+
+
+def json_answer(data) -> HttpResponse:
+    """A 200 JSON answer, serialised by orjson (several times faster than JsonResponse's json
+    module on a feed page); dates, lazy strings and the like go through Django's own encoder,
+    so the text means the same as JsonResponse's."""
+    return HttpResponse(orjson.dumps(data, default=_django_default, option=_JSON_OPTIONS),
+                        content_type="application/json")
 
 
 # --- authentication ---------------------------------------------------------------------------
@@ -147,7 +161,7 @@ def endpoint(**handlers: Callable) -> Callable:
             return domain_error_response(error)
         if isinstance(result, HttpResponse):
             return result
-        return JsonResponse(result, safe=False)
+        return json_answer(result)
 
     return view
 

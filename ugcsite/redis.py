@@ -143,10 +143,12 @@ def _layout_changed(error: Exception) -> bool:
 
 
 def run_by_node(script: Script, owners: Iterable[int], *, key: Callable[[int], str],
-                keys_of: Callable[[int], list[str]], args: list, per_call: int) -> list[tuple[list[int], object]]:
-    """Run ``script`` over many owners: ``per_call`` owners a call (ARGV: ``args``, then each
-    owner's ``keys_of``; no declared KEYS), all calls of one node in one pipeline, so one
-    round trip per node.
+                keys_of: Callable[[int], list[str]], args: list, per_call: int,
+                scratch: Callable[[int], str] | None = None) -> list[tuple[list[int], object]]:
+    """Run ``script`` over many owners: ``per_call`` owners a call (ARGV: ``args``, then
+    ``scratch`` of the call's first owner when given, a key of the script's own on the node the
+    call runs on, then each owner's ``keys_of``; no declared KEYS), all calls of one node in one
+    pipeline, so one round trip per node.
     Returns (owners of a call, its answer) for every call. On a cluster whose layout changed
     (failover, moved slots) the layout is read again and the whole batch repeated: the script
     must be idempotent. O(total keys)."""
@@ -158,7 +160,8 @@ def run_by_node(script: Script, owners: Iterable[int], *, key: Callable[[int], s
                 calls = [group[i:i + per_call] for i in range(0, len(group), per_call)]
                 pipe = node.pipeline(transaction=False)
                 for call in calls:
-                    script(args=[*args, *(k for owner in call for k in keys_of(owner))], client=pipe)
+                    head = [*args, scratch(call[0])] if scratch is not None else args
+                    script(args=[*head, *(k for owner in call for k in keys_of(owner))], client=pipe)
                 batches.append((calls, pipe))
             if len(batches) == 1:
                 results = [batches[0][1].execute()]

@@ -6,7 +6,7 @@ from feeds import selectors
 from feeds.discovery.queries import SORTS, Query
 from feeds.rebuild import refuse_while_rebuilding
 from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
-from feeds.services.activity import home_feed_ready
+from feeds.services.activity import home_feed_read, home_feed_ready
 from social.rules import USERNAME_RE
 from social.selectors import user_get_by_name
 from ugcsite.http import ApiError, endpoint, login_required, paging
@@ -34,10 +34,10 @@ def user_boards(request, username: str):
 def feed(request):
     page = paging(request, allow_before=True)
     query = query_filters(request, allow_author=False)
-    home_feed_ready(user_id=request.api_user.pk)
     if query.filter_keys():
+        home_feed_ready(user_id=request.api_user.pk)
         return refuse_while_rebuilding(selectors.home_feed_filtered(request.api_user.pk, query, **page))
-    return refuse_while_rebuilding(selectors.home_feed(request.api_user.pk, **page))
+    return refuse_while_rebuilding(home_feed_read(user_id=request.api_user.pk, **page))
 
 
 def discover(request):

@@ -6,11 +6,27 @@
 -- KEYS[3]  the index generation counter, KEYS[4] the sort order (sorted set)
 -- KEYS[5..] the filter sets (kind, tags, author)
 -- ARGV[1]  offset, ARGV[2] limit, ARGV[3] the cache's TTL in milliseconds
--- Returns  {total, {id, id, ...}} best first (ties: the larger id, i.e. the newer board, first)
+-- ARGV[4], ARGV[5]  optional: the G key's text before and after a board id (feeds.keys.board_parts),
+--          on a plain Redis only (G hashes live in other slots): the page's G hashes come back too
+-- Returns  {total, {id, id, ...}} best first (ties: the larger id, i.e. the newer board, first),
+--          with ARGV[4]: {total, ids, {hash, hash, ...}}, each the flat HGETALL of G ({} for a miss)
 local offset = tonumber(ARGV[1])
 local stop = offset + tonumber(ARGV[2]) - 1
+
+local function answer(source)
+    local ids = redis.call('ZREVRANGE', source, offset, stop)
+    if not ARGV[4] or ARGV[4] == '' then
+        return {redis.call('ZCARD', source), ids}
+    end
+    local hashes = {}
+    for i, id in ipairs(ids) do
+        hashes[i] = redis.call('HGETALL', ARGV[4] .. id .. ARGV[5])
+    end
+    return {redis.call('ZCARD', source), ids, hashes}
+end
+
 if #KEYS == 4 then
-    return {redis.call('ZCARD', KEYS[4]), redis.call('ZREVRANGE', KEYS[4], offset, stop)}
+    return answer(KEYS[4])
 end
 local generation = redis.call('GET', KEYS[3]) or '0'
 if redis.call('GET', KEYS[2]) ~= generation or redis.call('EXISTS', KEYS[1]) == 0 then
@@ -23,4 +39,4 @@ if redis.call('GET', KEYS[2]) ~= generation or redis.call('EXISTS', KEYS[1]) == 
     redis.call('SET', KEYS[2], generation, 'PX', ARGV[3])
     redis.call('PEXPIRE', KEYS[1], ARGV[3])
 end
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZREVRANGE', KEYS[1], offset, stop)}
+return answer(KEYS[1])

@@ -3,7 +3,7 @@ whole before it is read."""
 
 import time
 
-from feeds import regeneration, tasks, timelines
+from feeds import regeneration, selectors, tasks, timelines
 
 _SEEN_EVERY = 60.0  # seconds: activity is recorded at most this often per user and process
 _seen: dict[int, float] = {}
@@ -31,3 +31,15 @@ def home_feed_ready(*, user_id: int) -> None:
     gap = regeneration.home_regenerate(user_id)
     if gap is not None:
         tasks.home_gap_fill.delay(user_id, *gap)
+
+
+def home_feed_read(*, user_id: int, offset: int | None, before: int | None, limit: int) -> dict:
+    """A page of the caller's home feed, their activity recorded with it: one round trip when
+    warm (selectors.home_feed with the touch in its script call). A returning idle user's P is
+    regenerated first (home_feed_ready), then read the ordinary way."""
+    answer = selectors.home_feed(user_id, offset=offset, before=before, limit=limit, touch=True,
+                                 stop_if_regenerate=True)
+    if answer is None:
+        home_feed_ready(user_id=user_id)
+        answer = selectors.home_feed(user_id, offset=offset, before=before, limit=limit)
+    return answer

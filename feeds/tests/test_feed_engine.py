@@ -2,12 +2,15 @@
 
 import pytest
 from django.test import override_settings
+from redis.connection import AbstractConnection
 
 from feeds import keys, timelines
 from feeds.models import Board
+from feeds.services import activity
 from social import graph
 from social import keys as social_keys
 from social.models import Follow
+from ugcsite.redis import get_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -264,3 +267,30 @@ def test_a_warm_feed_request_makes_no_postgresql_query(api, run, django_assert_n
     assert len(feed_ids(bob)) == 3  # warms the token cache and G
     with django_assert_num_queries(0):
         assert len(feed_ids(bob)) == 3
+
+
+def test_a_warm_feed_page_is_one_round_trip_to_redis(api, run, monkeypatch, settings):
+    """A warm page (G filled, nothing archived, no big followee) is one script call on a plain
+    Redis: the ids, G, the following check and the activity mark (timeline_page.lua); on a
+    cluster G and the following check are two more. A board of someone no longer followed is
+    left out of the same page and taken out of P."""
+    alice, bob, carol = api.as_user("alice"), api.as_user("bob"), api.as_user("carol")
+    run(bob.put, "/api/v1/users/alice/follow")
+    run(bob.put, "/api/v1/users/carol/follow")
+    ids = [post_board(run, alice, f"a{i}") for i in range(3)]
+    gone = post_board(run, carol, "c")
+    bob_id = bob.get("/api/v1/me").json()["id"]
+    assert len(feed_ids(bob)) == 4  # fills G
+    graph.follow_remove(follower_id=bob_id, followee_id=carol.get("/api/v1/me").json()["id"])  # no clean-up ran
+
+    sent = []
+    original = AbstractConnection.send_packed_command
+    monkeypatch.setattr(AbstractConnection, "send_packed_command",
+                        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health))
+    answer = activity.home_feed_read(user_id=bob_id, offset=0, before=None, limit=20)
+    assert [item["id"] for item in answer["items"]] == ids[::-1]
+    if settings.REDIS_CLUSTER:  # the script; G, one send per node holding some; ZMSCORE; the stale id's ZREM
+        assert 4 <= len(sent) <= 3 + len(get_redis().get_primaries())
+    else:
+        assert len(sent) == 1
+    assert gone not in timelines.home_ids(bob_id)

@@ -77,8 +77,7 @@ def home_feed(request):
     user = request.user
     before = before_param(request)
     activity.user_seen(user_id=user.pk)
-    activity.home_feed_ready(user_id=user.pk)
-    page = _page(selectors.home_feed(user.pk, offset=None if before else 0, before=before, limit=PAGE_SIZE))
+    page = _page(activity.home_feed_read(user_id=user.pk, offset=None if before else 0, before=before, limit=PAGE_SIZE))
     empty = not page["items"] and before is None
     # A feed that fits on one page is a young one: suggest people to follow below it.
     short = before is None and page["next"] is None

@@ -1,47 +1,90 @@
 #!lua flags=allow-cross-slot-keys
 -- Social reading: which of these readers read any of these boards since a cut-off. One call
--- answers many readers (their read sets, user -> boards): the board ids cross the wire once and
--- only the hits come back. A reader's recent reads are walked once and looked up in a table of
--- the asked ids, O(reads); a reader with many more reads than ids asked is probed with
--- ZMSCORE instead, O(ids). (Small sets are listpacks, where each ZMSCORE probe is a scan.)
--- One call serves many readers whose read sets lie on one Redis node, in many slots: declared
--- KEYS would have to share a slot, so the keys come in ARGV (built by social.keys, grouped by
--- ugcsite.redis.run_by_node) and the flag above lets the script touch several slots.
+-- answers many readers: the board ids cross the wire once and only the hits come back. The
+-- asked ids go into a scratch set first (an intset: board ids are integers), and each reader's
+-- id set rs (the ids of their read set r, kept with it by read_add.lua) is intersected with it
+-- in C by SINTER: O(min(reads, N) log N) a reader, and only the hits reach Lua. The hits' read
+-- times are checked against the cut-off only when the reader's oldest read is older than it
+-- (one O(1) look at the start of r). A reader with reads but no id set (written before id
+-- sets existed) is walked as before: their recent reads against a table of the asked ids.
+-- One call serves many readers whose keys lie on one Redis node, in many slots: declared KEYS
+-- would have to share a slot, so the keys come in ARGV (built by social.keys, grouped by
+-- ugcsite.redis.run_by_node) and the flag above lets the script touch several slots. The
+-- scratch set is in the first reader's slot, so on the same node, and is deleted before the
+-- call returns. On a Redis Cluster one command may not name keys of two slots, even in a script
+-- allowed to cross slots, so there (ARGV[3+B] empty) each reader is answered alone: their
+-- recent reads walked against a table of the asked ids, O(reads), or, when they hold many more
+-- reads than ids are asked, ZMSCORE of the ids, O(N) probes.
 -- KEYS     none
 -- ARGV[1]  the cut-off (epoch seconds): older reads do not count
 -- ARGV[2]  B, how many board ids follow
 -- ARGV[3 .. 2+B]  board ids
--- ARGV[3+B ..]    the read sets r:{u:<id>} of the readers
--- Returns  a flat list of pairs {reader position (1-based, among the read sets), board position
+-- ARGV[3+B]       the scratch set rq:{u:<first reader>}, or "" on a cluster
+-- ARGV[4+B ..]    pairs: the read set r:{u:<id>} and the id set rs:{u:<id>} of each reader
+-- Returns  a flat list of pairs {reader position (1-based, among the readers), board position
 --          (1-based, among the board ids)} for every read found
 local cutoff = tonumber(ARGV[1])
 local count = tonumber(ARGV[2])
-local boards, position = {}, {}
+local position = {}
 for i = 3, 2 + count do
-    boards[#boards + 1] = ARGV[i]
     position[ARGV[i]] = i - 2
 end
-local first = 3 + count
-local found = {}
-for k = first, #ARGV do
-    local reader = k - first + 1
-    if redis.call('ZCARD', ARGV[k]) <= 4 * #boards then
-        local recent = redis.call('ZRANGE', ARGV[k], cutoff, '+inf', 'BYSCORE')
-        for _, member in ipairs(recent) do
-            local b = position[member]
-            if b then
-                found[#found + 1] = reader
-                found[#found + 1] = b
+local scratch = ARGV[3 + count]
+if scratch ~= '' then
+    redis.call('DEL', scratch)
+    redis.call('SADD', scratch, unpack(ARGV, 3, 2 + count))
+end
+
+-- The reads of one reader among the asked ids, newer than the cut-off, without the id set.
+local function alone(reads)
+    local hits = {}
+    if redis.call('ZCARD', reads) <= 4 * count then
+        for _, member in ipairs(redis.call('ZRANGE', reads, cutoff, '+inf', 'BYSCORE')) do
+            if position[member] then
+                hits[#hits + 1] = member
             end
         end
     else
-        local scores = redis.call('ZMSCORE', ARGV[k], unpack(boards))
-        for b = 1, #boards do
+        local scores = redis.call('ZMSCORE', reads, unpack(ARGV, 3, 2 + count))
+        for b = 1, count do
             if scores[b] and tonumber(scores[b]) >= cutoff then
-                found[#found + 1] = reader
-                found[#found + 1] = b
+                hits[#hits + 1] = ARGV[2 + b]
             end
         end
     end
+    return hits
+end
+
+local found = {}
+local reader = 0
+for k = 4 + count, #ARGV, 2 do
+    reader = reader + 1
+    local reads, ids = ARGV[k], ARGV[k + 1]
+    local hits = {}
+    if scratch ~= '' then
+        hits = redis.call('SINTER', ids, scratch)
+    end
+    if scratch == '' or (#hits == 0 and redis.call('EXISTS', ids) == 0) then
+        hits = alone(reads)
+    elseif #hits > 0 then
+        local oldest = redis.call('ZRANGE', reads, 0, 0, 'WITHSCORES')
+        if oldest[2] and tonumber(oldest[2]) < cutoff then
+            local scores = redis.call('ZMSCORE', reads, unpack(hits))
+            local recent = {}
+            for i = 1, #hits do
+                if scores[i] and tonumber(scores[i]) >= cutoff then
+                    recent[#recent + 1] = hits[i]
+                end
+            end
+            hits = recent
+        end
+    end
+    for _, member in ipairs(hits) do
+        found[#found + 1] = reader
+        found[#found + 1] = position[member]
+    end
+end
+if scratch ~= '' then
+    redis.call('DEL', scratch)
 end
 return found
