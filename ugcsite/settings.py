@@ -69,6 +69,7 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "ugcsite.urls"
 WSGI_APPLICATION = "ugcsite.wsgi.application"
+ASGI_APPLICATION = "ugcsite.asgi.application"
 AUTH_USER_MODEL = "social.User"
 LOGIN_URL = "/login"
 LOGIN_REDIRECT_URL = "/"
@@ -121,6 +122,16 @@ if REDIS_CLUSTER:
                 "Django's cache cannot use a cluster. Set PLAIN_REDIS_URL (or CELERY_BROKER_URL and CACHE_URL) to a "
                 "plain Redis, e.g. PLAIN_REDIS_URL=redis://127.0.0.1:6379/0; `make run` starts one itself when none is set."
             )
+# The Channels layer of the live boards (feeds.live): on the plain Redis, db 3, like the broker
+# and the cache (channels_redis cannot use a cluster). ``capacity`` bounds what waits for one
+# connection: a connection that falls behind loses messages there and reads them back from the
+# board's op log, so a slow reader costs a bounded amount of memory.
+CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL", redis_db_url(_plain_redis, 3))
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
+    "hosts": [CHANNEL_LAYER_URL], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
+if REDIS_CLUSTER and urlsplit(CHANNEL_LAYER_URL).netloc == urlsplit(REDIS_URL).netloc:
+    raise ImproperlyConfigured("CHANNEL_LAYER_URL points at the Redis Cluster node of REDIS_URL, but the Channels layer "
+                               "cannot use a cluster. Set PLAIN_REDIS_URL (or CHANNEL_LAYER_URL) to a plain Redis.")
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
