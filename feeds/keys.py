@@ -210,3 +210,33 @@ def live_dirty() -> str:
 def live_group(board_id: int) -> str:
     """The Channels group of a board's open connections (on the plain Redis). ``board.1234``."""
     return f"board.{int(board_id)}"
+
+
+def live_elements(author_id: int, board_id: int) -> str:
+    """Hash of a live board's elements: ``<element id>`` -> the element's JSON as sent, and
+    ``#<element id>`` -> its point count (ids never hold ``#``). Example: ``le:{u:42}:1234``."""
+    return f"le:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_order(author_id: int, board_id: int) -> str:
+    """Sorted set of a live board's element ids by drawing order (an add goes on top).
+    Example: ``lz:{u:42}:1234``."""
+    return f"lz:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_presence(author_id: int, board_id: int) -> str:
+    """Hash of the open connections on a board: channel name -> ``{"u": username, "e": may edit,
+    "t": expires}``, refreshed by each connection while it lives (a process that dies leaves
+    entries that expire). Example: ``lp:{u:42}:1234``."""
+    return f"lp:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_dirty_member(author_id: int, board_id: int) -> str:
+    """A member of live_dirty: ``<author>:<board>``."""
+    return f"{int(author_id)}:{int(board_id)}"
+
+
+def live_dirty_parse(member: str) -> tuple[int, int]:
+    """(author id, board id) of a live_dirty member."""
+    author, board = member.split(":")
+    return int(author), int(board)

@@ -128,7 +128,8 @@ if REDIS_CLUSTER:
 # board's op log, so a slow reader costs a bounded amount of memory.
 CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL", redis_db_url(_plain_redis, 3))
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
-    "hosts": [CHANNEL_LAYER_URL], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
+    # redis-py 8 times socket reads out (5 s) no later than channels_redis's blocking pop (5 s): give it room.
+    "hosts": [{"address": CHANNEL_LAYER_URL, "socket_timeout": 30}], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
 if REDIS_CLUSTER and urlsplit(CHANNEL_LAYER_URL).netloc == urlsplit(REDIS_URL).netloc:
     raise ImproperlyConfigured("CHANNEL_LAYER_URL points at the Redis Cluster node of REDIS_URL, but the Channels layer "
                                "cannot use a cluster. Set PLAIN_REDIS_URL (or CHANNEL_LAYER_URL) to a plain Redis.")
@@ -290,3 +291,10 @@ READ_RETENTION = timedelta(days=int(os.environ.get("READ_RETENTION_DAYS", "30"))
 READS_FLUSH_SECONDS = int(os.environ.get("READS_FLUSH_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["reads-flush"] = {"task": "social.tasks.reads_flush", "schedule": float(READS_FLUSH_SECONDS)}
 CELERY_BEAT_SCHEDULE["reads-prune"] = {"task": "social.tasks.reads_prune", "schedule": 3600.0}
+
+# Shared boards, live (feeds.live): a board's ops reach PostgreSQL's doc this many seconds after
+# the first one not yet there (beat looks as often), and at once when its last editor leaves;
+# its live state in Redis expires this long after the last op.
+LIVE_COMPACT_SECONDS = float(os.environ.get("LIVE_COMPACT_SECONDS", "2"))
+LIVE_STATE_TTL_SECONDS = int(os.environ.get("LIVE_STATE_TTL_SECONDS", str(24 * 3600)))
+CELERY_BEAT_SCHEDULE["live-compact"] = {"task": "feeds.live.tasks.live_compact_due", "schedule": LIVE_COMPACT_SECONDS}

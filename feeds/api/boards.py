@@ -47,7 +47,7 @@ def board_update(request, board_id: int):
     changes = {field: getattr(data, field) for field in data.model_fields_set}
     if "doc" in changes:
         changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
-    board = services.board_update(board=board, changes=changes)
+    board = services.board_update(board=board, changes=changes, by=request.api_user.username)
     return _json(selectors.board_full_json(board))
 
 

@@ -33,3 +33,8 @@ def board_access_changed(board_id: int) -> None:
 def board_gone(board_id: int) -> None:
     """The board was deleted or hidden: every connection is closed with 4404."""
     _send(board_id, {"type": "board.gone"})
+
+
+def board_reset(board_id: int) -> None:
+    """The doc was replaced whole (an API edit): every connection gets a fresh hello."""
+    _send(board_id, {"type": "board.reset"})
