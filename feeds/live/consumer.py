@@ -44,6 +44,7 @@ CLOSE_UNAUTHENTICATED, CLOSE_FORBIDDEN, CLOSE_NOT_FOUND = 4401, 4403, 4404
 CLOSE_FLOOD = 4429  # too many messages refused for the rate limit
 CLOSE_TOO_BIG = 1009  # RFC 6455: message too big
 CLOSE_TRY_AGAIN = 1013  # RFC 6455: try again later (storage unreachable)
+CLOSE_SERVER_ERROR = 1011  # RFC 6455: a fault of ours (logged)
 LIVE_SEND_TIMEOUT = 10.0  # a client that does not take a message for this long is dropped
 GAP_WAIT = 0.2  # an op that arrives ahead of one missing waits this long before the log is read
 HEARTBEAT = PRESENCE_REFRESH = 20.0
@@ -131,6 +132,9 @@ class BoardConsumer(AsyncWebsocketConsumer):
         except REDIS_FAILURES as error:
             logger.warning("live board %s: storage unreachable at connect: %s", self.board_id, error)
             code = CLOSE_TRY_AGAIN
+        except Exception:
+            logger.exception("live board %s: opening failed", self.board_id)
+            code = CLOSE_SERVER_ERROR
         if code is not None:
             await self.close(code)
 

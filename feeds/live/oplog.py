@@ -24,7 +24,7 @@ from feeds import keys
 from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
 from feeds.scripts import scripts
-from feeds.validation import element_points
+from feeds.validation import doc_with_ids, element_points
 from ugcsite.redis import get_redis
 
 # Ops kept in a board's log for replay (?since=): a client further behind gets the whole doc.
@@ -97,7 +97,13 @@ def live_load(board_id: int) -> Board | None:
         board = Board.objects.select_for_update().filter(pk=board_id, state=Board.State.PUBLISHED).first()
         if board is None:
             return None
-        head, count, points, flat = _doc_args(board.doc)
+        doc = board.doc
+        if any("id" not in element for element in doc["elements"]):
+            # A doc from before element ids: they are given now, once, and kept in PostgreSQL
+            # (under the lock), so a later load gives the same ones.
+            board.doc_json = _json(doc_with_ids(doc))
+            Board.objects.filter(pk=board.pk).update(doc_json=board.doc_json)
+        head, count, points, flat = _doc_args(doc)
         scripts.live_load(keys=BoardRef.of(board).state_keys(), args=[
             "load", board.live_seq, secrets.token_hex(8), head, count, points, LIVE_REPLAY_KEEP, _ttl(), "", "", *flat])
     return board
