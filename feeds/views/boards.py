@@ -137,6 +137,7 @@ def _editor(request, *, board: Board | None):
         "doc": board.doc if board else None,
         "save_url": reverse("board", args=[board.pk]) if board else reverse("boards"),
         "save_method": "PATCH" if board else "POST",
+        "is_author": board is None or board.author_id == request.user.pk,
     })
 
 
