@@ -128,8 +128,9 @@ if REDIS_CLUSTER:
 # board's op log, so a slow reader costs a bounded amount of memory.
 CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL", redis_db_url(_plain_redis, 3))
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
-    # redis-py 8 times socket reads out (5 s) no later than channels_redis's blocking pop (5 s): give it room.
-    "hosts": [{"address": CHANNEL_LAYER_URL, "socket_timeout": 30}], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
+    # redis-py 8 times socket reads out (5 s) no later than channels_redis's blocking pop (5 s): give
+    # it room; and its pool holds 100 connections, fewer than a busy process's broadcasts at once.
+    "hosts": [{"address": CHANNEL_LAYER_URL, "socket_timeout": 30, "max_connections": 1000}], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
 if REDIS_CLUSTER and urlsplit(CHANNEL_LAYER_URL).netloc == urlsplit(REDIS_URL).netloc:
     raise ImproperlyConfigured("CHANNEL_LAYER_URL points at the Redis Cluster node of REDIS_URL, but the Channels layer "
                                "cannot use a cluster. Set PLAIN_REDIS_URL (or CHANNEL_LAYER_URL) to a plain Redis.")
