@@ -194,6 +194,9 @@ async def run_scenario(port: int, world, *, rate: float, seconds: float, server:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 seconds a scenario instead of 15")
+    parser.add_argument("--pair", action="store_true",
+                        help="only two people on one board, 2 strokes a second each, 2 worker processes "
+                             "(the issue's 200 ms check); prints, writes no table")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
@@ -206,6 +209,8 @@ def main() -> None:
         (100, 5, 1.0, 1), (100, 5, 1.0, 2), (100, 5, 1.0, 4),
         (1, 100, 0.5, 1), (1, 100, 0.5, 2), (1, 100, 0.5, 4),
     ]
+    if args.pair:
+        scenarios = [(1, 2, 2.0, 2)]
     rows = []
     for boards, per_board, rate, workers in scenarios:
         print(f"{boards} boards x {per_board} clients, {rate:g} op/s each, {workers} worker process(es): "
@@ -221,6 +226,8 @@ def main() -> None:
               f"every receiver), {result['deliveries_per_s']:.0f} deliveries/s, latency p50 {result['p50_ms']:.1f} ms "
               f"p99 {result['p99_ms']:.1f} ms, {result['kib_per_connection']:.0f} KiB a connection, "
               f"{result['dropped']} clients dropped", flush=True)
+    if args.pair:
+        return
     lines = [
         "# Shared boards, live: `make bench-live`", "",
         f"{seconds} s a scenario on loopback, the load generator (one Python process) on the same 2-core machine as "

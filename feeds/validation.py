@@ -123,11 +123,12 @@ def new_element_id() -> str:
 
 def doc_with_ids(doc: dict) -> dict:
     """A valid doc (as sent) whose elements without an ``id`` get a fresh one, the others kept
-    as sent (API.md: a GET always returns ids). Changes ``doc`` in place and returns it."""
-    for element in doc["elements"]:
-        if "id" not in element:
-            element["id"] = new_element_id()
-    return doc
+    as sent (API.md: a GET always returns ids). ``doc`` itself is left as it was (a copy is
+    returned when an id was given)."""
+    if all("id" in element for element in doc["elements"]):
+        return doc
+    elements = [element if "id" in element else {**element, "id": new_element_id()} for element in doc["elements"]]
+    return {**doc, "elements": elements}
 
 
 def _clean_title(value: str) -> str:

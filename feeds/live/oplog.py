@@ -101,7 +101,8 @@ def live_load(board_id: int) -> Board | None:
         if any("id" not in element for element in doc["elements"]):
             # A doc from before element ids: they are given now, once, and kept in PostgreSQL
             # (under the lock), so a later load gives the same ones.
-            board.doc_json = _json(doc_with_ids(doc))
+            doc = doc_with_ids(doc)
+            board.doc_json = _json(doc)
             Board.objects.filter(pk=board.pk).update(doc_json=board.doc_json)
         head, count, points, flat = _doc_args(doc)
         scripts.live_load(keys=BoardRef.of(board).state_keys(), args=[

@@ -5,7 +5,9 @@ A message lost here (the plain Redis unreachable) costs little: each connection 
 again whenever it is told and when it reconnects, and a gone board refuses every op anyway.
 """
 
+import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -19,8 +21,15 @@ def _send(board_id: int, message: dict) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    send = async_to_sync(layer.group_send)
     try:
-        async_to_sync(layer.group_send)(keys.live_group(board_id), message)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            send(keys.live_group(board_id), message)
+        else:  # a thread whose own loop runs (a test's browser driver): send from another thread
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(send, keys.live_group(board_id), message).result()
     except Exception as error:  # a notice, never the reason a request fails
         logger.warning("could not tell board %s's live connections (%s): %s", board_id, message["type"], error)
 

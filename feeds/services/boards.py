@@ -44,7 +44,7 @@ def enqueue(task, *args) -> None:
 
 
 def _doc_text(doc: dict) -> str:
-    doc_with_ids(doc)  # every stored element has an id (API.md, "Shared boards, live")
+    doc = doc_with_ids(doc)  # every stored element has an id (API.md, "Shared boards, live")
     # ASCII with escapes: any JSON string (NUL, lone surrogates) survives PostgreSQL and reads back as sent.
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
@@ -139,7 +139,7 @@ def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False, l
     if not changes:
         return board
     if "doc" in changes and live_seq is None:
-        doc_with_ids(changes["doc"])
+        changes = {**changes, "doc": doc_with_ids(changes["doc"])}
         with transaction.atomic():
             Board.objects.select_for_update().filter(pk=board.pk).values_list("pk").first()
             seq = oplog.live_reset(board, changes["doc"], by=by)

@@ -162,9 +162,14 @@ def test_a_removed_editor_can_no_longer_draw_and_a_deleted_board_closes(world, r
     server, board, t = world["server"], world["board"], world["tokens"]
     bob = Client(server, board.pk, token=t["bob"])
     run(editor_services.editor_remove, board=board, user=board.editor_rows.get().user)
-    time.sleep(0.5)
-    bob.op("b", {"kind": "add", "element": stroke("b")})
-    assert "watch" in bob.recv_type("error")["detail"]
+    for attempt in range(50):  # the notice reaches bob's connection through the Channels layer
+        cid = f"b{attempt}"
+        bob.op(cid, {"kind": "add", "element": stroke(cid)})
+        answer = next(m for m in iter(bob.recv, None) if m["type"] in ("op", "error") and m["client_op_id"] == cid)
+        if answer["type"] == "error":
+            break
+        time.sleep(0.2)
+    assert answer["type"] == "error" and "watch" in answer["detail"]
     run(board_services.board_delete, board=Board.objects.get(pk=board.pk))
     with pytest.raises(ConnectionClosed):
         while True:
