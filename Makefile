@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-search bench-cluster bench-deps bench-fanout-limit soak venv clean-var
+.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deps bench-fanout-limit soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -76,6 +76,11 @@ bench-search: bench-deps
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: $(STAMP)
 	@scripts/with-servers.sh python -m bench.hotkeys
+
+# Shared boards, live: K boards x N WebSocket clients against uvicorn with 1, 2 and 4 worker
+# processes (ops/s, broadcast latency, memory a connection): bench/results/live.md.
+bench-live: $(STAMP)
+	@scripts/with-servers.sh python -m bench.live $(ARGS)
 
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: $(STAMP)

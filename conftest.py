@@ -5,9 +5,12 @@
 """
 
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,69 @@ def celery_worker_process(django_db_setup, django_db_blocker):
 def celery_worker(celery_worker_process, transactional_db):
     """Use in tests whose tasks must run in the real worker; the database is committed for real."""
     return celery_worker_process
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def asgi_server_process(django_db_setup, django_db_blocker):
+    """A real ASGI server (uvicorn, as `make run` serves the site) on the test database and Redis,
+    on a free port: ``.url`` (http://...), ``.ws`` (ws://...), ``.restart()`` kills it (SIGKILL)
+    and starts it again on the same port."""
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env["DATABASE_CONN_MAX_AGE"] = "0"
+    env["DJANGO_DEBUG"] = "1"
+    log_path = ROOT / "test-artifacts" / "asgi-server.log"
+    log_path.parent.mkdir(exist_ok=True)
+
+    class Server:
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        ws = f"ws://127.0.0.1:{port}"
+        process = None
+
+        def start(self):
+            log = open(log_path, "a")
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "ugcsite.asgi:application", "--host", "127.0.0.1",
+                 "--port", str(self.port), "--workers", "2", "--log-level", "warning", "--ws-max-size", str(4 * 1024 * 1024)],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(f"{self.url}/healthz", timeout=1).read()
+                    return
+                except OSError:
+                    if self.process.poll() is not None or time.monotonic() > deadline:
+                        self.process.kill()
+                        pytest.fail(f"The ASGI server did not start; see {log_path}")
+                    time.sleep(0.1)
+
+        def stop(self, *, kill=False):
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+        def restart(self):
+            self.stop(kill=True)
+            self.start()
+
+    server = Server()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def asgi_server(asgi_server_process, transactional_db):
+    """Use in tests that talk to the real ASGI server; the database is committed for real."""
+    return asgi_server_process

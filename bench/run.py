@@ -64,6 +64,8 @@ class Table:
 # The servers measured under wrk: the first is the production one (make run's), whose figures the
 # targets are read from; the others are measured for comparison only.
 HTTP_SERVERS = (
+    ("uvicorn ASGI, 2 workers", ["-m", "uvicorn", "ugcsite.asgi:application", "--workers", "2", "--no-access-log",
+                                 "--log-level", "warning", "--host", "127.0.0.1", "--port"]),
     ("gunicorn, 2 workers", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--access-logfile", "/dev/null",
                              "--error-logfile", "/dev/null", "--bind"]),
     ("gunicorn gthread, 2 x 4 threads", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--worker-class", "gthread",

@@ -9,7 +9,7 @@ Runs inside scripts/with-servers.sh (its own throwaway PostgreSQL and Redis). St
 1. a world: SOAK_PEOPLE people (3,000) following ~30 each, popular people chosen more often
    (Zipf), 30,000 boards loaded in bulk, every Redis structure built by the site's own rebuild
    and archival code, and a bearer token each (ApiToken rows in bulk);
-2. gunicorn + a Celery worker + Celery beat under supervisord (scripts/supervisord.conf, as
+2. uvicorn (ASGI) + a Celery worker + Celery beat under supervisord (scripts/supervisord.conf, as
    `make run` runs them) on a free port, the write rate limits raised out of the way;
 3. locust, headless, SOAK_CLIENTS (40) clients for SOAK_SECONDS: ~90% feed reads (some paging
    with before=), ~5% posts, ~5% follows and unfollows, each as a random person
@@ -88,7 +88,7 @@ def main() -> None:
         site.start()
         try:
             site.wait_ready()
-            print(f"Site up on {site.url} (gunicorn 2 workers x 4 threads, Celery worker --concurrency=2, beat); "
+            print(f"Site up on {site.url} (uvicorn, WEB_WORKERS processes, Celery worker --concurrency=2, beat); "
                   f"load average before the soak {load_before[0]:.2f}", flush=True)
             load = run_locust(site.url, run_dir, seconds=args.seconds, clients=args.clients, wait=args.wait)
             drain = wait_drain(timeout=args.drain_timeout)
@@ -109,7 +109,7 @@ def main() -> None:
         problems = verdict(figures)
         if problems:
             print("\nSOAK FAILED:\n  " + "\n  ".join(problems))
-            print(f"The site's log (gunicorn, worker, beat) is kept in {run_dir}/site.log; "
+            print(f"The site's log (uvicorn, worker, beat) is kept in {run_dir}/site.log; "
                   f"the locust figures in {run_dir}/locust.json.")
             sys.exit(1)
         keep_run_dir = False
@@ -209,7 +209,7 @@ class Site:
                         DJANGO_SECRET_KEY=secrets.token_urlsafe(50), STATIC_ROOT=str(run_dir / "static"), **limits)
 
     def start(self) -> None:
-        print("Collecting static files and starting gunicorn, the worker and beat under supervisord", flush=True)
+        print("Collecting static files and starting uvicorn, the worker and beat under supervisord", flush=True)
         subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, check=True,
                        env=self.env)
         self.log = open(self.run_dir / "site.log", "wb")
@@ -507,7 +507,7 @@ def report(f: dict) -> str:
         "",
         f"{when} on {platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python "
         f"{platform.python_version()}; `{command}`, {f['minutes']:.1f} minutes in all. Everything on this one "
-        f"machine: PostgreSQL, Redis, gunicorn (2 workers x 4 threads), a Celery worker (2 processes), beat and "
+        f"machine: PostgreSQL, Redis, uvicorn (3 processes), a Celery worker (2 processes), beat and "
         f"locust itself. The machine is shared with other engineers' runs: load average "
         f"{before[0]:.2f} before the soak, {after[0]:.2f} after it.",
         "",

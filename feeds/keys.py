@@ -193,3 +193,64 @@ def views_hour(hour: int) -> str:
 def discovery_patterns() -> list[str]:
     """SCAN patterns matching every discovery key above (for a rebuild)."""
     return ["ix:{d}:*", "ixt:{d}:*", "ixs:{d}:*", "ixc:{d}:*", "ixq:{d}:*", "ixqg:{d}:*", "ixg:{d}"]
+
+
+# --- shared boards, live (feeds.live) ---------------------------------------------------------
+# The op log lives in the data Redis beside the board's author's keys (their hash tag), so one
+# board's log, sequence and snapshot mark are one slot. The Channels group is no Redis key of
+# ours: channels_redis spells its own keys on the plain Redis from this name.
+
+def live_ops(author_id: int, board_id: int) -> str:
+    """Stream of a board's accepted ops, entry id ``<seq>-1`` (the board's sequence), each with
+    the fields ``op`` (JSON), ``by`` and ``cid``; trimmed below the last compaction minus
+    LIVE_REPLAY_KEEP. Example: ``lo:{u:42}:1234``."""
+    return f"lo:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_meta(author_id: int, board_id: int) -> str:
+    """Hash of a board's live state: ``seq`` (the last op accepted), ``compacted`` (the seq the
+    PostgreSQL doc holds), ``doc`` (the doc at ``doc_seq``, a snapshot applied ops build on) and
+    ``doc_seq``. Example: ``lm:{u:42}:1234``."""
+    return f"lm:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_dirty() -> str:
+    """Sorted set of boards with ops not yet compacted into PostgreSQL: ``<author>:<board>`` ->
+    when the first such op came (epoch seconds). One key for the site, written when a board goes
+    dirty (once per compaction, never per op). Example: ``live:dirty``."""
+    return "live:dirty"
+
+
+def live_group(board_id: int) -> str:
+    """The Channels group of a board's open connections (on the plain Redis). ``board.1234``."""
+    return f"board.{int(board_id)}"
+
+
+def live_elements(author_id: int, board_id: int) -> str:
+    """Hash of a live board's elements: ``<element id>`` -> the element's JSON as sent, and
+    ``#<element id>`` -> its point count (ids never hold ``#``). Example: ``le:{u:42}:1234``."""
+    return f"le:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_order(author_id: int, board_id: int) -> str:
+    """Sorted set of a live board's element ids by drawing order (an add goes on top).
+    Example: ``lz:{u:42}:1234``."""
+    return f"lz:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_presence(author_id: int, board_id: int) -> str:
+    """Hash of the open connections on a board: channel name -> ``{"u": username, "e": may edit,
+    "t": expires}``, refreshed by each connection while it lives (a process that dies leaves
+    entries that expire). Example: ``lp:{u:42}:1234``."""
+    return f"lp:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_dirty_member(author_id: int, board_id: int) -> str:
+    """A member of live_dirty: ``<author>:<board>``."""
+    return f"{int(author_id)}:{int(board_id)}"
+
+
+def live_dirty_parse(member: str) -> tuple[int, int]:
+    """(author id, board id) of a live_dirty member."""
+    author, board = member.split(":")
+    return int(author), int(board)

@@ -39,6 +39,9 @@ class Board(models.Model):
         expression=models.Func(models.F("title"), models.F("tags"), models.F("doc_json"),
                                function="ugc_board_search", output_field=SearchVectorField()),
         output_field=SearchVectorField(), db_persist=True, editable=False)
+    # The live sequence number (feeds.live) of the last op that doc_json holds: a compaction
+    # writes only a later one, and a board that goes live again starts counting from here.
+    live_seq = models.BigIntegerField(db_default=0)  # a default in PostgreSQL too: bulk loads leave it out
 
     class Meta:
         indexes = [
@@ -58,6 +61,22 @@ class Board(models.Model):
     @property
     def is_visible(self) -> bool:
         return self.state == self.State.PUBLISHED
+
+
+class BoardEditor(models.Model):
+    """Someone the board's author invited to draw on it (API.md, "Shared boards, live"): they may
+    change its drawing, nothing else. The board keeps its one author for feeds and profiles."""
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="editor_rows")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="board_editor_rows")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["board", "user"], name="board_editor_unique")]
+        indexes = [models.Index(fields=["user", "-board"], name="board_editor_user_idx")]
+
+    def __str__(self):
+        return f"user {self.user_id} draws on board {self.board_id}"
 
 
 class TimelineChunk(models.Model):

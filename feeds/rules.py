@@ -46,6 +46,20 @@ MAX_POINTS = 100_000  # in all paths of a drawing
 STROKE_WIDTH = (1, 64)
 TEXT_SIZE = (8, 128)
 MAX_TEXT = 500
+# An element's id (API.md, "Shared boards, live"): kept as sent, unique within a drawing; the
+# server gives one of ELEMENT_ID_GENERATED characters to an element sent without.
+ELEMENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+ELEMENT_ID_GENERATED = 12
+# Editors a board may have: each one is a row and a name in every hello, so the list stays short.
+MAX_EDITORS = 50
+
+# The live channel (feeds.live): what one connection may send. A frame holds one op, and an op
+# one element, which may be a path of up to MAX_POINTS points (about 20 bytes each as JSON).
+LIVE_MAX_FRAME = 2 * 1024 * 1024
+LIVE_OPS_PER_SECOND = 60  # sustained, per connection; a burst of LIVE_OPS_BURST passes
+LIVE_OPS_BURST = 200
+LIVE_CURSORS_PER_SECOND = 30  # cursor moves past this are dropped, silently
+LIVE_FLOOD_CLOSE_AFTER = 50  # messages refused for the rate limit before the server closes (4429)
 
 
 class Timeline(models.TextChoices):
@@ -61,6 +75,7 @@ def editor_config() -> dict:
         "kinds": list(BOARD_KINDS), "tagPattern": TAG_PATTERN, "tagWords": TAG_WORDS, "maxTags": MAX_TAGS, "maxTitle": MAX_TITLE,
         "colorPattern": COLOR_PATTERN, "maxCanvas": MAX_CANVAS, "maxElements": MAX_ELEMENTS,
         "maxPoints": MAX_POINTS, "strokeWidth": list(STROKE_WIDTH), "textSize": list(TEXT_SIZE), "maxText": MAX_TEXT,
+        "elementIdPattern": ELEMENT_ID_PATTERN, "elementIdLength": ELEMENT_ID_GENERATED,
     }
 
 

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from feeds import archive, boardcache, keys, notifications, timelines
 from feeds.boardcache import summary_from_fields
 from feeds.discovery import counters, indexes, queries
-from feeds.models import Board
+from feeds.models import Board, BoardEditor
 from feeds.rules import Timeline
 from feeds.search import boards_search
 from social import graph, reading
@@ -261,3 +261,43 @@ def notifications_list(user, *, offset: int, limit: int) -> dict:
         "created_at": row.created_at.isoformat(),
         "read": row.read,
     } for row in rows]}
+
+class NotBoardEditor(NotAllowed):
+    def __init__(self):
+        super().__init__("Only this board's author and the editors they invited can change its drawing.")
+
+
+class NotBoardAuthorOrEditor(NotAllowed):
+    def __init__(self):
+        super().__init__("Only this board's author can remove its editors (an editor may remove themself).")
+
+
+def board_may_draw(board: Board, user) -> bool:
+    """Whether ``user`` (or None) may change ``board``'s drawing: its author or an editor.
+    One indexed query at most."""
+    if user is None or not user.is_authenticated:
+        return False
+    return board.author_id == user.pk or BoardEditor.objects.filter(board_id=board.pk, user_id=user.pk).exists()
+
+
+def board_get_drawable(board_id: int, user) -> Board:
+    """A published board whose drawing ``user`` may change, or ``BoardNotFound`` / ``NotBoardEditor``."""
+    board = board_get_visible(board_id)
+    if not board_may_draw(board, user):
+        raise NotBoardEditor()
+    return board
+
+
+def board_editors(board_id: int) -> list[dict]:
+    """``{"id", "username"}`` of a board's editors, in the order they were invited (one query;
+    at most MAX_EDITORS rows)."""
+    rows = BoardEditor.objects.filter(board_id=board_id).order_by("added_at", "id").values_list("user_id", "user__username")
+    return [{"id": user_id, "username": username} for user_id, username in rows]
+
+
+def boards_edited_by(user_id: int, *, limit: int = 20) -> list[dict]:
+    """Summaries of the published boards ``user_id`` was invited to draw on, newest first
+    (their profile lists them). One query over the editor rows' index."""
+    boards = (Board.objects.select_related("author")
+              .filter(editor_rows__user_id=user_id, state=Board.State.PUBLISHED).order_by("-id")[:limit])
+    return [board_summary(board) for board in boards]

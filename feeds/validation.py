@@ -5,12 +5,13 @@ never get this far (ugcsite.http.parse_json_object refuses them). Unknown keys a
 What is stored is the JSON as sent, not these models' dump, so a client reads back its own doc.
 """
 
+import secrets
 from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, StrictFloat, StrictStr, field_validator, model_validator
 
 from feeds.rules import (
-    BOARD_KINDS, COLOR_PATTERN, MAX_CANVAS, MAX_ELEMENTS, MAX_POINTS, MAX_TAGS, MAX_TEXT, MAX_TITLE,
+    BOARD_KINDS, COLOR_PATTERN, ELEMENT_ID_GENERATED, ELEMENT_ID_PATTERN, MAX_CANVAS, MAX_ELEMENTS, MAX_POINTS, MAX_TAGS, MAX_TEXT, MAX_TITLE,
     STROKE_WIDTH, TAG_PATTERN, TAG_WORDS, TEXT_SIZE, TITLE_PATTERN,
 )
 from ugcsite.http import Strict, Text
@@ -25,6 +26,7 @@ Coordinate = Annotated[Number, Field(json_schema_extra={"minimum": 0, "maximum":
 Extent = Annotated[Number, Field(gt=0, json_schema_extra={"maximum": MAX_CANVAS})]
 Point = Annotated[list[Coordinate], Field(min_length=2, max_length=2)]
 Tag = Annotated[StrictStr, Field(pattern=TAG_PATTERN)]
+ElementId = Annotated[StrictStr, Field(pattern=ELEMENT_ID_PATTERN)]
 KindName = Literal[BOARD_KINDS]
 # The title as the document describes it: _clean_title below is the check, TITLE_PATTERN says the same.
 Title = Annotated[Text, Field(json_schema_extra={
@@ -33,6 +35,7 @@ Title = Annotated[Text, Field(json_schema_extra={
 
 class PathElement(Strict):
     type: Literal["path"]
+    id: ElementId = None
     color: Color
     width: StrokeWidth
     points: Annotated[list[Point], Field(min_length=2, max_length=MAX_POINTS)]
@@ -40,6 +43,7 @@ class PathElement(Strict):
 
 class TextElement(Strict):
     type: Literal["text"]
+    id: ElementId = None
     color: Color
     size: Annotated[Number, Field(ge=TEXT_SIZE[0], le=TEXT_SIZE[1])]
     x: Coordinate
@@ -49,6 +53,7 @@ class TextElement(Strict):
 
 class ShapeElement(Strict):
     type: Literal["rect", "ellipse"]
+    id: ElementId = None
     color: Color
     width: StrokeWidth
     x: Coordinate
@@ -77,23 +82,53 @@ class Doc(Strict):
     def within_canvas(self):
         width, height = self.width, self.height
         total = 0
+        ids: set[str] = set()
         for i, element in enumerate(self.elements):
             where = f"elements[{i}]"
+            if element.id is not None:
+                if element.id in ids:
+                    raise ValueError(f"{where} has the id {element.id!r} of an earlier element; ids must be unique")
+                ids.add(element.id)
+            element_fits(element, width, height, where)
             if isinstance(element, PathElement):
                 total += len(element.points)
                 if total > MAX_POINTS:
                     raise ValueError(f"the drawing has more than {MAX_POINTS:,} points in all; simplify it")
-                for j, (x, y) in enumerate(element.points):
-                    if not (0 <= x <= width and 0 <= y <= height):
-                        raise ValueError(f"{where}.points[{j}] ({x}, {y}) lies outside the {width}x{height} canvas")
-            elif isinstance(element, TextElement):
-                if not (0 <= element.x <= width and 0 <= element.y <= height):
-                    raise ValueError(f"{where} ({element.x}, {element.y}) lies outside the {width}x{height} canvas")
-            elif not (
-                0 <= element.x and 0 <= element.y and element.x + element.w <= width and element.y + element.h <= height
-            ):
-                raise ValueError(f"{where}, a {element.type}, does not fit inside the {width}x{height} canvas")
         return self
+
+
+def element_fits(element, width: float, height: float, where: str = "the element") -> None:
+    """Raise ValueError unless ``element`` lies on a ``width`` x ``height`` canvas (a rect or
+    an ellipse whole). O(points)."""
+    if isinstance(element, PathElement):
+        for j, (x, y) in enumerate(element.points):
+            if not (0 <= x <= width and 0 <= y <= height):
+                raise ValueError(f"{where}.points[{j}] ({x}, {y}) lies outside the {width}x{height} canvas")
+    elif isinstance(element, TextElement):
+        if not (0 <= element.x <= width and 0 <= element.y <= height):
+            raise ValueError(f"{where} ({element.x}, {element.y}) lies outside the {width}x{height} canvas")
+    elif not (0 <= element.x and 0 <= element.y and element.x + element.w <= width and element.y + element.h <= height):
+        raise ValueError(f"{where}, a {element.type}, does not fit inside the {width}x{height} canvas")
+
+
+def element_points(element: dict) -> int:
+    """How many points an element (valid, as a dict) counts toward MAX_POINTS."""
+    return len(element["points"]) if element.get("type") == "path" else 0
+
+
+def new_element_id() -> str:
+    """A fresh element id: ELEMENT_ID_GENERATED characters of ``[A-Za-z0-9_-]`` (72 random bits)."""
+    return secrets.token_urlsafe(ELEMENT_ID_GENERATED * 3 // 4)
+
+
+def doc_with_ids(doc: dict) -> dict:
+    """A valid doc (as sent) whose elements without an ``id`` get a fresh one, the others kept
+    as sent (API.md: a GET always returns ids). ``doc`` itself is left as it was (a copy is
+    returned when an id was given)."""
+    if all("id" in element for element in doc["elements"]):
+        return doc
+    elements = [element if "id" in element else {**element, "id": new_element_id()} for element in doc["elements"]]
+    return {**doc, "elements": elements}
 
 
 def _clean_title(value: str) -> str:

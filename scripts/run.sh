@@ -54,7 +54,9 @@ if [ -z "${DJANGO_SECRET_KEY:-}" ]; then
     export DJANGO_SECRET_KEY=$(cat var/secret_key)
 fi
 export RUN_DIR=$PWD/var/run
-# Every process (gunicorn's workers, Celery's) writes its metrics here; /metrics adds them up.
+# The web server's processes (uvicorn workers; see bench/results/live.md for how they scale).
+export WEB_WORKERS=${WEB_WORKERS:-3}
+# Every process (the web server's workers, Celery's) writes its metrics here; /metrics adds them up.
 export PROMETHEUS_MULTIPROC_DIR=$RUN_DIR/prometheus
 rm -rf "$PROMETHEUS_MULTIPROC_DIR"; mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 

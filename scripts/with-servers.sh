@@ -34,6 +34,7 @@ export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 export CELERY_BROKER_URL="redis://127.0.0.1:$REDIS_PORT/14"
 export CACHE_URL="redis://127.0.0.1:$REDIS_PORT/15"
+export CHANNEL_LAYER_URL="redis://127.0.0.1:$REDIS_PORT/13"
 export REDIS_PORT
 if [ "${UGC_CLUSTER:-}" = 1 ]; then
     CLUSTER_PORTS=($(free_ports 3 "$PG_PORT" "$REDIS_PORT"))

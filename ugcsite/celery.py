@@ -8,3 +8,4 @@ app = Celery("ugcsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.autodiscover_tasks(["feeds.discovery"])  # tasks beside the indexes they keep
+app.autodiscover_tasks(["feeds.live"])  # compaction of the live boards

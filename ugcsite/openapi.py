@@ -122,6 +122,7 @@ def _paths() -> dict:
         "items": {"type": "array", "items": {"type": "object", "properties": {
             "id": {"type": "integer"}, "username": {"type": "string"}}}},
         "total": {"type": "integer"}}}
+    people_items = {"type": "object", "required": ["items"], "properties": {"items": people["properties"]["items"]}}
     return _common_answers({
         "/api/v1/health": {"get": {"summary": "The process answers", "responses": {"200": _answer("ok", {
             "type": "object", "properties": {"ok": {"type": "boolean"}}})}}},
@@ -190,7 +191,7 @@ def _paths() -> dict:
         "/api/v1/boards/{board_id}": {
             "parameters": [_board_id_param()],
             "get": {"summary": "Read a board (counts a view)", "responses": {"200": _answer("the board", board), **_errors(401, 404)}},
-            "patch": {"summary": "Change a board (author only)", "security": secured, "requestBody": _body("BoardPatch"),
+            "patch": {"summary": "Change a board (the author; its editors may change the doc alone)", "security": secured, "requestBody": _body("BoardPatch"),
                       "responses": {"200": _answer("the board", board), **_errors(400, 401, 403, 404, 413)}},
             "delete": {"summary": "Delete a board (author or staff)", "security": secured,
                        "responses": {"204": _answer("deleted"), **_errors(401, 403, 404)}},
@@ -223,6 +224,16 @@ def _paths() -> dict:
             "parameters": [_board_id_param()],
             "get": {"summary": "The drawing rendered as SVG",
                     "responses": {"200": _answer("SVG", {"type": "string"}, "image/svg+xml"), **_errors(401, 404)}}},
+        "/api/v1/boards/{board_id}/editors": {
+            "parameters": [_board_id_param()],
+            "get": {"summary": "The people invited to draw on a board", "responses": {
+                "200": _answer("editors", people_items), **_errors(401, 404)}}},
+        "/api/v1/boards/{board_id}/editors/{username}": {
+            "parameters": [_board_id_param(), USERNAME],
+            "put": {"summary": "Invite someone to draw on the board (author only; idempotent)", "security": secured,
+                    "responses": {"204": _answer("they may draw"), **_errors(400, 401, 403, 404, 429)}},
+            "delete": {"summary": "Remove an editor (the author, or the editor leaving; idempotent)", "security": secured,
+                       "responses": {"204": _answer("they no longer draw"), **_errors(401, 403, 404)}}},
     })
 
 

@@ -70,6 +70,7 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "ugcsite.urls"
 WSGI_APPLICATION = "ugcsite.wsgi.application"
+ASGI_APPLICATION = "ugcsite.asgi.application"
 AUTH_USER_MODEL = "social.User"
 LOGIN_URL = "/login"
 LOGIN_REDIRECT_URL = "/"
@@ -128,6 +129,18 @@ if REDIS_CLUSTER:
                 "Django's cache cannot use a cluster. Set PLAIN_REDIS_URL (or CELERY_BROKER_URL and CACHE_URL) to a "
                 "plain Redis, e.g. PLAIN_REDIS_URL=redis://127.0.0.1:6379/0; `make run` starts one itself when none is set."
             )
+# The Channels layer of the live boards (feeds.live): on the plain Redis, db 3, like the broker
+# and the cache (channels_redis cannot use a cluster). ``capacity`` bounds what waits for one
+# connection: a connection that falls behind loses messages there and reads them back from the
+# board's op log, so a slow reader costs a bounded amount of memory.
+CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL", redis_db_url(_plain_redis, 3))
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
+    # redis-py 8 times socket reads out (5 s) no later than channels_redis's blocking pop (5 s): give
+    # it room; and its pool holds 100 connections, fewer than a busy process's broadcasts at once.
+    "hosts": [{"address": CHANNEL_LAYER_URL, "socket_timeout": 30, "max_connections": 1000}], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
+if REDIS_CLUSTER and urlsplit(CHANNEL_LAYER_URL).netloc == urlsplit(REDIS_URL).netloc:
+    raise ImproperlyConfigured("CHANNEL_LAYER_URL points at the Redis Cluster node of REDIS_URL, but the Channels layer "
+                               "cannot use a cluster. Set PLAIN_REDIS_URL (or CHANNEL_LAYER_URL) to a plain Redis.")
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
@@ -300,3 +313,10 @@ READ_RETENTION = timedelta(days=int(os.environ.get("READ_RETENTION_DAYS", "30"))
 READS_FLUSH_SECONDS = int(os.environ.get("READS_FLUSH_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE["reads-flush"] = {"task": "social.tasks.reads_flush", "schedule": float(READS_FLUSH_SECONDS)}
 CELERY_BEAT_SCHEDULE["reads-prune"] = {"task": "social.tasks.reads_prune", "schedule": 3600.0}
+
+# Shared boards, live (feeds.live): a board's ops reach PostgreSQL's doc this many seconds after
+# the first one not yet there (beat looks as often), and at once when its last editor leaves;
+# its live state in Redis expires this long after the last op.
+LIVE_COMPACT_SECONDS = float(os.environ.get("LIVE_COMPACT_SECONDS", "2"))
+LIVE_STATE_TTL_SECONDS = int(os.environ.get("LIVE_STATE_TTL_SECONDS", str(24 * 3600)))
+CELERY_BEAT_SCHEDULE["live-compact"] = {"task": "feeds.live.tasks.live_compact_due", "schedule": LIVE_COMPACT_SECONDS}

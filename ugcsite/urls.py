@@ -30,6 +30,8 @@ api_v1 = [
     path("boards", board_api.boards, name="boards"),
     path("boards/<board_id:board_id>", board_api.board, name="board"),
     path("boards/<board_id:board_id>/preview.svg", board_api.preview, name="board-preview"),
+    path("boards/<board_id:board_id>/editors", board_api.editors, name="board-editors"),
+    path("boards/<board_id:board_id>/editors/<str:username>", board_api.editor, name="board-editor"),
 ]
 
 urlpatterns = [

@@ -3,9 +3,10 @@
 from django.http import HttpResponse
 
 from feeds import selectors
-from feeds.services import boards as services
+from feeds.services import boards as services, editors as editor_services
 from feeds.svg import render_svg
-from feeds.validation import BoardCreate, BoardPatch
+from feeds.validation import BoardCreate, BoardPatch, doc_with_ids
+from social.selectors import user_get_by_name
 from ugcsite.http import client_address, endpoint, login_required, parse_json_object, validate
 from ugcsite.ratelimits import write_attempt
 
@@ -23,7 +24,7 @@ def board_create(request):
     raw = parse_json_object(request)
     data = validate(BoardCreate, raw)
     board = services.board_create(
-        author=request.api_user, title=data.title, kind=data.kind, tags=data.tags, doc=raw["doc"]
+        author=request.api_user, title=data.title, kind=data.kind, tags=data.tags, doc=doc_with_ids(raw["doc"])
     )
     board.author = request.api_user
     return _json(selectors.board_full_json(board), status=201)
@@ -37,14 +38,16 @@ def board_read(request, board_id: int):
 
 @login_required
 def board_update(request, board_id: int):
-    board = selectors.board_get_own(board_id, request.api_user)
+    board = selectors.board_get_drawable(board_id, request.api_user)
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request)
+    if board.author_id != request.api_user.pk and raw.keys() - {"doc"}:
+        raise selectors.NotBoardAuthor()  # an editor changes the drawing only
     data = validate(BoardPatch, raw)
     changes = {field: getattr(data, field) for field in data.model_fields_set}
     if "doc" in changes:
-        changes["doc"] = raw["doc"]  # stored as sent
-    board = services.board_update(board=board, changes=changes)
+        changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
+    board = services.board_update(board=board, changes=changes, by=request.api_user.username)
     return _json(selectors.board_full_json(board))
 
 
@@ -52,6 +55,32 @@ def board_update(request, board_id: int):
 def board_delete(request, board_id: int):
     board = selectors.board_get_own(board_id, request.api_user, staff_may=True)
     services.board_delete(board=board)
+    return HttpResponse(status=204)
+
+
+def editors_list(request, board_id: int):
+    board = selectors.board_get_visible(board_id)
+    return {"items": selectors.board_editors(board.pk)}
+
+
+@login_required
+def editor_put(request, board_id: int, username: str):
+    board = selectors.board_get_visible(board_id)
+    user = user_get_by_name(username)
+    if board.author_id != request.api_user.pk:
+        raise selectors.NotBoardAuthor()
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    editor_services.editor_invite(board=board, user=user, invited_by=request.api_user)
+    return HttpResponse(status=204)
+
+
+@login_required
+def editor_delete(request, board_id: int, username: str):
+    board = selectors.board_get_visible(board_id)
+    user = user_get_by_name(username)
+    if request.api_user.pk not in (board.author_id, user.pk):
+        raise selectors.NotBoardAuthorOrEditor()
+    editor_services.editor_remove(board=board, user=user)
     return HttpResponse(status=204)
 
 
@@ -66,3 +95,5 @@ def board_preview(request, board_id: int):
 boards = endpoint(POST=board_create)
 board = endpoint(GET=board_read, PATCH=board_update, DELETE=board_delete)
 preview = endpoint(GET=board_preview)
+editors = endpoint(GET=editors_list)
+editor = endpoint(PUT=editor_put, DELETE=editor_delete)

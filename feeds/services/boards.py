@@ -19,10 +19,12 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import boardcache, tasks, timelines
 from feeds.discovery import counters, indexes
+from feeds.live import oplog, signals as live_signals
 from feeds.ids import board_id_time, next_board_id
 from feeds.models import Board, Outbox
 from feeds.outbox import outbox_add
 from feeds.rules import Timeline
+from feeds.validation import doc_with_ids
 from feeds.visibility import board_show, board_unshow
 from social import reading
 from ugcsite.errors import NotFound
@@ -42,6 +44,7 @@ def enqueue(task, *args) -> None:
 
 
 def _doc_text(doc: dict) -> str:
+    doc = doc_with_ids(doc)  # every stored element has an id (API.md, "Shared boards, live")
     # ASCII with escapes: any JSON string (NUL, lone surrogates) survives PostgreSQL and reads back as sent.
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
@@ -122,14 +125,32 @@ class BoardGone(NotFound):
         super().__init__(f"There is no board {board_id}.")
 
 
-def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False) -> Board:
+def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False, live_seq: int | None = None,
+                 by: str = "") -> Board:
     """Apply validated changes (any of title, kind, tags, doc) at once; G is rewritten on commit.
     The write holds only while the board is published, so an edit racing a delete or a hide
     cannot bring the board back into G or the indexes: it raises BoardGone instead. With
     ``unpublished_ok`` (staff editing a hidden board) such a board is changed in PostgreSQL
-    alone: nothing of it is in Redis, and unhiding it publishes the new values."""
+    alone: nothing of it is in Redis, and unhiding it publishes the new values.
+
+    A new doc replaces the live board's doc too (feeds.live: an entry of its op log, under the
+    board's row lock, so people drawing get it in order). ``live_seq`` is a compaction's: the
+    doc as it stood at that seq of the log, written only over an older one (else nothing)."""
     if not changes:
         return board
+    if "doc" in changes and live_seq is None:
+        changes = {**changes, "doc": doc_with_ids(changes["doc"])}
+        with transaction.atomic():
+            Board.objects.select_for_update().filter(pk=board.pk).values_list("pk").first()
+            seq = oplog.live_reset(board, changes["doc"], by=by)
+            if seq is not None:
+                transaction.on_commit(lambda: live_signals.board_reset(board.pk))
+            return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=seq)
+    return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=live_seq, only_newer=live_seq is not None)
+
+
+def _board_write(board: Board, changes: dict, *, unpublished_ok: bool, live_seq: int | None,
+                 only_newer: bool = False) -> Board:
     for field, value in changes.items():
         if field == "doc":
             board.doc_json = _doc_text(value)
@@ -137,9 +158,15 @@ def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False) -
             setattr(board, field, value)
     board.updated_at = timezone.now()
     fields = ["doc_json" if f == "doc" else f for f in changes] + ["updated_at"]
+    if live_seq is not None:
+        board.live_seq = live_seq
+        fields.append("live_seq")
     values = {field: getattr(board, field) for field in fields}
-    updated = Board.objects.filter(pk=board.pk, state=Board.State.PUBLISHED).update(**values)
+    rows = Board.objects.filter(pk=board.pk, state=Board.State.PUBLISHED)
+    updated = (rows.filter(live_seq__lt=live_seq) if only_newer else rows).update(**values)
     if not updated:
+        if only_newer:
+            return board  # gone, or a later doc is there already: nothing to write
         if unpublished_ok:
             Board.objects.filter(pk=board.pk).update(**values)
             return board
@@ -169,6 +196,7 @@ def board_leave(board: Board, state: str) -> bool:
             outbox_add(board.pk, Outbox.Action.RETRACT)
     if updated:
         transaction.on_commit(lambda: board_withdraw(board))
+        transaction.on_commit(lambda: live_signals.board_gone(board.pk))
     return bool(updated)
 
 

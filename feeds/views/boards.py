@@ -115,6 +115,8 @@ def board_detail(request, board_id: int):
         "preview_src": preview_src(reverse("board-preview", args=[board.pk]), board.updated_at.isoformat()),
         "read_by": _read_by(viewer, board.pk),
         "is_author": viewer is not None and viewer.pk == board.author_id,
+        "may_draw": selectors.board_may_draw(board, viewer),
+        "editors": selectors.board_editors(board.pk),
         "may_delete": viewer is not None and (viewer.pk == board.author_id or viewer.is_staff),
     })
 
@@ -136,6 +138,7 @@ def _editor(request, *, board: Board | None):
         "doc": board.doc if board else None,
         "save_url": reverse("board", args=[board.pk]) if board else reverse("boards"),
         "save_method": "PATCH" if board else "POST",
+        "is_author": board is None or board.author_id == request.user.pk,
     })
 
 
@@ -146,7 +149,7 @@ def board_new(request):
 
 @login_required
 def board_edit(request, board_id: int):
-    return _editor(request, board=selectors.board_get_own(board_id, request.user))
+    return _editor(request, board=selectors.board_get_drawable(board_id, request.user))
 
 
 @login_required

@@ -7,7 +7,15 @@
    whole drawing is redrawn from the model whenever the element changes size. Undo and redo keep
    whole states; element arrays are never changed in place, so a state is just a reference.
    Saving is POST /api/v1/boards (new) or PATCH /api/v1/boards/<id> with the session; a 4xx
-   shows the API's `detail`. */
+   shows the API's `detail`.
+
+   An existing board is drawn on live (static/js/live.js): every change goes to the server as ops
+   (add, remove) and the others' ops come in; the canvas shows the server's doc with this
+   person's unconfirmed ops on top, so drawing goes on while the connection is down and is sent
+   when it is back. Undo and redo then keep, per person, what each of their own changes added
+   and removed, and undo that alone (never someone else's strokes). Saving sends the title, kind
+   and tags (and the whole doc only when the connection could not confirm the drawing, or the
+   background changed). */
 (function () {
   "use strict";
 
@@ -67,6 +75,14 @@
   }
 
   const doc = loadDoc();
+  const draw2d = window.ugcsiteLive;  // drawing and ids, shared with the live view (live.js)
+  const isAuthor = form.dataset.isAuthor === "1" || !form.dataset.boardId;
+  const liveStatus = document.getElementById("live-status");
+  const livePeers = document.getElementById("live-peers");
+  let live = null;  // the live connection of an existing board
+  let liveUndo = [];  // live: this person's changes, {added, removed, background: [before, after]}
+  let liveRedo = [];
+  let backgroundChanged = false;
   const undoStack = [];
   const redoStack = [];
   let tool = "pen";
@@ -95,8 +111,54 @@
     if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
   }
 
+  /* What a change did, by element id: the elements it added and those it removed. */
+  function diff(before, next) {
+    const was = new Set(before.elements.map((e) => e.id));
+    const now = new Set(next.elements.map((e) => e.id));
+    return {
+      added: next.elements.filter((e) => !was.has(e.id)),
+      removed: before.elements.filter((e) => !now.has(e.id)),
+      background: before.background !== next.background ? [before.background, next.background] : null,
+    };
+  }
+
+  /* Live: do a change (forward) or its undo (backward) as ops on the board. */
+  function liveApply(entry, forward) {
+    const present = new Set(live.view().elements.map((e) => e.id));
+    const toRemove = forward ? entry.removed : entry.added;
+    const toAdd = forward ? entry.added : entry.removed;
+    for (const element of toRemove) if (present.has(element.id)) live.send({ kind: "remove", id: element.id });
+    for (const element of toAdd) if (!present.has(element.id)) live.send({ kind: "add", element });
+    if (entry.background) {
+      doc.background = entry.background[forward ? 1 : 0];
+      backgroundChanged = true;
+      if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
+    }
+    liveRefresh();
+    touched();
+  }
+
+  /* Live: the elements to show, the server's doc with this person's pending ops on top (and
+     what an eraser gesture under way has taken). */
+  function liveRefresh() {
+    const view = live.view();
+    if (!view) return;
+    const erased = gesture && gesture.erasedIds;
+    doc.elements = erased ? view.elements.filter((e) => !erased.has(e.id)) : view.elements;
+  }
+
   /* Record the state before a change, then apply the new one. */
   function change(next, before) {
+    if (live) {
+      const entry = diff(before || state(), next);
+      if (!entry.added.length && !entry.removed.length && !entry.background) return;
+      liveUndo.push(entry);
+      if (liveUndo.length > HISTORY) liveUndo.shift();
+      liveRedo = [];
+      if (gesture) gesture.erasedIds = null;
+      liveApply(entry, true);
+      return;
+    }
     undoStack.push(before || state());
     if (undoStack.length > HISTORY) undoStack.shift();
     redoStack.length = 0;
@@ -106,6 +168,13 @@
 
   function undo() {
     commitText();
+    if (live) {
+      if (!liveUndo.length) return;
+      const entry = liveUndo.pop();
+      liveRedo.push(entry);
+      liveApply(entry, false);
+      return;
+    }
     if (!undoStack.length) return;
     redoStack.push(state());
     apply(undoStack.pop());
@@ -114,6 +183,13 @@
 
   function redo() {
     commitText();
+    if (live) {
+      if (!liveRedo.length) return;
+      const entry = liveRedo.pop();
+      liveUndo.push(entry);
+      liveApply(entry, true);
+      return;
+    }
     if (!redoStack.length) return;
     undoStack.push(state());
     apply(redoStack.pop());
@@ -142,6 +218,7 @@
       showError("A board holds at most 100,000 points in all: erase some strokes first.");
       return;
     }
+    element.id = draw2d.newId(config.elementIdLength);
     change({ elements: doc.elements.concat([element]), background: doc.background });
   }
 
@@ -179,44 +256,7 @@
   }
 
   function drawElement(element) {
-    ctx.lineCap = "round";
-    ctx.lineJoin = "round";
-    if (element.type === "path") {
-      const points = element.points;
-      ctx.strokeStyle = element.color;
-      ctx.lineWidth = element.width;
-      const dot = points.every((p) => p[0] === points[0][0] && p[1] === points[0][1]);
-      if (dot) {  // a tap: canvas prunes zero-length segments, SVG's round caps draw a dot
-        ctx.fillStyle = element.color;
-        ctx.beginPath();
-        ctx.arc(points[0][0], points[0][1], element.width / 2, 0, 2 * Math.PI);
-        ctx.fill();
-        return;
-      }
-      ctx.beginPath();
-      ctx.moveTo(points[0][0], points[0][1]);
-      for (let i = 1; i < points.length; i++) ctx.lineTo(points[i][0], points[i][1]);
-      ctx.stroke();
-    } else if (element.type === "text") {
-      ctx.fillStyle = element.color;
-      ctx.font = fontOf(element.size);
-      ctx.textBaseline = "alphabetic";
-      ctx.fillText(element.text, element.x, element.y);
-    } else if (element.type === "rect" || element.type === "ellipse") {
-      ctx.beginPath();
-      if (element.type === "rect") {
-        ctx.rect(element.x, element.y, element.w, element.h);
-      } else {
-        ctx.ellipse(element.x + element.w / 2, element.y + element.h / 2, element.w / 2, element.h / 2, 0, 0, 2 * Math.PI);
-      }
-      if (element.fill) {
-        ctx.fillStyle = element.fill;
-        ctx.fill();
-      }
-      ctx.strokeStyle = element.color;
-      ctx.lineWidth = element.width;
-      ctx.stroke();
-    }
+    draw2d.drawElement(ctx, element);
   }
 
   function draw() {
@@ -227,6 +267,7 @@
     ctx.fillRect(0, 0, doc.width, doc.height);
     for (const element of doc.elements) drawElement(element);
     if (draft) drawElement(draft);
+    if (live) draw2d.drawCursors(ctx, live.cursors, 1 / scale());
   }
 
   /* The backing store follows the element's CSS size (times the pixel ratio, for sharp lines);
@@ -307,6 +348,7 @@
   });
 
   canvas.addEventListener("pointermove", (event) => {
+    if (live) live.cursor(...toDoc(event));
     if (!gesture || event.pointerId !== gesture.pointerId) return;
     const coalesced = typeof event.getCoalescedEvents === "function" ? event.getCoalescedEvents() : [];
     for (const each of coalesced.length ? coalesced : [event]) {
@@ -327,8 +369,12 @@
     if (canvas.hasPointerCapture(event.pointerId)) canvas.releasePointerCapture(event.pointerId);
     if (tool === "eraser") {
       if (done.erased) {
-        if (cancelled) apply(done.before);
-        else change(state(), done.before);
+        if (cancelled) {
+          if (live) liveRefresh();
+          else apply(done.before);
+        } else {
+          change(state(), done.before);
+        }
       }
     } else if (!cancelled && element) {
       if (element.type === "path") {
@@ -396,6 +442,10 @@
     const radius = ERASER_CSS_RADIUS / scale();
     const kept = doc.elements.filter((element) => !hits(element, point, radius));
     if (kept.length !== doc.elements.length) {
+      if (live) {
+        gesture.erasedIds = gesture.erasedIds || new Set();
+        for (const element of doc.elements) if (kept.indexOf(element) < 0) gesture.erasedIds.add(element.id);
+      }
       doc.elements = kept;  // the gesture's start state goes on the undo stack when it ends
       gesture.erased = true;
       dirty = true;
@@ -492,10 +542,11 @@
   });
 
   function refreshControls() {
-    form.querySelector('[data-action="undo"]').disabled = !undoStack.length;
-    form.querySelector('[data-action="redo"]').disabled = !redoStack.length;
+    form.querySelector('[data-action="undo"]').disabled = !(live ? liveUndo : undoStack).length;
+    form.querySelector('[data-action="redo"]').disabled = !(live ? liveRedo : redoStack).length;
     const count = doc.elements.length;
-    statusLine.textContent = count + (count === 1 ? " element" : " elements") + (dirty ? " · not saved yet" : "");
+    const unsent = live ? live.pending.length > 0 || backgroundChanged : dirty;
+    statusLine.textContent = count + (count === 1 ? " element" : " elements") + (unsent ? " · not saved yet" : "");
   }
 
   // Ctrl+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo (Cmd on a Mac); typing fields keep their own undo.
@@ -525,6 +576,10 @@
   /* The body for the API, or null after telling the person what to fix. The API checks
      everything again: what it refuses comes back as its `detail`. */
   function collect() {
+    const wholeDoc = { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements };
+    // Live, the server has the drawing already, unless it could not confirm all of it.
+    const docToo = !live || live.state !== "live" || live.pending.length > 0 || backgroundChanged;
+    if (!isAuthor) return docToo ? { doc: wholeDoc } : {};
     const title = inputs.title.value.trim();
     if (!title) {
       showError("Give the board a title.");
@@ -549,12 +604,9 @@
       inputs.tags.focus();
       return null;
     }
-    return {
-      title,
-      kind: inputs.kind.value,
-      tags,
-      doc: { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements },
-    };
+    const body = { title, kind: inputs.kind.value, tags };
+    if (docToo) body.doc = wholeDoc;
+    return body;
   }
 
   form.addEventListener("submit", async (event) => {
@@ -568,6 +620,11 @@
     publish.disabled = true;
     statusLine.textContent = "Saving…";
     let result;
+    if (!Object.keys(body).length) {  // an editor whose drawing the server has: nothing to send
+      dirty = false;
+      window.location.assign("/b/" + encodeURIComponent(form.dataset.boardId));
+      return;
+    }
     try {
       result = await window.ugcsite.api(form.dataset.saveUrl, { method: form.dataset.saveMethod, json: body });
     } catch (error) {
@@ -586,11 +643,32 @@
   });
 
   window.addEventListener("beforeunload", (event) => {
-    if (dirty && !saving) {
+    if ((live ? live.pending.length > 0 || backgroundChanged : dirty) && !saving) {
       event.preventDefault();
       event.returnValue = "";
     }
   });
+
+  if (form.dataset.boardId) {
+    live = new draw2d.LiveBoard(form.dataset.boardId, {
+      initial: { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements },
+      onChange() {
+        liveRefresh();
+        refreshControls();
+        schedule();
+      },
+      onStatus(state, text) {
+        if (!liveStatus) return;
+        liveStatus.textContent = text;
+        liveStatus.dataset.state = state;
+      },
+      onPeers(peers) {
+        if (livePeers) livePeers.textContent = peers.length ? "Here now: " + peers.map((p) => p.username).join(", ") : "";
+      },
+      onError(detail) { showError(detail); },
+    });
+    draw2d.boards.push(live);
+  }
 
   selectTool("pen");
   markSwatch();

@@ -76,7 +76,10 @@ def aimed_document() -> dict:
             for param in shared + operation.get("parameters", []):
                 if param["name"] == "username":
                     # Following yourself is a 400 a schema cannot express: aim at the others.
-                    param = _aimed(param, ["fz-alice", "fz-bob", "fz-ALICE"] if path.endswith("/follow") else list(PEOPLE))
+                    # Following yourself, or inviting yourself to your own board, is a 400 a schema
+                    # cannot express: aim at the others.
+                    others = path.endswith("/follow") or "/editors/" in path
+                    param = _aimed(param, ["fz-alice", "fz-bob", "fz-ALICE"] if others else list(PEOPLE))
                 elif param["name"] == "board_id":
                     param = _aimed(param, DOOMED_BOARDS if method == "delete" else BOARDS)
                 params.append(param)
@@ -176,9 +179,16 @@ def _fit_to_canvas(body) -> None:
     if not isinstance(doc, dict) or not isinstance(doc.get("elements"), list):
         return
     width, height = doc.get("width"), doc.get("height")
+    seen_ids = set()
     for element in doc["elements"]:
         if not isinstance(element, dict):
             continue
+        # Element ids are unique within a drawing, which JSON Schema cannot state either.
+        if isinstance(element.get("id"), str):
+            if element["id"] in seen_ids:
+                element.pop("id")
+            else:
+                seen_ids.add(element["id"])
         if isinstance(element.get("points"), list):
             for point in element["points"]:
                 if isinstance(point, list) and len(point) == 2:

@@ -1,0 +1,2 @@
+"""Shared boards, live (API.md, "Shared boards, live"): the WebSocket consumer, the per-board op
+log in the data Redis, applying ops to a doc, and compaction into PostgreSQL."""

@@ -1,0 +1,436 @@
+"""The live channel of a board, ``/ws/boards/{id}`` (API.md, "Shared boards, live").
+
+One consumer per connection. It authenticates (a bearer token on the upgrade, or the session
+cookie from the site's own origin), says hello with the doc (or, with ``?since=``, the ops
+missed), and then:
+- an op from an editor is checked with the REST doc's rules (feeds.live.protocol), applied and
+  appended to the board's log in Redis in one script (feeds.live.oplog), and only then sent to
+  the board's Channels group, the sender included;
+- ops from the group reach the client in seq order: a connection that misses some (its queue in
+  the channel layer was full, a message was lost) reads them back from the log;
+- cursors and presence go to the others; errors to the sender only.
+Nothing a client sends raises out of here: a bad frame gets an error message, a flood or an
+oversized frame a close, a client that does not read is dropped after LIVE_SEND_TIMEOUT.
+"""
+
+import asyncio
+import logging
+import time
+from urllib.parse import parse_qs, urlsplit
+
+from asgiref.sync import sync_to_async
+from channels.db import DatabaseSyncToAsync
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.utils.module_loading import import_string
+
+from feeds import keys, selectors
+from feeds.live import oplog
+from feeds.live.oplog import BoardRef, OpRefused
+from feeds.live.tasks import live_compact
+from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame
+from feeds.models import Board
+from feeds.rules import (
+    LIVE_CURSORS_PER_SECOND, LIVE_FLOOD_CLOSE_AFTER, LIVE_MAX_FRAME, LIVE_OPS_BURST, LIVE_OPS_PER_SECOND,
+    MAX_ELEMENTS, MAX_POINTS,
+)
+from ugcsite.redis import REDIS_FAILURES
+
+logger = logging.getLogger(__name__)
+User = get_user_model()
+
+CLOSE_UNAUTHENTICATED, CLOSE_FORBIDDEN, CLOSE_NOT_FOUND = 4401, 4403, 4404
+CLOSE_FLOOD = 4429  # too many messages refused for the rate limit
+CLOSE_TOO_BIG = 1009  # RFC 6455: message too big
+CLOSE_TRY_AGAIN = 1013  # RFC 6455: try again later (storage unreachable)
+CLOSE_SERVER_ERROR = 1011  # RFC 6455: a fault of ours (logged)
+LIVE_SEND_TIMEOUT = 10.0  # a client that does not take a message for this long is dropped
+GAP_WAIT = 0.2  # an op that arrives ahead of one missing waits this long before the log is read
+HEARTBEAT = PRESENCE_REFRESH = 20.0
+BOARD_CHECK_EVERY = 5.0  # how often an editor's ops re-check that the board still exists
+
+REFUSED = {
+    "exists": "An element with this id is on the board already; give the new one another id, or send an update.",
+    "missing": "There is no element with this id on the board (someone may have removed it).",
+    "elements": f"The board holds {MAX_ELEMENTS:,} elements already; remove some before adding more.",
+    "points": f"The board's paths would hold more than {MAX_POINTS:,} points in all; simplify the drawing.",
+}
+
+
+def _thread(fn):
+    """Run a storage call in a worker thread of this process (never the one shared thread)."""
+    return sync_to_async(fn, thread_sensitive=False)
+
+
+def _db(fn):
+    return DatabaseSyncToAsync(fn, thread_sensitive=False)
+
+
+def _token_user_id(key: str):
+    return import_string(settings.API_TOKEN_USER)(key)
+
+
+def _user_by_id(user_id: int):
+    return User.objects.filter(pk=user_id, is_active=True).first()
+
+
+def _board_published(board_id: int) -> bool:
+    return Board.objects.filter(pk=board_id, state=Board.State.PUBLISHED).exists()
+
+
+def _enqueue_compaction(board_id: int) -> None:
+    try:
+        live_compact.delay(board_id)
+    except Exception as error:  # the broker down: beat's run compacts it within seconds
+        logger.warning("compaction of board %s not enqueued: %s", board_id, error)
+
+
+class TokenBucket:
+    def __init__(self, rate: float, burst: float):
+        self.rate, self.burst, self.tokens, self.at = rate, burst, burst, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class BoardConsumer(AsyncWebsocketConsumer):
+    user = None
+    ref: BoardRef | None = None
+    joined = False
+    closing = False
+
+    async def close(self, code=None, reason=None):
+        if not self.closing:  # messages still queued after a close are dropped, never sent
+            self.closing = True
+            await super().close(code)
+
+    # --- opening -----------------------------------------------------------------------------
+
+    async def connect(self):
+        await self.accept()
+        self.board_id = int(self.scope["url_route"]["kwargs"]["board_id"])
+        self.seq = 0
+        self.pending: dict[int, dict] = {}
+        self.gap_task = None
+        self.heartbeat_task = None
+        self.ops = TokenBucket(LIVE_OPS_PER_SECOND, LIVE_OPS_BURST)
+        self.cursors = TokenBucket(LIVE_CURSORS_PER_SECOND, LIVE_CURSORS_PER_SECOND)
+        self.refused = 0
+        self.board_checked = time.monotonic()
+        self.dirty_marked = 0.0
+        try:
+            code = await self._authenticate()
+            if code is None:
+                code = await self._open()
+        except REDIS_FAILURES as error:
+            logger.warning("live board %s: storage unreachable at connect: %s", self.board_id, error)
+            code = CLOSE_TRY_AGAIN
+        except Exception:
+            logger.exception("live board %s: opening failed", self.board_id)
+            code = CLOSE_SERVER_ERROR
+        if code is not None:
+            await self.close(code)
+
+    async def _authenticate(self) -> int | None:
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self.scope["headers"]}
+        authorization = headers.get("authorization")
+        if authorization is not None:
+            scheme, _, key = authorization.partition(" ")
+            user_id = await _db(_token_user_id)(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
+            self.user = await _db(_user_by_id)(user_id) if user_id is not None else None
+            return None if self.user is not None else CLOSE_UNAUTHENTICATED
+        session_user = self.scope.get("user")
+        if session_user is not None and session_user.is_authenticated:
+            origin = headers.get("origin")
+            if origin is None or urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
+                return CLOSE_FORBIDDEN  # cross-site WebSocket hijacking: a session only from the site's own pages
+            self.user = session_user
+        return None
+
+    async def _open(self) -> int | None:
+        board = await _db(oplog.live_load)(self.board_id)
+        if board is None:
+            return CLOSE_NOT_FOUND
+        self.ref = BoardRef.of(board)
+        self.username = self.user.username if self.user is not None else None
+        self.can_edit = await _db(selectors.board_may_draw)(board, self.user)
+        self.group = keys.live_group(self.board_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        self.joined = True
+        await _thread(oplog.presence_set)(self.ref, self.channel_name, username=self.username, can_edit=self.can_edit)
+        await self._hello(since=self._since())
+        await self._presence_changed()
+        self.heartbeat_task = asyncio.ensure_future(self._heartbeat())
+        return None
+
+    def _since(self) -> int | None:
+        raw = parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get("since", [""])[0]
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 16 else None
+
+    async def _hello(self, *, since: int | None = None) -> None:
+        """Say hello: the doc and its seq, or (``since``) the ops after it when the log has them."""
+        peers = oplog.peers_of(await _thread(oplog.presence_list)(self.ref))
+        you = {"username": self.username, "can_edit": self.can_edit}
+        if since is not None:
+            entries = await _thread(oplog.live_replay)(self.ref, since)
+            head = await _thread(oplog.live_head)(self.ref)
+            if entries is not None and head is not None and all(entry.op is not None for entry in entries):
+                self.gen, self.head = head
+                self.seq = entries[-1].seq if entries else since
+                self._drop_pending()
+                await self._send({"type": "hello", "seq": self.seq, "replay": [e.message() for e in entries],
+                                  "you": you, "peers": peers})
+                return
+        snapshot = await _thread(oplog.live_snapshot)(self.ref)
+        if snapshot is None:  # the live state expired or was lost meanwhile: load it again
+            board = await _db(oplog.live_load)(self.board_id)
+            snapshot = await _thread(oplog.live_snapshot)(self.ref) if board is not None else None
+            if snapshot is None:
+                await self.close(CLOSE_NOT_FOUND)
+                return
+        self.gen, self.head, self.seq = snapshot.gen, snapshot.head, snapshot.seq
+        self._drop_pending()
+        await self._send({"type": "hello", "seq": self.seq, "doc": snapshot.doc(), "you": you, "peers": peers})
+
+    def _drop_pending(self) -> None:
+        self.pending = {seq: event for seq, event in self.pending.items() if seq > self.seq}
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(PRESENCE_REFRESH)
+            try:
+                await _thread(oplog.presence_set)(self.ref, self.channel_name, username=self.username,
+                                                  can_edit=self.can_edit)
+            except REDIS_FAILURES:
+                pass
+
+    # --- closing -----------------------------------------------------------------------------
+
+    async def disconnect(self, code):
+        for task in (self.heartbeat_task, self.gap_task):
+            if task is not None:
+                task.cancel()
+        if not self.joined:
+            return
+        self.joined = False
+        try:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await _thread(oplog.presence_remove)(self.ref, self.channel_name)
+            entries = await self._presence_changed()
+            if self.can_edit and not any(entry["e"] for entry in entries):
+                await _thread(_enqueue_compaction)(self.board_id)  # the last editor left
+        except Exception as error:  # leaving never fails loudly: presence entries expire anyway
+            logger.warning("live board %s: leaving was not recorded: %s", self.board_id, error)
+
+    async def _presence_changed(self) -> list[dict]:
+        entries = await _thread(oplog.presence_list)(self.ref)
+        await self._group_send({"type": "board.presence", "peers": oplog.peers_of(entries), "except": self.channel_name})
+        return entries
+
+    # --- from the client ---------------------------------------------------------------------
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if self.ref is None or self.closing:
+            return
+        try:
+            await self._receive(text_data, bytes_data)
+        except REDIS_FAILURES as error:
+            logger.warning("live board %s: storage unreachable: %s", self.board_id, error)
+            await self._error(None, "The board's storage is unreachable; reconnect in a moment (nothing you sent was applied).")
+            await self.close(CLOSE_TRY_AGAIN)
+        except Exception:
+            logger.exception("live board %s: a message failed", self.board_id)
+            await self._error(None, "Something went wrong on our side with this message; it was not applied.")
+
+    async def _receive(self, text_data, bytes_data):
+        if text_data is None:
+            await self._error(None, "Send JSON text frames, not binary ones.")
+            return
+        if len(text_data) > LIVE_MAX_FRAME:
+            await self._error(None, f"A message may hold at most {LIVE_MAX_FRAME:,} characters.")
+            await self.close(CLOSE_TOO_BIG)
+            return
+        try:
+            data = parse_frame(text_data)
+        except BadMessage as error:
+            if await self._counted():
+                await self._error(None, str(error))
+            return
+        if data["type"] == "cursor":
+            if self.cursors.take():
+                await self._cursor(data)
+            return
+        if not await self._counted():
+            return
+        if data["type"] == "op":
+            await self._op(data)
+        else:
+            await self._error(None, f"Unknown message type {data['type'][:40]!r}; send \"op\" or \"cursor\".")
+
+    async def _counted(self) -> bool:
+        """Count a message against the connection's rate: past it, an error; past it for long, a close."""
+        if self.ops.take():
+            return True
+        self.refused += 1
+        if self.refused >= LIVE_FLOOD_CLOSE_AFTER:
+            await self._error(None, "Too many messages; the connection is closed. Reconnect and send more slowly.")
+            await self.close(CLOSE_FLOOD)
+        elif self.refused == 1 or self.refused % 10 == 0:
+            await self._error(None, f"Too many messages: at most {LIVE_OPS_PER_SECOND} a second; "
+                                    "the ones over the limit were not applied.")
+        return False
+
+    async def _cursor(self, data: dict) -> None:
+        try:
+            cursor = cursor_check(data)
+        except BadMessage as error:
+            await self._error(None, str(error))
+            return
+        if self.username is not None:
+            await self._group_send({"type": "board.cursor", "by": self.username, "x": cursor.x, "y": cursor.y,
+                                    "except": self.channel_name})
+
+    async def _op(self, data: dict) -> None:
+        cid = data.get("client_op_id") if isinstance(data.get("client_op_id"), str) else None
+        if not self.can_edit:
+            await self._error(cid, "You may watch this board but not draw on it; its author can invite you.")
+            return
+        if time.monotonic() - self.board_checked > BOARD_CHECK_EVERY:
+            self.board_checked = time.monotonic()
+            if not await _db(_board_published)(self.board_id):
+                await self._error(cid, "This board was deleted; nothing more can be drawn on it.")
+                await self.close(CLOSE_NOT_FOUND)
+                return
+        try:
+            message, op = op_check(data, head=self.head)
+            for _attempt in range(3):
+                try:
+                    seq, compacted = await _thread(self._apply)(message, op)
+                    break
+                except OpRefused as refused:
+                    if refused.reason in REFUSED:
+                        raise BadMessage(REFUSED[refused.reason], message.client_op_id) from None
+                    if refused.reason == "unloaded" and await _db(oplog.live_load)(self.board_id) is None:
+                        await self._error(cid, "This board was deleted; nothing more can be drawn on it.")
+                        await self.close(CLOSE_NOT_FOUND)
+                        return
+                    head = await _thread(oplog.live_head)(self.ref)  # the doc was replaced: check again
+                    if head is not None:
+                        self.gen, self.head = head
+                    message, op = op_check(data, head=self.head)
+            else:
+                raise BadMessage("The board changed under this op too often; send it again.", cid)
+        except BadMessage as error:
+            await self._error(error.client_op_id, str(error))
+            return
+        now = time.monotonic()
+        if seq - compacted == 1 or now - self.dirty_marked > 5:
+            self.dirty_marked = now
+            await _thread(oplog.dirty_mark)(self.ref)
+        await self._group_send({"type": "board.op", "seq": seq, "by": self.username,
+                                "client_op_id": message.client_op_id, "op": op})
+
+    def _apply(self, message, op: dict) -> tuple[int, int]:
+        element = op.get("element")
+        element_id = element["id"] if element is not None else op["id"]
+        return oplog.live_apply(self.ref, gen=self.gen, kind=op["kind"], element_id=element_id, element=element,
+                                by=self.username, client_op_id=message.client_op_id, op=op)
+
+    # --- from the group ----------------------------------------------------------------------
+
+    async def board_op(self, event):
+        if event["seq"] <= self.seq:
+            return
+        self.pending[event["seq"]] = event
+        await self._flush()
+
+    async def _flush(self) -> None:
+        while self.seq + 1 in self.pending:
+            event = self.pending.pop(self.seq + 1)
+            self.seq += 1
+            await self._send({"type": "op", "seq": event["seq"], "by": event["by"],
+                              "client_op_id": event["client_op_id"], "op": event["op"]})
+        if self.pending and self.gap_task is None:
+            self.gap_task = asyncio.ensure_future(self._fill_gap())
+
+    async def _fill_gap(self) -> None:
+        """Ops arrived ahead of one that did not: wait a moment, then read the missing from the log."""
+        try:
+            await asyncio.sleep(GAP_WAIT)
+            if not self.pending:
+                return
+            upto = max(self.pending)
+            entries = await _thread(oplog.live_replay)(self.ref, self.seq, upto)
+            if entries is None or any(entry.op is None for entry in entries):
+                await self._hello()  # too far behind, or the doc was replaced: the whole doc
+                return
+            for entry in entries:
+                self.pending.setdefault(entry.seq, {"seq": entry.seq, "by": entry.by,
+                                                    "client_op_id": entry.client_op_id, "op": entry.op})
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            logger.warning("live board %s: filling a gap failed: %s", self.board_id, error)
+        finally:
+            self.gap_task = None
+        await self._flush()
+
+    async def board_cursor(self, event):
+        if event["except"] != self.channel_name:
+            await self._send({"type": "cursor", "by": event["by"], "x": event["x"], "y": event["y"]})
+
+    async def board_presence(self, event):
+        if event["except"] != self.channel_name:
+            await self._send({"type": "presence", "peers": event["peers"]})
+
+    async def board_reset(self, event):
+        await self._hello()
+
+    async def board_access(self, event):
+        self.can_edit = await _db(self._may_draw_now)()
+
+    def _may_draw_now(self) -> bool:
+        board = Board.objects.filter(pk=self.board_id).first()
+        return board is not None and selectors.board_may_draw(board, self.user)
+
+    async def board_gone(self, event):
+        await self._error(None, "This board was deleted.")
+        await self.close(CLOSE_NOT_FOUND)
+
+    # --- sending -----------------------------------------------------------------------------
+
+    async def _group_send(self, message: dict) -> None:
+        try:
+            await self.channel_layer.group_send(self.group, message)
+        except Exception as error:  # the op is in the log: the others read it back when they notice
+            logger.warning("live board %s: broadcast failed: %s", self.board_id, error)
+
+    async def _error(self, client_op_id: str | None, detail: str) -> None:
+        await self._send({"type": "error", "client_op_id": client_op_id, "detail": detail})
+
+    async def _send(self, message: dict) -> None:
+        if self.closing:
+            return
+        try:
+            await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
+        except asyncio.TimeoutError:
+            logger.info("live board %s: a client that does not read was dropped", self.board_id)
+            await self.close()
+
+    async def send_json(self, message: dict) -> None:
+        await self.send(text_data=oplog._json(message))
+
+
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """Any other WebSocket path: accepted to say 4404, not a server error."""
+
+    async def connect(self):
+        await self.accept()
+        await self.close(CLOSE_NOT_FOUND)

@@ -1,0 +1,249 @@
+"""The live state of a board in the data Redis (storage: no tasks, no Channels).
+
+While people draw, a board's doc lives here, beside its author's keys (``feeds.keys``: one slot
+per board on a cluster): its elements in drawing order, its counts (elements, points) for the
+limits, the sequence number of the last accepted op and the op log, a stream of every accepted
+op. An op is checked against this state and appended to the log in one script
+(``live_apply.lua``), so the board's order is Redis's order whatever process took the op, and
+an op is durable before it is broadcast. PostgreSQL's ``Board.doc_json`` catches up by
+compaction (feeds.live.compaction) and ``Board.live_seq`` says which seq it holds.
+
+A board with no live state is loaded from PostgreSQL when someone opens it (``live_load``); the
+state expires LIVE_STATE_TTL after the last op, long after compaction wrote it to PostgreSQL.
+"""
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+
+from feeds import keys
+from feeds.models import Board
+from feeds.rules import MAX_ELEMENTS, MAX_POINTS
+from feeds.scripts import scripts
+from feeds.validation import doc_with_ids, element_points
+from ugcsite.redis import get_redis
+
+# Ops kept in a board's log for replay (?since=): a client further behind gets the whole doc.
+LIVE_REPLAY_KEEP = 5_000
+# A presence entry lives this long unless its connection refreshes it (feeds.live.consumer).
+PRESENCE_TTL = 60
+
+
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class BoardRef:
+    """What names a board's live keys: its author (the hash tag) and its id."""
+
+    author_id: int
+    board_id: int
+
+    def state_keys(self) -> list[str]:
+        return [keys.live_meta(*self.key_args), keys.live_elements(*self.key_args),
+                keys.live_order(*self.key_args), keys.live_ops(*self.key_args)]
+
+    @property
+    def key_args(self) -> tuple[int, int]:
+        return self.author_id, self.board_id
+
+    @classmethod
+    def of(cls, board: Board) -> "BoardRef":
+        return cls(board.author_id, board.pk)
+
+
+@dataclass
+class Snapshot:
+    gen: str
+    seq: int
+    compacted: int
+    head: dict  # width, height, background
+    elements: list[str]  # each element's JSON as sent
+
+    def doc_text(self) -> str:
+        """The doc as JSON text: the head's fields, then the elements as they were sent."""
+        head = _json(self.head)
+        return f'{head[:-1]},"elements":[{",".join(self.elements)}]}}'
+
+    def doc(self) -> dict:
+        return json.loads(self.doc_text())
+
+
+def _doc_args(doc: dict) -> tuple[str, int, int, list]:
+    head = {"width": doc["width"], "height": doc["height"], "background": doc["background"]}
+    flat: list = []
+    points = 0
+    for element in doc["elements"]:
+        count = element_points(element)
+        points += count
+        flat += [element["id"], _json(element), count]
+    return _json(head), len(doc["elements"]), points, flat
+
+
+def _ttl() -> int:
+    return settings.LIVE_STATE_TTL_SECONDS
+
+
+def live_load(board_id: int) -> Board | None:
+    """Make a published board live (if it is not already), from its doc and live_seq in
+    PostgreSQL, under the board's row lock (a concurrent API edit of the doc waits for it, then
+    resets the live state). The board, or None if it is not published. O(elements)."""
+    with transaction.atomic():
+        board = Board.objects.select_for_update().filter(pk=board_id, state=Board.State.PUBLISHED).first()
+        if board is None:
+            return None
+        doc = board.doc
+        if any("id" not in element for element in doc["elements"]):
+            # A doc from before element ids: they are given now, once, and kept in PostgreSQL
+            # (under the lock), so a later load gives the same ones.
+            doc = doc_with_ids(doc)
+            board.doc_json = _json(doc)
+            Board.objects.filter(pk=board.pk).update(doc_json=board.doc_json)
+        head, count, points, flat = _doc_args(doc)
+        scripts.live_load(keys=BoardRef.of(board).state_keys(), args=[
+            "load", board.live_seq, secrets.token_hex(8), head, count, points, LIVE_REPLAY_KEEP, _ttl(), "", "", *flat])
+    return board
+
+
+def live_reset(board: Board, doc: dict, *, by: str) -> int | None:
+    """Replace a live board's doc whole (an API edit): an entry of its log after every op before
+    it. Call under the board's row lock (feeds.services.boards.board_update). The new seq, or
+    None when the board is not live (PostgreSQL alone holds its doc). O(elements)."""
+    head, count, points, flat = _doc_args(doc)
+    seq, done = scripts.live_load(keys=BoardRef.of(board).state_keys(), args=[
+        "reset", 0, secrets.token_hex(8), head, count, points, LIVE_REPLAY_KEEP, _ttl(), _json(doc), by, *flat])
+    return int(seq) if done else None
+
+
+class OpRefused(Exception):
+    """The op cannot be applied: ``reason`` is one of live_apply.lua's."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def live_apply(ref: BoardRef, *, gen: str, kind: str, element_id: str, element: dict | None, by: str,
+               client_op_id: str, op: dict) -> tuple[int, int]:
+    """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
+    holds), or OpRefused. One script call, O(log elements + size of the element)."""
+    element_json = _json(element) if element is not None else ""
+    answer = scripts.live_apply(keys=ref.state_keys(), args=[
+        kind, element_id, element_json, element_points(element) if element else 0, gen, by, client_op_id,
+        _json(op), LIVE_REPLAY_KEEP, MAX_ELEMENTS, MAX_POINTS, _ttl()])
+    if len(answer) == 1:
+        raise OpRefused(answer[0])
+    return int(answer[0]), int(answer[1])
+
+
+def live_snapshot(ref: BoardRef) -> Snapshot | None:
+    """The live doc and its seq, or None when the board is not live. O(elements)."""
+    answer = scripts.live_snapshot(keys=ref.state_keys()[:3])
+    if not answer:
+        return None
+    gen, seq, compacted, head, *elements = answer
+    return Snapshot(gen=gen, seq=int(seq), compacted=int(compacted), head=json.loads(head), elements=elements)
+
+
+def live_head(ref: BoardRef) -> tuple[str, dict] | None:
+    """(generation, head) of a live board: what ops are validated against. O(1)."""
+    gen, head = get_redis().hmget(keys.live_meta(*ref.key_args), "gen", "head")
+    return (gen, json.loads(head)) if gen else None
+
+
+@dataclass
+class LogEntry:
+    seq: int
+    by: str
+    client_op_id: str
+    op: dict | None  # an op, or None for a reset
+    doc: dict | None  # the doc of a reset
+
+    def message(self) -> dict:
+        """The op message of API.md (for an op entry)."""
+        return {"type": "op", "seq": self.seq, "by": self.by, "client_op_id": self.client_op_id, "op": self.op}
+
+
+def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogEntry] | None:
+    """The log's entries after ``since`` (up to ``upto``), or None when the log no longer holds
+    all of them (trimmed, or the live state was lost). O(log n + entries)."""
+    stream = keys.live_ops(*ref.key_args)
+    end = f"{upto}-1" if upto is not None else "+"
+    rows = get_redis().xrange(stream, f"{since + 1}-0", end)
+    entries = [LogEntry(seq=int(entry_id.split("-")[0]), by=fields.get("by", ""), client_op_id=fields.get("cid", ""),
+                        op=json.loads(fields["op"]) if "op" in fields else None,
+                        doc=json.loads(fields["doc"]) if "doc" in fields else None) for entry_id, fields in rows]
+    if entries:
+        return entries if entries[0].seq == since + 1 else None
+    current = get_redis().hget(keys.live_meta(*ref.key_args), "seq")
+    if current is None:
+        return None
+    return [] if int(current) == since or (upto is not None and upto <= since) else None
+
+
+def live_mark_compacted(ref: BoardRef, seq: int) -> None:
+    """Record that PostgreSQL holds the doc up to ``seq`` (never lowers the mark). O(1)."""
+    scripts.hset_max(keys=[keys.live_meta(*ref.key_args)], args=["compacted", seq])
+
+
+# --- boards waiting for compaction -------------------------------------------------------------
+
+def dirty_mark(ref: BoardRef, *, now: float | None = None) -> None:
+    """Note that the board has ops PostgreSQL lacks (keeps the earliest time). O(log dirty boards)."""
+    get_redis().zadd(keys.live_dirty(), {keys.live_dirty_member(*ref.key_args): now or time.time()}, nx=True)
+
+
+def dirty_due(*, older_than: float, limit: int = 100) -> list[BoardRef]:
+    """Boards dirty since before ``older_than`` (epoch seconds), the longest waiting first."""
+    members = get_redis().zrangebyscore(keys.live_dirty(), "-inf", older_than, start=0, num=limit)
+    return [BoardRef(*keys.live_dirty_parse(member)) for member in members]
+
+
+def dirty_clear(ref: BoardRef, seq: int) -> None:
+    """Compaction wrote the doc up to ``seq``: the board leaves the dirty set, unless an op came
+    after ``seq`` (then it goes back in: its op's own mark may have landed before this removal)."""
+    client = get_redis()
+    member = keys.live_dirty_member(*ref.key_args)
+    client.zrem(keys.live_dirty(), member)
+    current = client.hget(keys.live_meta(*ref.key_args), "seq")
+    if current is not None and int(current) > seq:
+        dirty_mark(ref)
+
+
+# --- who is on the board ------------------------------------------------------------------------
+
+def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool) -> None:
+    """Record (or refresh) an open connection. O(1)."""
+    key = keys.live_presence(*ref.key_args)
+    client = get_redis()
+    client.hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + PRESENCE_TTL}))
+    client.expire(key, PRESENCE_TTL * 2)
+
+
+def presence_remove(ref: BoardRef, channel: str) -> None:
+    get_redis().hdel(keys.live_presence(*ref.key_args), channel)
+
+
+def presence_list(ref: BoardRef) -> list[dict]:
+    """The live entries of the board's connections (expired ones are dropped). O(connections)."""
+    key = keys.live_presence(*ref.key_args)
+    client = get_redis()
+    now = time.time()
+    entries, stale = [], []
+    for channel, raw in client.hgetall(key).items():
+        entry = json.loads(raw)
+        (stale if entry["t"] < now else entries).append(entry if entry["t"] >= now else channel)
+    if stale:
+        client.hdel(key, *stale)
+    return entries
+
+
+def peers_of(entries: list[dict]) -> list[dict]:
+    """``[{"username"}]`` of the people connected (each once, watchers without a name left out)."""
+    names = sorted({entry["u"] for entry in entries if entry["u"]}, key=str.lower)
+    return [{"username": name} for name in names]

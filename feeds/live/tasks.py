@@ -1,0 +1,20 @@
+"""Celery tasks of the live boards: compaction into PostgreSQL (feeds.live.compaction)."""
+
+import time
+
+from celery import shared_task
+from django.conf import settings
+
+from feeds.live import compaction
+
+
+@shared_task(acks_late=True)
+def live_compact(board_id: int) -> None:
+    """Compact one board now (its last editor left)."""
+    compaction.board_compact(board_id)
+
+
+@shared_task
+def live_compact_due() -> int:
+    """Beat: compact every board that has been dirty for LIVE_COMPACT_SECONDS."""
+    return compaction.compact_due(older_than=time.time() - settings.LIVE_COMPACT_SECONDS)

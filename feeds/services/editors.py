@@ -1,0 +1,52 @@
+"""Editors of a board (API.md, "Shared boards, live"): the author invites people to draw on a
+board with them, and removes them; an editor may leave. Only the drawing is theirs to change.
+
+``editor_invite`` is the one place an invitation happens, so what follows one (a notification,
+"X invited you to draw") hooks in there.
+"""
+
+from django.db import IntegrityError, transaction
+
+from feeds.live import signals as live_signals
+from feeds.models import Board, BoardEditor
+from feeds.rules import MAX_EDITORS
+from ugcsite.errors import Invalid
+
+
+class AuthorIsNoEditor(Invalid):
+    def __init__(self):
+        super().__init__("The author draws on their own board already; invite someone else.")
+
+
+class TooManyEditors(Invalid):
+    def __init__(self):
+        super().__init__(f"A board has at most {MAX_EDITORS} editors; remove one before inviting another.")
+
+
+def editor_invite(*, board: Board, user, invited_by=None) -> bool:
+    """Let ``user`` draw on ``board`` (idempotent). True if they were not an editor yet.
+    One indexed insert (and a count of the board's editors, at most MAX_EDITORS rows)."""
+    if user.pk == board.author_id:
+        raise AuthorIsNoEditor()
+    with transaction.atomic():
+        if BoardEditor.objects.filter(board=board, user=user).exists():
+            return False
+        if BoardEditor.objects.filter(board=board).count() >= MAX_EDITORS:
+            raise TooManyEditors()
+        try:
+            with transaction.atomic():
+                BoardEditor.objects.create(board=board, user=user)
+        except IntegrityError:  # the same invitation, at the same moment
+            return False
+    transaction.on_commit(lambda: live_signals.board_access_changed(board.pk))
+    return True
+
+
+def editor_remove(*, board: Board, user) -> bool:
+    """``user`` no longer draws on ``board`` (idempotent; the author removes, or the editor
+    leaves). Their open live connections lose the right to send ops at once. True if they were
+    an editor."""
+    deleted, _ = BoardEditor.objects.filter(board=board, user=user).delete()
+    if deleted:
+        transaction.on_commit(lambda: live_signals.board_access_changed(board.pk))
+    return bool(deleted)

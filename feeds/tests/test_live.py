@@ -1,0 +1,266 @@
+"""The live channel against a real ASGI server process (uvicorn, two worker processes, the
+Channels layer on the plain Redis): the protocol of API.md ("Shared boards, live"), who may
+connect and draw (close codes 4401/4403/4404, the Origin check), replay with ?since=, compaction
+into the REST doc, and what survives killing the server."""
+
+import json
+import time
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from feeds.live import compaction
+from feeds.models import Board
+from feeds.services import boards as board_services, editors as editor_services
+from social import tokens
+from social.services import user_create
+from ugcsite.testing import wait_for
+
+pytestmark = pytest.mark.live
+
+DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": [
+    {"type": "rect", "color": "#000000", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40, "id": "r1"}]}
+
+
+def stroke(element_id: str, x: float = 10) -> dict:
+    return {"type": "path", "color": "#112233", "width": 3, "points": [[x, 10], [x + 5, 20]], "id": element_id}
+
+
+class Client:
+    """A websockets client speaking the protocol: ``hello`` read on connect."""
+
+    def __init__(self, server, board_id, *, token=None, since=None, headers=None):
+        query = f"?since={since}" if since is not None else ""
+        extra = dict(headers or {})
+        if token:
+            extra["Authorization"] = f"Bearer {token}"
+        self.socket = connect(f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra,
+                              open_timeout=10).__enter__()  # closed by close()
+        self.skipped: list[dict] = []  # messages recv_type passed over, for a later recv_type
+        self.hello = self.recv()
+
+    def send(self, message):
+        self.socket.send(message if isinstance(message, str) else json.dumps(message))
+
+    def recv(self, timeout=10):
+        return json.loads(self.socket.recv(timeout=timeout))
+
+    def recv_type(self, kind, timeout=10):
+        for message in self.skipped:
+            if message["type"] == kind:
+                self.skipped.remove(message)
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.recv(timeout=max(deadline - time.monotonic(), 0.01))
+            if message["type"] == kind:
+                return message
+            self.skipped.append(message)
+
+    def op(self, cid, op):
+        self.send({"type": "op", "client_op_id": cid, "op": op})
+
+    def close(self):
+        self.socket.close()
+
+
+def closed_with(server, board_id, **kwargs) -> int:
+    query = kwargs.pop("query", "")
+    headers = kwargs.pop("headers", {})
+    with connect(f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=headers, open_timeout=10) as socket:
+        with pytest.raises(ConnectionClosed):
+            while True:
+                socket.recv(timeout=10)
+        return socket.close_code
+
+
+@pytest.fixture
+def world(asgi_server, run):
+    alice = user_create(username="alice", password="password123")
+    bob = user_create(username="bob", password="password123")
+    carol = user_create(username="carol", password="password123")
+    board = run(board_services.board_create, author=alice, title="Ours", kind="sketch", tags=[], doc=json.loads(json.dumps(DOC)))
+    editor_services.editor_invite(board=board, user=bob)
+    return {"server": asgi_server, "board": board, "tokens": {u.username: tokens.token_create(user=u) for u in (alice, bob, carol)}}
+
+
+def test_hello_ops_in_order_to_everyone_and_errors_to_the_sender(world):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    assert alice.hello["type"] == "hello" and alice.hello["doc"] == DOC
+    assert alice.hello["you"] == {"username": "alice", "can_edit": True}
+    bob = Client(server, board.pk, token=t["bob"])
+    assert alice.recv_type("presence")["peers"] == [{"username": "alice"}, {"username": "bob"}]
+    seq0 = bob.hello["seq"]
+    alice.op("a1", {"kind": "add", "element": stroke("s1")})
+    bob.op("b1", {"kind": "update", "element": {**DOC["elements"][0], "fill": "#00ff00"}})
+    alice.op("a2", {"kind": "remove", "id": "nope"})
+    for who in (alice, bob):
+        got = [who.recv_type("op"), who.recv_type("op")]
+        assert [m["seq"] for m in got] == [seq0 + 1, seq0 + 2]
+        assert {m["client_op_id"] for m in got} == {"a1", "b1"}
+    error = alice.recv_type("error")
+    assert error["client_op_id"] == "a2" and "no element" in error["detail"]
+    bob.send({"type": "cursor", "x": 5, "y": 6})
+    assert alice.recv_type("cursor") == {"type": "cursor", "by": "bob", "x": 5, "y": 6}
+    alice.close()
+    bob.close()
+
+
+def test_bad_frames_get_errors_and_nobody_else_notices(world):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    bob = Client(server, board.pk, token=t["bob"])
+    alice = Client(server, board.pk, token=t["alice"])
+    for frame, words in [
+        ("not json", "not valid JSON"), ("[1]", "JSON object"), ('{"type": "dance"}', "Unknown message type"),
+        ({"type": "op", "client_op_id": "x", "op": {"kind": "add", "element": {**stroke("z"), "color": "red"}}}, "color"),
+        ({"type": "op", "client_op_id": "y", "op": {"kind": "add", "element": {**stroke("z"), "points": [[1, 1], [999, 1]]}}}, "outside"),
+        ({"type": "op", "client_op_id": "w", "op": {"kind": "add", "element": {k: v for k, v in stroke("z").items() if k != "id"}}}, "id"),
+        ({"type": "op", "client_op_id": "v", "op": {"kind": "add", "element": stroke("r1")}}, "already"),
+        ('{"type": "op", "client_op_id": "n", "op": {"kind": "add", "element": {"type": "path", "color": "#000000", "width": NaN}}}', "JSON"),
+    ]:
+        bob.send(frame)
+        error = bob.recv_type("error")
+        assert words in error["detail"], (frame, error)
+    bob.socket.send(b"\x00binary")
+    assert "text frames" in bob.recv_type("error")["detail"]
+    bob.op("ok", {"kind": "add", "element": stroke("fine")})
+    assert alice.recv_type("op")["client_op_id"] == "ok"  # alice saw only the accepted op
+    alice.close()
+    bob.close()
+
+
+def test_who_may_connect_and_draw(world, client):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    assert closed_with(server, board.pk, headers={"Authorization": "Bearer not-a-token"}) == 4401
+    assert closed_with(server, board.pk + 1) == 4404
+    assert closed_with(server, 99) == 4404
+    watcher = Client(server, board.pk)  # anonymous, a public board
+    assert watcher.hello["you"] == {"username": None, "can_edit": False}
+    carol = Client(server, board.pk, token=t["carol"])
+    assert carol.hello["you"]["can_edit"] is False
+    carol.op("c1", {"kind": "add", "element": stroke("c")})
+    assert "watch" in carol.recv_type("error")["detail"]
+    # A session cookie counts only from the site's own origin.
+    client.login(username="alice", password="password123")
+    cookie = f"sessionid={client.cookies['sessionid'].value}"
+    host = server.url.removeprefix("http://")
+    assert closed_with(server, board.pk, headers={"Cookie": cookie, "Origin": "http://evil.example"}) == 4403
+    assert closed_with(server, board.pk, headers={"Cookie": cookie}) == 4403
+    own = Client(server, board.pk, headers={"Cookie": cookie, "Origin": f"http://{host}"})
+    assert own.hello["you"] == {"username": "alice", "can_edit": True}
+    with connect(f"{server.ws}/ws/elsewhere", open_timeout=10) as socket:
+        with pytest.raises(ConnectionClosed):
+            socket.recv(timeout=10)
+        assert socket.close_code == 4404
+    for c in (watcher, carol, own):
+        c.close()
+
+
+def test_a_removed_editor_can_no_longer_draw_and_a_deleted_board_closes(world, run):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    bob = Client(server, board.pk, token=t["bob"])
+    run(editor_services.editor_remove, board=board, user=board.editor_rows.get().user)
+    for attempt in range(50):  # the notice reaches bob's connection through the Channels layer
+        cid = f"b{attempt}"
+        bob.op(cid, {"kind": "add", "element": stroke(cid)})
+        answer = next(m for m in iter(bob.recv, None) if m["type"] in ("op", "error") and m["client_op_id"] == cid)
+        if answer["type"] == "error":
+            break
+        time.sleep(0.2)
+    assert answer["type"] == "error" and "watch" in answer["detail"]
+    run(board_services.board_delete, board=Board.objects.get(pk=board.pk))
+    with pytest.raises(ConnectionClosed):
+        while True:
+            bob.recv(timeout=10)
+    assert bob.socket.close_code == 4404
+
+
+def test_replay_since_gives_exactly_the_missed_ops(world):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    start = alice.hello["seq"]
+    for i in range(5):
+        alice.op(f"a{i}", {"kind": "add", "element": stroke(f"s{i}", x=10 + i)})
+    last = [alice.recv_type("op") for _ in range(5)][-1]["seq"]
+    bob = Client(server, board.pk, token=t["bob"], since=start + 2)
+    assert "doc" not in bob.hello and bob.hello["seq"] == last
+    assert [m["client_op_id"] for m in bob.hello["replay"]] == ["a2", "a3", "a4"]
+    fresh = Client(server, board.pk, token=t["bob"], since=last)
+    assert fresh.hello["replay"] == [] and fresh.hello["seq"] == last
+    for c in (alice, bob, fresh):
+        c.close()
+
+
+def test_compaction_puts_the_ops_in_the_rest_doc_and_g(world, api):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    alice.op("a", {"kind": "add", "element": stroke("s")})
+    seq = alice.recv_type("op")["seq"]
+    assert compaction.board_compact(board.pk) == seq
+    doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
+    assert doc == {**DOC, "elements": DOC["elements"] + [stroke("s")]}
+    assert Board.objects.get(pk=board.pk).live_seq == seq
+    assert compaction.board_compact(board.pk) is None  # nothing new
+    alice.close()
+
+
+def test_a_rest_edit_of_the_doc_reaches_everyone_drawing(world, api):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    new_doc = {**DOC, "width": 200, "elements": [stroke("only")]}
+    bob_api = api.__class__(api.client.__class__(), t["bob"])
+    assert bob_api.patch(f"/api/v1/boards/{board.pk}", {"doc": new_doc}).status_code == 200
+    hello = alice.recv_type("hello")
+    assert hello["doc"] == new_doc
+    alice.op("after", {"kind": "add", "element": stroke("x", x=150)})
+    assert alice.recv_type("op")["seq"] == hello["seq"] + 1
+    alice.close()
+
+
+def test_killing_the_server_loses_no_acknowledged_op(world, api):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    added = []
+    for i in range(10):
+        alice.op(f"k{i}", {"kind": "add", "element": stroke(f"k{i}", x=i)})
+        added.append(stroke(f"k{i}", x=i))
+    acked = [alice.recv_type("op")["seq"] for _ in range(10)]
+    server.restart()  # SIGKILL of every server process, then a new one
+    with pytest.raises(ConnectionClosed):
+        alice.recv(timeout=10)
+    again = Client(server, board.pk, token=t["alice"], since=acked[0] - 1)
+    assert [m["client_op_id"] for m in again.hello["replay"]] == [f"k{i}" for i in range(10)]
+    compaction.board_compact(board.pk)
+    doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
+    assert doc["elements"] == DOC["elements"] + added
+    again.close()
+
+
+def test_a_flood_gets_an_error_then_a_close_and_others_carry_on(world):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    for i in range(400):
+        bob.send({"type": "dance", "n": i})
+    errors = []
+    with pytest.raises(ConnectionClosed):
+        while True:
+            message = bob.recv(timeout=10)
+            errors.append(message["detail"])
+    assert bob.socket.close_code == 4429
+    assert any("Too many" in e for e in errors)
+    alice.op("still", {"kind": "add", "element": stroke("still")})
+    assert alice.recv_type("op")["client_op_id"] == "still"
+    alice.close()
+
+
+def test_an_oversized_frame_closes_with_1009(world):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    bob = Client(server, board.pk, token=t["bob"])
+    bob.send("x" * (3 * 1024 * 1024))
+    with pytest.raises(ConnectionClosed):
+        while True:
+            bob.recv(timeout=10)
+    assert bob.socket.close_code == 1009

@@ -1,0 +1,20 @@
+"""The ASGI application: pages and the API through Django, and the live boards' WebSocket
+(``/ws/boards/{id}``, feeds.live) through Channels, on one port (``make run`` serves it with
+uvicorn's worker processes, all sharing the Channels layer on the plain Redis)."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
+django_application = get_asgi_application()  # sets Django up before the consumers import models
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+
+from feeds.live.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter({
+    "http": django_application,
+    "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+})
