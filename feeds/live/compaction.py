@@ -10,10 +10,13 @@ next run writes the same doc again or a later one.
 
 import logging
 
+from django.contrib.auth import get_user_model
+
 from feeds.live import oplog
 from feeds.live.oplog import BoardRef
-from feeds.models import Board
+from feeds.models import Board, BoardEditor
 from feeds.services.boards import board_update
+from feeds.services.notifications import notify_board_changed
 
 logger = logging.getLogger(__name__)
 
@@ -30,13 +33,44 @@ def board_compact(board_id: int) -> int | None:
         oplog.dirty_clear(ref, 0)
         return None
     if snapshot.seq > board.live_seq and board.state == Board.State.PUBLISHED:
+        changed_by = _changed_by(ref, board.live_seq, snapshot.seq)
         board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
         written = snapshot.seq
+        _tell_the_away(board, changed_by, ref)
     else:
         written = None
     oplog.live_mark_compacted(ref, snapshot.seq)
     oplog.dirty_clear(ref, snapshot.seq)
     return written
+
+
+def _changed_by(ref: BoardRef, since: int, upto: int) -> list[str]:
+    """Who drew between two compactions, last one last (the ops in the log; none when the log no
+    longer holds them all). O(ops since the last compaction)."""
+    entries = oplog.live_replay(ref, since, upto) or []
+    names: dict[str, None] = {}
+    for entry in entries:
+        if entry.by:
+            names.pop(entry.by, None)
+            names[entry.by] = None
+    return list(names)
+
+
+def _tell_the_away(board: Board, changed_by: list[str], ref: BoardRef) -> None:
+    """"X changed a board you edit while you were away": the board's author and editors who did
+    not draw this time and have no connection open to it now; X is the last to draw. A task
+    writes the notifications (feeds.services.notifications). O(editors), two queries."""
+    if not changed_by:
+        return
+    users = get_user_model().objects
+    ids = dict(users.filter(username__in=changed_by).values_list("username", "pk"))
+    present = {entry["u"] for entry in oplog.presence_list(ref) if entry["u"]}
+    people = [board.author_id, *BoardEditor.objects.filter(board_id=board.pk).values_list("user_id", flat=True)]
+    names = dict(users.filter(pk__in=people).values_list("pk", "username"))
+    away = [pk for pk in people if names.get(pk) not in present and names.get(pk) not in ids]
+    actor = ids.get(changed_by[-1])
+    if away and actor is not None:
+        notify_board_changed(board_id=board.pk, actor_id=actor, recipient_ids=away)
 
 
 def compact_due(*, older_than: float, limit: int = 100) -> int:

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from feeds.live import signals as live_signals
 from feeds.models import Board, BoardEditor
 from feeds.rules import MAX_EDITORS
+from feeds.services.notifications import notify_invite
 from ugcsite.errors import Invalid
 
 
@@ -24,8 +25,9 @@ class TooManyEditors(Invalid):
 
 
 def editor_invite(*, board: Board, user, invited_by=None) -> bool:
-    """Let ``user`` draw on ``board`` (idempotent). True if they were not an editor yet.
-    One indexed insert (and a count of the board's editors, at most MAX_EDITORS rows)."""
+    """Let ``user`` draw on ``board`` (idempotent) and tell them ("X invited you to draw Y").
+    True if they were not an editor yet. One indexed insert and one notification upsert (and a
+    count of the board's editors, at most MAX_EDITORS rows)."""
     if user.pk == board.author_id:
         raise AuthorIsNoEditor()
     with transaction.atomic():
@@ -38,6 +40,8 @@ def editor_invite(*, board: Board, user, invited_by=None) -> bool:
                 BoardEditor.objects.create(board=board, user=user)
         except IntegrityError:  # the same invitation, at the same moment
             return False
+        notify_invite(inviter_id=invited_by.pk if invited_by is not None else board.author_id,
+                      invitee_id=user.pk, board_id=board.pk)
     transaction.on_commit(lambda: live_signals.board_access_changed(board.pk))
     return True
 

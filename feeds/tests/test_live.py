@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from feeds.live import compaction
-from feeds.models import Board
+from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from social import tokens
 from social.services import user_create
@@ -264,3 +264,18 @@ def test_an_oversized_frame_closes_with_1009(world):
         while True:
             bob.recv(timeout=10)
     assert bob.socket.close_code == 1009
+
+
+def test_an_invite_and_a_change_while_away_are_notified(world, run):
+    """Inviting someone tells them; a compaction of ops drawn by bob tells the board's people
+    who neither drew nor were connected (alice, the author), and not bob."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    invite = Notification.objects.get(recipient__username="bob", kind=Notification.Kind.INVITE)
+    assert invite.board_id == board.pk and invite.actor_count == 1
+    bob = Client(server, board.pk, token=t["bob"])
+    bob.op("b", {"kind": "add", "element": stroke("from-bob")})
+    bob.recv_type("op")
+    bob.close()
+    run(compaction.board_compact, board.pk)
+    changed = Notification.objects.filter(kind=Notification.Kind.BOARD_CHANGED)
+    assert [(n.recipient.username, n.board_id) for n in changed] == [("alice", board.pk)]
