@@ -69,6 +69,16 @@ class RebuildMark:
         get_redis().delete(keys.rebuilding())
 
 
+def refuse_regeneration_while_rebuilding() -> None:
+    """A returning reader's P is regenerated from their followees' M: while rebuild_redis runs,
+    those may be half rebuilt, and the P made from them would be a wrong list (until the
+    rebuild's own P replaced it). So a 503 (Unavailable, with Retry-After) instead, until the
+    rebuild is done. One EXISTS, on regeneration only (rare: readers back from idle)."""
+    if get_redis().exists(keys.rebuilding()):
+        raise Unavailable("The site's data is being rebuilt after a loss; your feed is not back yet. "
+                          f"Try again in {REBUILD_RETRY_AFTER} seconds.", retry_after=REBUILD_RETRY_AFTER)
+
+
 def refuse_while_rebuilding(answer: dict) -> dict:
     """A page with no items while rebuild_redis runs may be a timeline not rebuilt yet: a 503
     (Unavailable, with Retry-After) rather than an empty list that is wrong. Pages with items
@@ -150,17 +160,18 @@ def _idle_users() -> set[int]:
     return set(get_user_model().objects.filter(last_seen__lt=cutoff).values_list("id", flat=True))
 
 
-def home_ids(user_id: int, follows: list[tuple[int, float]]) -> list[int]:
+def home_ids(user_id: int, follows: list[tuple[int, float]], *, mark: int | None = None) -> list[int]:
     """The ids of a user's P that Redis alone held, newest first, from the boards themselves:
     the published boards above the archived max A of each followee ``(id, follow time)`` made
     since the follow (fan-out brought them) and of its back-fill (the newest
     FOLLOW_BACKFILL_COUNT made before it). Back-filled ids at or below A are kept only where no
     chunk holds them. One query, a LATERAL pair per followee on the (author, -id) index:
     O(followees x (log n + back-fill) + the boards since A); a second one over the chunks when
-    back-filled ids lie below A."""
+    back-filled ids lie below A. ``mark``: A, when the caller has it (else read from Redis)."""
     if not follows:
         return []
-    mark = archive.archived_max(user_id, Timeline.HOME)
+    if mark is None:
+        mark = archive.archived_max(user_id, Timeline.HOME)
     bounds = [max_board_id_at(datetime.fromtimestamp(at, tz=UTC)) for _, at in follows]
     board = Board._meta.db_table
     with connection.cursor() as cursor:
@@ -184,25 +195,33 @@ def home_ids(user_id: int, follows: list[tuple[int, float]]) -> list[int]:
 
 
 def rebuild_home(user_ids, progress) -> None:
-    """Each P whole (run after rebuild_archive_marks, rebuild_activity and rebuild_big_authors):
-    home_ids of every user not idle, over the followees their pages do not merge whole. Up to the hot size + slack they all go to the head (flagged for the archiver
-    past hot + one chunk, as fan-out flags it); a longer stretch keeps the newest
+    """Each P whole, and its archived max A (run after rebuild_archive_marks, rebuild_activity
+    and rebuild_big_authors): home_ids of every user not idle, over the followees their pages do
+    not merge whole. Up to the hot size + slack they all go to the head (flagged for the
+    archiver past hot + one chunk, as fan-out flags it); a longer stretch keeps the newest
     HOME_TIMELINE_HOT in the head and goes to the archive below them, as the archiver would
-    have moved it. O(followees x back-fill + boards since A) per user."""
+    have moved it. Idle users get A alone. O(followees x back-fill + boards since A) per user."""
     following = _edges_by("follower_id")
     idle = _idle_users()
+    marks = _chunk_marks()
     hot = settings.HOME_TIMELINE_HOT
     for user_id in user_ids:
+        mark = marks.get((user_id, Timeline.HOME), 0)
         if user_id in idle:
+            archive.mark_raise(user_id, Timeline.HOME, mark)
             progress()
             continue
         merged = hybrid.merged_whole(user_id)  # big followees: every page merges their M
-        ids = home_ids(user_id, [(author, at) for author, at in following.get(user_id, []) if author not in merged])
-        if len(ids) > hot + settings.HOME_TIMELINE_SLACK:
-            archive.chunks_write(user_id, Timeline.HOME, ids[hot:])
-            ids = ids[:hot]
-        timelines.timeline_replace(keys.home_timeline(user_id), ids)
-        if len(ids) >= hot + settings.TIMELINE_CHUNK:
+        ids = home_ids(user_id, [(author, at) for author, at in following.get(user_id, []) if author not in merged],
+                       mark=mark)
+        # P's head first, then what goes below it, then A: while a rebuild runs, a reader whose
+        # A is in Redis already has their head too (a page never comes from the archive alone).
+        head, below = (ids[:hot], ids[hot:]) if len(ids) > hot + settings.HOME_TIMELINE_SLACK else (ids, [])
+        timelines.timeline_replace(keys.home_timeline(user_id), head)
+        if below:
+            archive.chunks_write(user_id, Timeline.HOME, below)
+        archive.mark_raise(user_id, Timeline.HOME, mark)
+        if len(head) >= hot + settings.TIMELINE_CHUNK:
             archive.flag_waiting(Timeline.HOME, [user_id])
         progress()
 
@@ -230,15 +249,22 @@ def rebuild_reads(user_ids, progress) -> None:
     progress(len(user_ids))
 
 
-def rebuild_archive_marks(user_ids, progress) -> None:
-    """The archived max of every timeline, from PostgreSQL (one grouped query)."""
-    marks = {
+def _chunk_marks() -> dict[tuple[int, str], int]:
+    """(owner, timeline kind) -> the newest archived id, from PostgreSQL (one grouped query)."""
+    return {
         (owner, kind): last
         for owner, kind, last in TimelineChunk.objects.values_list("owner_id", "timeline")
         .annotate(last=Max("last_id")).values_list("owner_id", "timeline", "last")
     }
+
+
+def rebuild_archive_marks(user_ids, progress) -> None:
+    """The archived max of every timeline but P, from PostgreSQL (one grouped query). P's is
+    written by rebuild_home with P itself, so that while a rebuild runs no reader has an A
+    without a head (their page would come from the archive alone, a wrong list)."""
+    marks = _chunk_marks()
     for user_id in user_ids:
-        archive.marks_put(user_id, {kind: marks.get((user_id, kind), 0) for kind in Timeline})
+        archive.marks_put(user_id, {kind: marks.get((user_id, kind), 0) for kind in Timeline if kind != Timeline.HOME})
         progress()
 
 

@@ -4,6 +4,7 @@ whole before it is read."""
 import time
 
 from feeds import regeneration, selectors, tasks, timelines
+from feeds.rebuild import refuse_regeneration_while_rebuilding
 
 _SEEN_EVERY = 60.0  # seconds: activity is recorded at most this often per user and process
 _seen: dict[int, float] = {}
@@ -25,9 +26,11 @@ def user_seen(*, user_id: int) -> None:
 def home_feed_ready(*, user_id: int) -> None:
     """Make sure a returning idle user's P is whole before it is read: their followees' newest
     boards join it at once (O(followees) pipelined), and a task archives the stretch between
-    those and the older history. A no-op (one HGET) for everyone else."""
+    those and the older history (while rebuild_redis runs: a 503 instead). A no-op (one HGET)
+    for everyone else."""
     if not timelines.home_needs_regeneration(user_id):
         return
+    refuse_regeneration_while_rebuilding()
     gap = regeneration.home_regenerate(user_id)
     if gap is not None:
         tasks.home_gap_fill.delay(user_id, *gap)
