@@ -155,7 +155,7 @@ class ArchiveRun(models.Model):
 class Outbox(models.Model):
     """A board's fan-out (or retraction) that must still reach its author's followers: written
     in the same transaction as the board's change (a transactional outbox), deleted when the
-    last batch of followers is written, and sent again by beat when it waits too long (the
+    batch of followers still queued is written, and sent again by beat when it waits too long (the
     broker was down or lost its queue). A board has at most one row per action."""
 
     class Action(models.TextChoices):
@@ -164,7 +164,9 @@ class Outbox(models.Model):
 
     board_id = models.BigIntegerField()  # no foreign key: a retraction outlives nothing, and rows are few
     action = models.CharField(max_length=8, choices=Action.choices)
-    queued_at = models.DateTimeField()
+    queued_at = models.DateTimeField()  # stamped by every batch of the walk: due when it stops moving
+    pending = models.IntegerField(default=1)  # batches queued and not yet written (feeds.outbox)
+    generation = models.IntegerField(default=0)  # one more each time beat sends the walk again
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["board_id", "action"], name="outbox_one_per_action")]

@@ -13,7 +13,8 @@ from django.utils import timezone
 from feeds import archive, fanout, hybrid, notifications, presence, regeneration
 from feeds.ids import board_id_time
 from feeds.models import Board, Notification, Outbox
-from feeds.outbox import outbox_done, outbox_due, outbox_touch
+from feeds.outbox import (NOT_COUNTED, outbox_batch_queued, outbox_batch_written, outbox_done, outbox_due,
+                          outbox_generation)
 from feeds.rules import Timeline
 from feeds.visibility import board_show, board_unshow
 from social import services as people
@@ -32,16 +33,18 @@ RETRYING = {"acks_late": True, "autoretry_for": TRANSIENT, "max_retries": 8, "re
 
 
 def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
-          cursor_after: int | None = None, **more) -> tuple[dict, list]:
+          cursor_after: int | None = None, *, queued=None, **more) -> tuple[dict, list]:
     """The cursor arguments of a batch run of ``task``: where this run starts, its size, and how
     the next run (same task, same first argument and keyword arguments ``more``) is enqueued
-    before this one writes, so batches overlap across worker processes. The list it returns is
-    empty after the run when this was the last batch. (A run sent by the previous release has no
-    ``cursor_after``.)"""
+    before this one writes, so batches overlap across worker processes; ``queued()`` is called
+    just before. The list it returns is empty after the run when this was the last batch. (A run
+    sent by the previous release has no ``cursor_after``.)"""
     cursor = FollowerCursor() if cursor_score is None else FollowerCursor(cursor_score, cursor_done, cursor_after)
     sent: list = []
 
     def then(next_cursor):
+        if queued is not None:
+            queued()
         sent.append(next_cursor)
         score, done, after = next_cursor
         task.delay(owner_id, cursor_score=score, cursor_done=done, cursor_after=after, **more)
@@ -49,12 +52,23 @@ def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
     return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE, "then": then}, sent
 
 
+def _outbox_walk(task, board_id: int, action: str, cursor_score: float | None, cursor_done: int,
+                 cursor_after: int | None, generation: int | None) -> tuple[dict, list, int]:
+    """A board's walk counted on its outbox row: the first batch reads the row's generation and
+    every batch passes it on; each queued batch counts one up (``feeds.outbox``)."""
+    if generation is None:  # the first batch (or a batch sent by the previous release: not counted)
+        generation = outbox_generation(board_id, action) if cursor_score is None else NOT_COUNTED
+    walk, sent = _walk(task, board_id, cursor_score, cursor_done, cursor_after, generation=generation,
+                       queued=lambda: outbox_batch_queued(board_id, action, generation))
+    return walk, sent, generation
+
+
 @shared_task(**RETRYING)
 def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
-                 cursor_after: int | None = None) -> None:
+                 cursor_after: int | None = None, generation: int | None = None) -> None:
     """Push a new board to its author's followers, one batch a run; nothing for a big author
-    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.hybrid). The last
-    batch clears the board's outbox row. Sent again by the outbox (``resend``), it first makes
+    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.hybrid). The
+    batch written last clears the board's outbox row. Sent again by the outbox (``resend``), it first makes
     sure G, M and the indexes hold the board."""
     board = Board.objects.select_related("author").filter(pk=board_id).first()
     if board is None or board.state != Board.State.PUBLISHED:
@@ -65,21 +79,20 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
     if hybrid.author_is_big(board.author_id):
         outbox_done(board_id, Outbox.Action.FANOUT)
         return  # checked every batch: an author who became big meanwhile has their followers marked
-    walk, more = _walk(board_fanout, board_id, cursor_score, cursor_done, cursor_after)
+    walk, more, generation = _outbox_walk(board_fanout, board_id, Outbox.Action.FANOUT, cursor_score, cursor_done,
+                                          cursor_after, generation)
     waiting = fanout.fanout_batch(board_id=board_id, author_id=board.author_id, **walk)
+    outbox_batch_written(board_id, Outbox.Action.FANOUT, generation)
     if not more:
-        outbox_done(board_id, Outbox.Action.FANOUT)
         FANOUT_LAG.observe((timezone.now() - board_id_time(board_id)).total_seconds())
-    else:
-        outbox_touch(board_id, Outbox.Action.FANOUT)
     archive_soon(Timeline.HOME, waiting)
 
 
 @shared_task(**RETRYING)
 def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
-                  cursor_after: int | None = None) -> None:
+                  cursor_after: int | None = None, generation: int | None = None) -> None:
     """Take a deleted or hidden board out of its author's followers' feeds, batch by batch; the
-    last batch clears its outbox row. Sent again by the outbox (``resend``), it first takes the
+    batch written last clears its outbox row. Sent again by the outbox (``resend``), it first takes the
     board out of G, M and the indexes."""
     row = Board.objects.filter(pk=board_id).values("author_id", "state").first()
     if row is None or row["state"] == Board.State.PUBLISHED:
@@ -90,12 +103,10 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
     if hybrid.board_never_pushed(row["author_id"], board_id):
         outbox_done(board_id, Outbox.Action.RETRACT)
         return  # in no P: pages merged it from M, which lost it at once
-    walk, more = _walk(board_retract, board_id, cursor_score, cursor_done, cursor_after)
+    walk, _, generation = _outbox_walk(board_retract, board_id, Outbox.Action.RETRACT, cursor_score, cursor_done,
+                                       cursor_after, generation)
     fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"], **walk)
-    if not more:
-        outbox_done(board_id, Outbox.Action.RETRACT)
-    else:
-        outbox_touch(board_id, Outbox.Action.RETRACT)
+    outbox_batch_written(board_id, Outbox.Action.RETRACT, generation)
 
 
 @shared_task

@@ -6,7 +6,9 @@ import pytest
 pytestmark = pytest.mark.django_db
 from django.test import override_settings
 
-from feeds import keys, tasks
+from feeds import keys, tasks, timelines
+from social import graph
+from social.graph import FollowerCursor
 from feeds.models import Board, Outbox
 from feeds.services.boards import board_create, board_delete
 from feeds.services.follows import follow_create
@@ -97,3 +99,37 @@ def test_a_walk_that_makes_progress_is_not_sent_again(run, redis_data, django_ca
     assert all(redis_data.zscore(keys.home_timeline(u.pk), board.id) == board.id
                for u in Follow.objects.filter(followee=author).select_related("follower") for u in [u.follower])
     assert not Outbox.objects.exists()
+
+
+def test_a_batch_that_dies_after_queuing_the_next_keeps_the_row_until_beat_sends_the_walk_again(
+        run, redis_data, django_capture_on_commit_callbacks, settings, monkeypatch):
+    """A worker killed mid-batch, after that batch queued the next: the rest of the walk runs and
+    stamps the row, but the dead batch's followers never got the board; the row stays (its count
+    never came down), goes due once nothing stamps it, and beat's new walk reaches them."""
+    author = user_create(username="author", password="pw-long-enough")
+    readers = [user_create(username=f"reader{i}", password="pw-long-enough") for i in range(3)]
+    for reader in readers:
+        run(follow_create, follower=reader, followee=author)
+    settings.FANOUT_BATCH_SIZE = 1
+    with django_capture_on_commit_callbacks(execute=False):
+        board = board_create(author=author, title="a batch lost", kind="note", tags=[], doc=DOC)
+    deliver, first = timelines.home_deliver, None
+
+    def first_dies(followers, *args):  # the first batch's successors run (eagerly) inside it, then it dies
+        if followers and set(followers) == {first}:
+            raise RuntimeError("the worker died")
+        return deliver(followers, *args)
+
+    [first], _ = graph.followers_batch(author.pk, FollowerCursor(), 1)  # the first batch's follower
+    monkeypatch.setattr(timelines, "home_deliver", first_dies)
+    with pytest.raises(RuntimeError):
+        tasks.board_fanout(board.id)
+    monkeypatch.setattr(timelines, "home_deliver", deliver)
+    reached = [r for r in readers if redis_data.zscore(keys.home_timeline(r.pk), board.id) == board.id]
+    assert len(reached) == 2  # the walk went on past the dead batch to its end ...
+    assert Outbox.objects.get(board_id=board.id, action="fanout").pending == 1  # ... and the row stays
+    assert tasks.outbox_resend() == 0  # stamped by the batches that ran: not due yet
+    settings.OUTBOX_RESEND_AFTER_SECONDS = 0
+    assert tasks.outbox_resend() == 1
+    assert all(redis_data.zscore(keys.home_timeline(r.pk), board.id) == board.id for r in readers)
+    assert not Outbox.objects.exists()  # the new walk's last batch cleared it
