@@ -33,6 +33,7 @@ def test_production_logs_are_one_json_object_a_line_with_the_request(transaction
     env["REDIS_CLUSTER"] = "1" if settings.REDIS_CLUSTER else "0"
     env["CACHE_URL"] = settings.CACHES["default"]["LOCATION"]
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    env["CHANNEL_LAYER_URL"] = settings.CHANNEL_LAYER_URL
     done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     ids = done.stdout.split()
