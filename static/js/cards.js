@@ -1,6 +1,6 @@
 /* A board card built from the page's <template id="card-template"> (rendered by the server with
    the same partial as its own cards) and a board of the JSON API. Data goes in with textContent
-   and attributes only, never as HTML. Used by infinite.js (older boards) and live.js (new ones). */
+   and attributes only, never as HTML. Used by infinite.js (older boards) and me.js (new ones). */
 (function () {
   "use strict";
 

@@ -1,131 +1,292 @@
-/* Live updates for a signed-in person over the site's WebSocket (/ws/me, no polling): the
-   header's unread notification count, and on the feed page a "N new boards" button that, when
-   clicked, fetches the feed's first page (/api/v1/feed, with the session) and inserts the cards
-   newer than the top one (built by cards.js, like infinite.js's) without moving what the reader
-   is looking at. Reconnects with a growing delay; gives up on 4401/4403 (signed out). */
+/* Shared boards, live (API.md, "Shared boards, live"): the client of /ws/boards/<id>, used by the
+   editor (static/js/editor.js) and by a board's page, which watches.
+
+   The server's order is the truth. `confirmed` is the doc as of the last seq the server sent;
+   `pending` holds this person's ops not yet seen back (sent, or waiting while the connection is
+   down). What the page shows is `confirmed` with `pending` applied on top; an op that comes back
+   (its client_op_id) leaves `pending`, and one the server refused (an error with its id) is
+   dropped. After a reconnect (`?since=` the last seq) the server replays what was missed, or
+   sends the whole doc, and what is still pending is sent again: nothing drawn offline is lost,
+   and every client ends on the server's doc. */
 (function () {
   "use strict";
 
-  if (!document.body.hasAttribute("data-signed-in") || !("WebSocket" in window)) return;
+  const ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  const REFUSED_CODES = { 4401: "Your sign-in is no longer valid; log in again.",
+    4403: "You may not open this board live.", 4404: "This board no longer exists.",
+    4429: "Too many changes at once; reconnecting more slowly." };
+  const CURSOR_EVERY_MS = 50;
 
-  const PAGE = 20;
-  const feed = document.querySelector("[data-live-feed]");
-  const list = feed ? document.querySelector("[data-infinite]") : null;
-  const template = document.getElementById("card-template");
-  const button = feed ? feed.querySelector("[data-new-boards]") : null;
-  const fresh = new Set();  // ids of boards told about and not on the page yet
-  let delay = 1000;
-  let inserting = false;
-
-  function onPage(id) {
-    return list && list.querySelector('[data-board-id="' + CSS.escape(String(id)) + '"]') !== null;
+  /* A fresh element id (12 characters of [A-Za-z0-9_-], like the server's). */
+  function newId(length) {
+    const bytes = new Uint8Array(length || 12);
+    window.crypto.getRandomValues(bytes);
+    let id = "";
+    for (const byte of bytes) id += ID_CHARS[byte & 63];
+    return id;
   }
 
-  function showFresh() {
-    if (!button) return;
-    const n = fresh.size;
-    button.hidden = n === 0;
-    button.textContent = n === 1 ? "1 new board" : n + " new boards";
+  /* The elements after one op (a new array; the old one is never changed). */
+  function applyOp(elements, op) {
+    if (op.kind === "add") {
+      return elements.some((e) => e.id === op.element.id) ? elements : elements.concat([op.element]);
+    }
+    if (op.kind === "update") return elements.map((e) => (e.id === op.element.id ? op.element : e));
+    if (op.kind === "remove") return elements.filter((e) => e.id !== op.id);
+    return elements;
   }
 
-  function setUnread(count) {
-    const link = document.querySelector("[data-testid=notifications-link]");
-    if (!link) return;
-    let badge = link.querySelector("[data-testid=unread-count]");
-    let hint = link.querySelector(".visually-hidden");
-    if (count > 0) {
-      if (!badge) {
-        badge = document.createElement("span");
-        badge.className = "badge";
-        badge.dataset.testid = "unread-count";
-        hint = document.createElement("span");
-        hint.className = "visually-hidden";
-        hint.textContent = " unread";
-        link.append(" ", badge, hint);
-      }
-      badge.textContent = String(count);
-    } else {
-      if (badge) badge.remove();
-      if (hint) hint.remove();
-    }
+  function fontOf(size) {
+    return size + "px sans-serif";
   }
 
-  function topId() {
-    const first = list.querySelector("[data-board-id]");
-    return first ? BigInt(first.dataset.boardId) : 0n;
-  }
-
-  // The first card the reader can see, and where it is: kept in place across an insertion.
-  function anchor() {
-    for (const card of list.children) {
-      const top = card.getBoundingClientRect().bottom;
-      if (top > 0) return { card, top: card.getBoundingClientRect().top };
-    }
-    return null;
-  }
-
-  async function insertNew() {
-    if (inserting || !list || !template) return;
-    inserting = true;
-    button.disabled = true;
-    let result;
-    try {
-      result = await window.ugcsite.api("/api/v1/feed?limit=" + PAGE);
-    } catch (error) {
-      result = { ok: false, status: 0, data: { detail: "Could not reach the site; check your connection." } };
-    }
-    inserting = false;
-    button.disabled = false;
-    if (!result.ok || !result.data) {
-      button.textContent = window.ugcsite.problem(result) + " Click to try again.";
-      return;
-    }
-    const newest = topId();
-    const fragment = document.createDocumentFragment();
-    for (const board of result.data.items) {
-      if (BigInt(board.id) <= newest || onPage(board.id)) continue;
-      fragment.append(window.ugcsiteCards.build(template, board));
-    }
-    fresh.clear();
-    showFresh();
-    if (!fragment.childElementCount) return;
-    const scrolled = window.scrollY > 0;
-    const held = scrolled ? anchor() : null;
-    list.prepend(fragment);
-    if (held) {  // the reader had scrolled down: the card they were looking at stays put
-      const moved = held.card.getBoundingClientRect().top - held.top;
-      if (moved) window.scrollBy(0, moved);
-    }
-    list.dispatchEvent(new CustomEvent("boards:loaded", { bubbles: true }));
-  }
-
-  function connect() {
-    const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(scheme + "//" + window.location.host + "/ws/me");
-    socket.addEventListener("message", (event) => {
-      let message;
-      try {
-        message = JSON.parse(event.data);
-      } catch (error) {
+  /* Draw one element of API.md's drawing format on a 2D context in document units. */
+  function drawElement(ctx, element) {
+    ctx.lineCap = "round";
+    ctx.lineJoin = "round";
+    if (element.type === "path") {
+      const points = element.points;
+      ctx.strokeStyle = element.color;
+      ctx.lineWidth = element.width;
+      const dot = points.every((p) => p[0] === points[0][0] && p[1] === points[0][1]);
+      if (dot) {  // a tap: canvas prunes zero-length segments, SVG's round caps draw a dot
+        ctx.fillStyle = element.color;
+        ctx.beginPath();
+        ctx.arc(points[0][0], points[0][1], element.width / 2, 0, 2 * Math.PI);
+        ctx.fill();
         return;
       }
-      if (message.type === "hello") {
-        delay = 1000;
-        setUnread(message.unread);
-      } else if (message.type === "unread") {
-        setUnread(message.count);
-      } else if (message.type === "feed" && list && !onPage(message.board_id)) {
-        fresh.add(String(message.board_id));
-        showFresh();
+      ctx.beginPath();
+      ctx.moveTo(points[0][0], points[0][1]);
+      for (let i = 1; i < points.length; i++) ctx.lineTo(points[i][0], points[i][1]);
+      ctx.stroke();
+    } else if (element.type === "text") {
+      ctx.fillStyle = element.color;
+      ctx.font = fontOf(element.size);
+      ctx.textBaseline = "alphabetic";
+      ctx.fillText(element.text, element.x, element.y);
+    } else if (element.type === "rect" || element.type === "ellipse") {
+      ctx.beginPath();
+      if (element.type === "rect") {
+        ctx.rect(element.x, element.y, element.w, element.h);
+      } else {
+        ctx.ellipse(element.x + element.w / 2, element.y + element.h / 2, element.w / 2, element.h / 2, 0, 0, 2 * Math.PI);
       }
-    });
-    socket.addEventListener("close", (event) => {
-      if (event.code === 4401 || event.code === 4403) return;
-      window.setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 30000);
-    });
+      if (element.fill) {
+        ctx.fillStyle = element.fill;
+        ctx.fill();
+      }
+      ctx.strokeStyle = element.color;
+      ctx.lineWidth = element.width;
+      ctx.stroke();
+    }
   }
 
-  if (button) button.addEventListener("click", insertNew);
-  connect();
+  /* Others' cursors: a dot and a name, in document units, scaled by `unit` (document units per CSS pixel). */
+  function drawCursors(ctx, cursors, unit) {
+    const now = Date.now();
+    for (const name of Object.keys(cursors)) {
+      const cursor = cursors[name];
+      if (now - cursor.at > 10000) continue;
+      ctx.fillStyle = cursor.color;
+      ctx.beginPath();
+      ctx.arc(cursor.x, cursor.y, 5 * unit, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.font = fontOf(12 * unit);
+      ctx.textBaseline = "top";
+      ctx.fillText(name, cursor.x + 7 * unit, cursor.y + 4 * unit);
+    }
+  }
+
+  const CURSOR_COLORS = ["#3b5bdb", "#e8590c", "#2f9e44", "#c2255c", "#f59f00", "#7048e8"];
+
+  function colorOf(name) {
+    let hash = 0;
+    for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) >>> 0;
+    return CURSOR_COLORS[hash % CURSOR_COLORS.length];
+  }
+
+  /* The connection to one board. `handlers`: onChange(), onStatus(state, text), onPeers(peers),
+     onError(detail). state is "connecting", "live", "reconnecting" or "closed". */
+  class LiveBoard {
+    constructor(boardId, handlers) {
+      this.boardId = boardId;
+      this.handlers = handlers;
+      this.seq = null;
+      this.confirmed = handlers.initial || null;  // the page's doc until the server says hello
+      this.pending = [];
+      this.peers = [];
+      this.cursors = {};
+      this.you = null;
+      this.socket = null;
+      this.retry = 0;
+      this.held = false;  // a test (or a person going offline) holds the connection down
+      this.lastCursor = 0;
+      this.connect();
+    }
+
+    status(state, text) {
+      this.state = state;
+      if (this.handlers.onStatus) this.handlers.onStatus(state, text);
+    }
+
+    connect() {
+      const scheme = window.location.protocol === "https:" ? "wss" : "ws";
+      const since = this.seq !== null ? "?since=" + this.seq : "";
+      const socket = new WebSocket(scheme + "://" + window.location.host + "/ws/boards/" + this.boardId + since);
+      this.socket = socket;
+      this.status(this.seq === null ? "connecting" : "reconnecting", this.seq === null ? "Connecting…" : "Reconnecting…");
+      socket.addEventListener("message", (event) => this.receive(JSON.parse(event.data)));
+      socket.addEventListener("close", (event) => this.closed(socket, event.code));
+    }
+
+    closed(socket, code) {
+      if (socket !== this.socket) return;
+      this.socket = null;
+      if (code === 4401 || code === 4403 || code === 4404) {
+        this.status("closed", REFUSED_CODES[code]);
+        return;
+      }
+      this.status("reconnecting", this.pending.length ? "Reconnecting… (your drawing is kept and sent when it is back)" : "Reconnecting…");
+      if (this.held) return;
+      const wait = Math.min(500 * Math.pow(2, this.retry++), 5000) * (code === 4429 ? 4 : 1);
+      window.setTimeout(() => { if (!this.socket && !this.held) this.connect(); }, wait);
+    }
+
+    /* Cut the connection and keep it down until resume() (drawing goes on meanwhile). */
+    hold() {
+      this.held = true;
+      if (this.socket) this.socket.close();
+    }
+
+    resume() {
+      this.held = false;
+      if (!this.socket) this.connect();
+    }
+
+    receive(message) {
+      if (message.type === "hello") {
+        this.retry = 0;
+        if (message.doc) {
+          this.confirmed = message.doc;
+        } else {
+          for (const op of message.replay) this.accept(op);
+        }
+        this.seq = message.seq;
+        this.you = message.you;
+        this.setPeers(message.peers);
+        this.status("live", "Live");
+        for (const item of this.pending) {
+          item.resent = true;
+          this.transmit(item);
+        }
+        this.changed();
+      } else if (message.type === "op") {
+        this.accept(message);
+        this.changed();
+      } else if (message.type === "error") {
+        const index = this.pending.findIndex((item) => item.cid === message.client_op_id);
+        const resent = index >= 0 && this.pending[index].resent;
+        if (index >= 0) this.pending.splice(index, 1);
+        if (!resent && this.handlers.onError) this.handlers.onError(message.detail);
+        this.changed();
+      } else if (message.type === "presence") {
+        this.setPeers(message.peers);
+      } else if (message.type === "cursor") {
+        this.cursors[message.by] = { x: message.x, y: message.y, at: Date.now(), color: colorOf(message.by) };
+        if (this.handlers.onChange) this.handlers.onChange();
+      }
+    }
+
+    accept(message) {
+      if (message.seq <= this.seq) return;
+      this.confirmed = Object.assign({}, this.confirmed, { elements: applyOp(this.confirmed.elements, message.op) });
+      this.seq = message.seq;
+      const index = this.pending.findIndex((item) => item.cid === message.client_op_id);
+      if (index >= 0) this.pending.splice(index, 1);
+    }
+
+    setPeers(peers) {
+      this.peers = peers;
+      const here = new Set(peers.map((p) => p.username));
+      for (const name of Object.keys(this.cursors)) if (!here.has(name)) delete this.cursors[name];
+      if (this.handlers.onPeers) this.handlers.onPeers(peers);
+      if (this.handlers.onChange) this.handlers.onChange();
+    }
+
+    changed() {
+      if (this.handlers.onChange) this.handlers.onChange();
+    }
+
+    /* The doc to show: the server's, with this person's pending ops on top (null before hello). */
+    view() {
+      if (!this.confirmed) return null;
+      let elements = this.confirmed.elements;
+      for (const item of this.pending) elements = applyOp(elements, item.op);
+      return Object.assign({}, this.confirmed, { elements });
+    }
+
+    send(op) {
+      const item = { cid: newId(), op, resent: false };
+      this.pending.push(item);
+      this.transmit(item);
+      this.changed();
+    }
+
+    transmit(item) {
+      if (this.socket && this.socket.readyState === WebSocket.OPEN && this.state === "live") {
+        this.socket.send(JSON.stringify({ type: "op", client_op_id: item.cid, op: item.op }));
+      }
+    }
+
+    cursor(x, y) {
+      const now = Date.now();
+      if (now - this.lastCursor < CURSOR_EVERY_MS || !this.socket || this.socket.readyState !== WebSocket.OPEN) return;
+      this.lastCursor = now;
+      this.socket.send(JSON.stringify({ type: "cursor", x, y }));
+    }
+  }
+
+  window.ugcsiteLive = { newId, applyOp, drawElement, drawCursors, LiveBoard, boards: [] };
+
+  /* A board's page: the drawing live, for everyone who may view it. */
+  const view = document.getElementById("live-view");
+  if (view && view.getContext) {
+    const ctx = view.getContext("2d");
+    const image = document.querySelector(".board-image");
+    const status = document.getElementById("live-status");
+    let frame = 0;
+    const draw = () => {
+      frame = 0;
+      const doc = board.view();
+      if (!doc) return;
+      const box = view.getBoundingClientRect();
+      const ratio = window.devicePixelRatio || 1;
+      const width = Math.max(1, Math.round((box.width || doc.width) * ratio));
+      view.width = width;
+      view.height = Math.max(1, Math.round(width * doc.height / doc.width));
+      ctx.setTransform(view.width / doc.width, 0, 0, view.height / doc.height, 0, 0);
+      ctx.fillStyle = doc.background;
+      ctx.fillRect(0, 0, doc.width, doc.height);
+      for (const element of doc.elements) drawElement(ctx, element);
+      drawCursors(ctx, board.cursors, doc.width / Math.max(box.width, 1));
+      view.dataset.elements = String(doc.elements.length);
+    };
+    const board = new LiveBoard(view.dataset.boardId, {
+      onChange() {
+        if (board.confirmed && view.hidden) {
+          view.style.aspectRatio = board.confirmed.width + " / " + board.confirmed.height;
+          view.hidden = false;
+          if (image) image.hidden = true;
+        }
+        if (!frame) frame = window.requestAnimationFrame(draw);
+      },
+      onStatus(state, text) { if (status) { status.textContent = text; status.dataset.state = state; } },
+      onPeers(peers) {
+        const list = document.getElementById("live-peers");
+        if (list) list.textContent = peers.length ? "Here now: " + peers.map((p) => p.username).join(", ") : "";
+      },
+    });
+    window.ugcsiteLive.boards.push(board);
+  }
 })();
