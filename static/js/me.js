@@ -111,6 +111,7 @@
       }
       if (message.type === "hello") {
         delay = 1000;
+        document.body.dataset.live = "on";  // for the browser tests: the socket is open
         setUnread(message.unread);
       } else if (message.type === "unread") {
         setUnread(message.count);
