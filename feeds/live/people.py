@@ -11,12 +11,12 @@ into the fan-out or the notification write that called it.
 
 import asyncio
 import logging
+import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import redis
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 
@@ -59,22 +59,34 @@ def online_of(user_ids: list[int], *, now: float | None = None) -> list[int]:
     return [int(u) for u, score in zip(user_ids, scores) if score is not None and score > now]
 
 
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_pid = 0
+_loop_lock = threading.Lock()
+SEND_TIMEOUT = 5.0  # a layer that hangs holds a fan-out batch no longer than this
+
+
+def _sender_loop() -> asyncio.AbstractEventLoop:
+    """One event loop per process, in a thread of its own, for the layer's sends: the layer's
+    connections belong to a loop, so a loop kept for the process keeps them (a fresh loop per
+    batch would connect again each time). Started after a fork, in the process that sends."""
+    global _loop, _loop_pid
+    with _loop_lock:
+        if _loop is None or _loop_pid != os.getpid():
+            _loop, _loop_pid = asyncio.new_event_loop(), os.getpid()
+            threading.Thread(target=_loop.run_forever, name="live-notices", daemon=True).start()
+        return _loop
+
+
 def _send_all(messages: list[tuple[str, dict]]) -> None:
+    """The messages to their groups, at once (one round trip's wait, not one each)."""
     layer = get_channel_layer()
     if layer is None or not messages:
         return
 
     async def send():
-        for group, message in messages:
-            await layer.group_send(group, message)
+        await asyncio.gather(*(layer.group_send(group, message) for group, message in messages))
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        async_to_sync(send)()
-    else:  # a thread whose own loop runs (a test's browser driver): send from another thread
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(async_to_sync(send)).result()
+    asyncio.run_coroutine_threadsafe(send(), _sender_loop()).result(timeout=SEND_TIMEOUT)
 
 
 def feed_delivered(reader_ids: list[int], board_id: int) -> int:
