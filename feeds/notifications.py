@@ -56,8 +56,11 @@ def notifications_unread(recipient_id: int) -> int:
 
 def notifications_mark_read(recipient_id: int, *, ids: list[int] | None = None) -> int:
     """Mark someone's notifications read: those of ``ids`` that are theirs (others' are ignored),
-    or all of them. One UPDATE; how many changed."""
+    or all of them. One UPDATE; how many changed. On commit, the new count to their sockets."""
     rows = Notification.objects.filter(recipient_id=recipient_id, read=False)
     if ids is not None:
         rows = rows.filter(pk__in=ids)
-    return rows.update(read=True)
+    changed = rows.update(read=True)
+    if changed:  # the person's other pages show the new count (feeds.live.people)
+        transaction.on_commit(lambda: people.unread_changed([recipient_id], notifications_unread))
+    return changed

@@ -10,7 +10,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from feeds import timelines
+from feeds import notifications, timelines
 from feeds.live import people
 from feeds.models import Notification
 from feeds.services import boards as board_services, follows as follow_services
@@ -70,6 +70,8 @@ def test_a_post_and_a_notification_reach_the_reader_online(world, run):
     world["carol"].refresh_from_db()
     run(follow_services.follow_create, follower=world["carol"], followee=bob)  # gathered: still one row
     assert me.recv() == {"type": "unread", "count": 1}
+    run(notifications.notifications_mark_read, bob.pk)  # read on another page: this one's badge goes
+    assert me.recv() == {"type": "unread", "count": 0}
     me.close()
     wait_for(lambda: people.online_of([bob.pk]) == [], what="bob's online record removed when his socket closed")
 
