@@ -11,6 +11,7 @@ from django.conf import settings
 
 from feeds import boardcache, hybrid, keys, timelines
 from feeds.discovery import indexes
+from feeds.live import people
 from feeds.models import Board
 from feeds.archive import archived_max
 from feeds.rules import Timeline
@@ -33,10 +34,13 @@ def followers_step(author_id: int, cursor: FollowerCursor, batch_size: int, then
 def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> list[int]:
     """Deliver a board to the next ``batch_size`` followers after ``cursor`` (``then`` as in
     followers_step). One ZRANGEBYSCORE plus one pipeline: O(batch log |P|). Idempotent: a
-    retried batch re-adds what is there already. Returns the followers whose P now waits for
+    retried batch re-adds what is there already. Then one ZMSCORE on the plain Redis and a live
+notice to those of the batch who are online (feeds.live.people). Returns the followers whose P now waits for
     the archiver."""
     followers = followers_step(author_id, cursor, batch_size, then)
-    return timelines.home_deliver(followers, author_id, [board_id])
+    waiting = timelines.home_deliver(followers, author_id, [board_id])
+    people.feed_delivered(followers, board_id)  # the online ones see "1 new board" (never raises)
+    return waiting
 
 
 def big_mark_batch(*, author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> int:

@@ -254,3 +254,15 @@ def live_dirty_parse(member: str) -> tuple[int, int]:
     """(author id, board id) of a live_dirty member."""
     author, board = member.split(":")
     return int(author), int(board)
+
+
+def live_online() -> str:
+    """Sorted set on the plain Redis (the Channels layer's, never the data Redis or a cluster):
+    member = the id of a person with a ``/ws/me`` socket open, score = when that record expires
+    (Unix seconds). ``live:online``."""
+    return "live:online"
+
+
+def live_person_group(user_id: int) -> str:
+    """The Channels group of one person's ``/ws/me`` sockets (on the plain Redis). ``me.42``."""
+    return f"me.{int(user_id)}"

@@ -4,8 +4,9 @@ feeds.services.notifications decides who is told what, and runs the wide ones in
 
 from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
 
+from feeds.live import people
 from feeds.models import Notification
 from feeds.rules import NOTIFICATION_ACTORS_KEPT, NOTIFICATION_BUCKET_SECONDS
 
@@ -30,13 +31,16 @@ def notification_bucket(at: datetime) -> int:
 def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, board_id: int | None, at: datetime) -> None:
     """Tell each of ``recipient_ids`` that ``actor_id`` did ``kind`` (about ``board_id``) at
     ``at``: one upsert, one row per recipient at most. O(k log n) for k recipients; callers
-    keep k bounded online (one follow: k = 1) and batch the rest in Celery."""
+    keep k bounded online (one follow: k = 1) and batch the rest in Celery. On commit, one
+    ZMSCORE on the plain Redis and a live count to each recipient online."""
     recipients = sorted({r for r in recipient_ids if r != actor_id})  # sorted: concurrent batches lock rows alike
     if not recipients:
         return
     with connection.cursor() as cursor:
         cursor.execute(_UPSERT, {"kind": kind, "board_id": board_id or 0, "bucket": notification_bucket(at),
                                  "actor": actor_id, "at": at, "recipients": recipients})
+    # After the commit, the online recipients get their new unread count (feeds.live.people).
+    transaction.on_commit(lambda: people.unread_changed(recipients, notifications_unread))
 
 
 def notifications_page(recipient_id: int, *, offset: int, limit: int) -> list[Notification]:
@@ -52,8 +56,11 @@ def notifications_unread(recipient_id: int) -> int:
 
 def notifications_mark_read(recipient_id: int, *, ids: list[int] | None = None) -> int:
     """Mark someone's notifications read: those of ``ids`` that are theirs (others' are ignored),
-    or all of them. One UPDATE; how many changed."""
+    or all of them. One UPDATE; how many changed. On commit, the new count to their sockets."""
     rows = Notification.objects.filter(recipient_id=recipient_id, read=False)
     if ids is not None:
         rows = rows.filter(pk__in=ids)
-    return rows.update(read=True)
+    changed = rows.update(read=True)
+    if changed:  # the person's other pages show the new count (feeds.live.people)
+        transaction.on_commit(lambda: people.unread_changed([recipient_id], notifications_unread))
+    return changed

@@ -26,11 +26,12 @@ from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
 
 from feeds import keys, selectors
-from feeds.live import oplog
+from feeds.live import oplog, people
 from feeds.live.oplog import BoardRef, OpRefused
 from feeds.live.tasks import live_compact
 from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame
 from feeds.models import Board
+from feeds.notifications import notifications_unread
 from feeds.rules import (
     LIVE_CURSORS_PER_SECOND, LIVE_FLOOD_CLOSE_AFTER, LIVE_MAX_FRAME, LIVE_OPS_BURST, LIVE_OPS_PER_SECOND,
     MAX_ELEMENTS, MAX_POINTS,
@@ -86,6 +87,26 @@ def _enqueue_compaction(board_id: int) -> None:
         logger.warning("compaction of board %s not enqueued: %s", board_id, error)
 
 
+async def socket_user(scope) -> tuple[object | None, int | None]:
+    """Who opens a socket: (user, None), (None, None) for anonymous, or (None, close code). A
+    bearer token on the upgrade, else the session cookie, which counts only from the site's own
+    origin (cross-site WebSocket hijacking)."""
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    authorization = headers.get("authorization")
+    if authorization is not None:
+        scheme, _, key = authorization.partition(" ")
+        user_id = await _db(_token_user_id)(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
+        user = await _db(_user_by_id)(user_id) if user_id is not None else None
+        return (user, None) if user is not None else (None, CLOSE_UNAUTHENTICATED)
+    session_user = scope.get("user")
+    if session_user is not None and session_user.is_authenticated:
+        origin = headers.get("origin")
+        if origin is None or urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
+            return None, CLOSE_FORBIDDEN
+        return session_user, None
+    return None, None
+
+
 class TokenBucket:
     def __init__(self, rate: float, burst: float):
         self.rate, self.burst, self.tokens, self.at = rate, burst, burst, time.monotonic()
@@ -139,20 +160,8 @@ class BoardConsumer(AsyncWebsocketConsumer):
             await self.close(code)
 
     async def _authenticate(self) -> int | None:
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self.scope["headers"]}
-        authorization = headers.get("authorization")
-        if authorization is not None:
-            scheme, _, key = authorization.partition(" ")
-            user_id = await _db(_token_user_id)(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
-            self.user = await _db(_user_by_id)(user_id) if user_id is not None else None
-            return None if self.user is not None else CLOSE_UNAUTHENTICATED
-        session_user = self.scope.get("user")
-        if session_user is not None and session_user.is_authenticated:
-            origin = headers.get("origin")
-            if origin is None or urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
-                return CLOSE_FORBIDDEN  # cross-site WebSocket hijacking: a session only from the site's own pages
-            self.user = session_user
-        return None
+        self.user, code = await socket_user(self.scope)
+        return code
 
     async def _open(self) -> int | None:
         board = await _db(oplog.live_load)(self.board_id)
@@ -434,3 +443,74 @@ class NoSuchSocket(AsyncWebsocketConsumer):
     async def connect(self):
         await self.accept()
         await self.close(CLOSE_NOT_FOUND)
+
+
+class PersonConsumer(AsyncWebsocketConsumer):
+    """``/ws/me``: one person's live updates (feeds.live.people). Says ``hello`` with the unread
+    count, then ``feed`` (a board reached their feed: ``board_id``) and ``unread`` (``count``).
+    Anonymous: 4401; a session from another origin: 4403. What the client sends is ignored."""
+
+    user = None
+    joined = False
+    refresh_task = None
+
+    async def connect(self):
+        await self.accept()
+        try:
+            self.user, code = await socket_user(self.scope)
+            if code is None and self.user is None:
+                code = CLOSE_UNAUTHENTICATED
+            if code is None:
+                self.group = keys.live_person_group(self.user.pk)
+                await self.channel_layer.group_add(self.group, self.channel_name)
+                self.joined = True
+                await _thread(people.online_mark)(self.user.pk)
+                unread = await _db(notifications_unread)(self.user.pk)
+                await self.send_json({"type": "hello", "username": self.user.username, "unread": unread})
+                self.refresh_task = asyncio.ensure_future(self._refresh())
+        except REDIS_FAILURES as error:
+            logger.warning("live person socket: storage unreachable at connect: %s", error)
+            code = CLOSE_TRY_AGAIN
+        except Exception:
+            logger.exception("live person socket: opening failed")
+            code = CLOSE_SERVER_ERROR
+        if code is not None:
+            await self.close(code)
+
+    async def _refresh(self) -> None:
+        while True:
+            await asyncio.sleep(people.ONLINE_REFRESH)
+            try:
+                await _thread(people.online_mark)(self.user.pk)
+            except REDIS_FAILURES as error:
+                logger.warning("live person socket: online record not refreshed: %s", error)
+
+    async def disconnect(self, code):
+        if self.refresh_task is not None:
+            self.refresh_task.cancel()
+        if not self.joined:
+            return
+        self.joined = False
+        try:
+            await _thread(people.online_clear)(self.user.pk)
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        except Exception as error:  # the record expires anyway
+            logger.warning("live person socket: leaving was not recorded: %s", error)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        pass  # nothing to say to the server (yet); never an error
+
+    async def person_feed(self, event):
+        await self._send({"type": "feed", "board_id": event["board_id"]})
+
+    async def person_unread(self, event):
+        await self._send({"type": "unread", "count": event["count"]})
+
+    async def _send(self, message: dict) -> None:
+        try:
+            await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
+        except asyncio.TimeoutError:
+            await self.close()
+
+    async def send_json(self, message: dict) -> None:
+        await self.send(text_data=oplog._json(message))
