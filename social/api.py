@@ -4,13 +4,16 @@ feeds.api.people."""
 
 from typing import Annotated
 
+from django.conf import settings
 from django.contrib.auth import authenticate as password_authenticate
 from django.http import HttpResponse, JsonResponse
 from pydantic import Field, StrictBool
 
 from social import selectors, services, tokens
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX
-from ugcsite.http import ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
+from ugcsite.http import (ApiError, Strict, Text, body_max, client_address, endpoint, login_required, paging,
+                          parse_json_object, validate)
+from ugcsite.ratelimits import write_attempt
 
 
 class Credentials(Strict):
@@ -56,6 +59,21 @@ def me_patch(request):
     return selectors.own_profile(services.profile_update(user=request.api_user, changes=changes))
 
 
+@login_required
+def me_avatar_put(request):
+    """The caller's picture: the body is the image's bytes (PNG, JPEG, GIF or WebP, whatever the
+    Content-Type says: the decoder decides), resized as on the settings page. At most 2 MiB, as
+    every API body (the settings page takes 5 MB)."""
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))  # decoding a picture is work
+    return selectors.own_profile(services.avatar_set(user=request.api_user, data=request.body))
+
+
+@login_required
+def me_avatar_delete(request):
+    """Back to the identicon."""
+    return selectors.own_profile(services.avatar_remove(user=request.api_user))
+
+
 def user_profile(request, username: str):
     return selectors.profile(selectors.user_get_by_name(username), viewer=request.api_user)
 
@@ -75,6 +93,8 @@ def following(request, username: str):
 tokens_view = endpoint(POST=tokens_create)
 token_current = endpoint(DELETE=token_current_delete)
 me_view = endpoint(GET=me, PATCH=me_patch)
+# API.md: every API body at most 2 MiB, a picture too (the settings page takes 5 MB); the 413 says "picture".
+me_avatar = body_max(settings.API_MAX_BODY_BYTES, "picture")(endpoint(PUT=me_avatar_put, DELETE=me_avatar_delete))
 profile = endpoint(GET=user_profile)
 followers_view = endpoint(GET=followers)
 following_view = endpoint(GET=following)

@@ -22,6 +22,7 @@ NAME_SIMILARITY_MIN = 0.3
 # AVATAR_PIXELS_MAX pixels (a decompression bomb opens small and decodes huge), and is stored
 # as a AVATAR_SIZE-pixel square WebP (a few KB). AVATAR_FORMATS: the decoders ever run on it.
 AVATAR_UPLOAD_MAX = 5 * 1024 * 1024
+AVATAR_BODY_MAX = AVATAR_UPLOAD_MAX + 256 * 1024  # a request carrying one (a form's other fields), before the 413
 AVATAR_PIXELS_MAX = 25_000_000
 AVATAR_SIZE = 256
 AVATAR_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")

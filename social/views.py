@@ -17,9 +17,9 @@ from social import selectors, services
 from social.avatars import AvatarRefused, identicon_svg
 from social.forms import SettingsForm
 from social.models import Avatar
-from social.rules import AVATAR_ACCEPT, AVATAR_UPLOAD_MAX
+from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX
 from ugcsite.errors import RateLimited
-from ugcsite.http import client_address, page_number
+from ugcsite.http import body_max, client_address, page_number
 from ugcsite.ratelimits import write_attempt
 
 PEOPLE_PAGE_SIZE = 50
@@ -96,6 +96,7 @@ def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
         "avatar_src": selectors.profile_avatar_url(request.user)}, status=status)
 
 
+@body_max(AVATAR_BODY_MAX, "picture")
 @login_required
 @require_POST
 def avatar_upload(request):

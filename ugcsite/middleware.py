@@ -42,23 +42,29 @@ class ContentSecurityPolicyMiddleware:
 
 
 class BodySizeLimitMiddleware:
-    """A body over the limit answers 413 before anything reads it."""
+    """A body over the limit answers 413 before anything reads it: API_MAX_BODY_BYTES, or the
+    view's own (``ugcsite.http.body_max``: a picture). Checked once the view is known and before
+    any view middleware reads the body (CSRF reads a form's): this runs first of them."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return JsonResponse({"detail": "The Content-Length header is not a number."}, status=400)
-        if length > settings.API_MAX_BODY_BYTES:
-            limit_mib = settings.API_MAX_BODY_BYTES / 1024 / 1024
+        limit = getattr(view_func, "body_max", settings.API_MAX_BODY_BYTES)
+        if length > limit:
+            what = getattr(view_func, "body_what", "drawing")
             return JsonResponse(
-                {"detail": f"The body is {length:,} bytes; at most {limit_mib:g} MiB is accepted. Send a smaller drawing."},
+                {"detail": f"The body is {length:,} bytes; at most {limit / 1024 / 1024:g} MiB is accepted. Send a smaller {what}."},
                 status=413,
             )
-        return self.get_response(request)
+        return None
 
 
 class DomainErrorMiddleware:

@@ -6,6 +6,7 @@ token, 403 for a session call without its CSRF token, 413 for a body over the li
 
 from functools import lru_cache
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
@@ -17,7 +18,7 @@ from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTE
 from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials, ProfilePatch
-from social.rules import BIO_MAX, DISPLAY_NAME_MAX
+from social.rules import AVATAR_ACCEPT, AVATAR_PIXELS_MAX, AVATAR_SIZE, BIO_MAX, DISPLAY_NAME_MAX
 from social.rules import SEARCH_QUERY_LENGTH, USERNAME_PATTERN
 from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
 
@@ -185,6 +186,16 @@ def _paths() -> dict:
             "patch": {"summary": "Change any of the caller's own settings", "security": secured,
                       "requestBody": _body("ProfilePatch"),
                       "responses": {"200": _answer("profile", me), **_errors(400, 401, 413)}}},
+        "/api/v1/me/avatar": {
+            "put": {"summary": "Set the caller's picture: the body is the image (PNG, JPEG, GIF or WebP, at most "
+                               f"{settings.API_MAX_BODY_BYTES // (1024 * 1024)} MiB and {AVATAR_PIXELS_MAX // 1_000_000} million pixels), "
+                               f"cropped and resized to a {AVATAR_SIZE}-pixel square",
+                    "security": secured,
+                    "requestBody": {"required": True, "content": {
+                        media: {"schema": {"type": "string", "format": "binary"}} for media in AVATAR_ACCEPT.split(",")}},
+                    "responses": {"200": _answer("profile", me), **_errors(400, 401, 413, 429)}},
+            "delete": {"summary": "Remove the caller's picture (the identicon is shown again)", "security": secured,
+                       "responses": {"200": _answer("profile", me), **_errors(401)}}},
         "/api/v1/boards": {"post": {
             "summary": "Publish a board", "security": secured, "requestBody": _body("BoardCreate"),
             "responses": {"201": _answer("the new board", board), **_errors(400, 401, 413)}}},

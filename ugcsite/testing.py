@@ -5,6 +5,8 @@ import time
 from urllib.parse import urlencode
 
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as ws_connect
 
 
 def assert_problem(response, status: int) -> dict:
@@ -75,3 +77,12 @@ def wait_for(predicate, *, timeout: float = 10.0, interval: float = 0.05, what: 
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def socket_close_code(url: str, headers: dict | None = None) -> int:
+    """Open a WebSocket at ``url`` (ws://...) and read until the server closes it: its close code."""
+    with ws_connect(url, additional_headers=headers or {}, open_timeout=10) as socket:
+        with pytest.raises(ConnectionClosed):
+            while True:
+                socket.recv(timeout=10)
+        return socket.close_code

@@ -15,6 +15,7 @@ api_v1 = [
     path("tokens", account_api.tokens_view, name="tokens"),
     path("tokens/current", account_api.token_current, name="token-current"),
     path("me", account_api.me_view, name="me"),
+    path("me/avatar", account_api.me_avatar, name="me-avatar"),
     path("users/<str:username>", account_api.profile, name="user"),
     path("users/<str:username>/follow", people_api.follow, name="follow"),
     path("users/<str:username>/followers", account_api.followers_view, name="followers"),

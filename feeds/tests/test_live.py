@@ -15,7 +15,7 @@ from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from social import tokens
 from social.services import user_create
-from ugcsite.testing import wait_for
+from ugcsite.testing import socket_close_code, wait_for
 
 pytestmark = pytest.mark.live
 
@@ -65,14 +65,8 @@ class Client:
         self.socket.close()
 
 
-def closed_with(server, board_id, **kwargs) -> int:
-    query = kwargs.pop("query", "")
-    headers = kwargs.pop("headers", {})
-    with connect(f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=headers, open_timeout=10) as socket:
-        with pytest.raises(ConnectionClosed):
-            while True:
-                socket.recv(timeout=10)
-        return socket.close_code
+def closed_with(server, board_id, query="", headers=None) -> int:
+    return socket_close_code(f"{server.ws}/ws/boards/{board_id}{query}", headers)
 
 
 @pytest.fixture

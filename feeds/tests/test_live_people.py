@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from feeds import notifications, timelines
@@ -16,7 +15,7 @@ from feeds.models import Notification
 from feeds.services import boards as board_services, follows as follow_services
 from social import tokens
 from social.services import user_create
-from ugcsite.testing import wait_for
+from ugcsite.testing import socket_close_code, wait_for
 
 pytestmark = pytest.mark.live
 
@@ -39,11 +38,7 @@ class Me:
 
 
 def closed_with(server, headers=None) -> int:
-    with connect(f"{server.ws}/ws/me", additional_headers=headers or {}, open_timeout=10) as socket:
-        with pytest.raises(ConnectionClosed):
-            while True:
-                socket.recv(timeout=10)
-        return socket.close_code
+    return socket_close_code(f"{server.ws}/ws/me", headers)
 
 
 @pytest.fixture

@@ -3,13 +3,14 @@ checked (size, type, pixel count: decompression bombs) and resized with Pillow, 
 settings page; served at /u/<name>/avatar and named in the profile."""
 
 import io
+import os
 
 import pytest
 from PIL import Image
 
 from social import avatars
 from social.models import Avatar, User
-from social.rules import AVATAR_PIXELS_MAX, AVATAR_SIZE, AVATAR_UPLOAD_MAX
+from social.rules import AVATAR_BODY_MAX, AVATAR_PIXELS_MAX, AVATAR_SIZE, AVATAR_UPLOAD_MAX
 
 pytestmark = pytest.mark.django_db
 
@@ -97,3 +98,46 @@ def test_uploads_count_as_writes(client, api, settings):
     refused = client.post("/settings/avatar", {"avatar": io.BytesIO(picture())})
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
     assert User.objects.get(username="alice").avatar_version == 1
+
+
+def noise_png(side: int) -> bytes:
+    """A PNG that does not compress: about 3 x side² bytes."""
+    out = io.BytesIO()
+    Image.frombytes("RGB", (side, side), os.urandom(3 * side * side)).save(out, format="PNG", compress_level=0)
+    return out.getvalue()
+
+
+def test_a_phone_sized_picture_passes_the_body_limit_on_the_settings_page(client, api, settings):
+    """API bodies stop at 2 MiB, but the settings page takes pictures up to 5 MB: a 3 MB one is
+    saved, and one past the page's own limit is a 413 saying "picture"."""
+    api.as_user("alice")
+    client.login(username="alice", password="password123")
+    photo = noise_png(1000)
+    assert settings.API_MAX_BODY_BYTES < len(photo) < AVATAR_UPLOAD_MAX
+    response = client.post("/settings/avatar", {"avatar": io.BytesIO(photo)})
+    assert response.status_code == 302, response.content[:300]
+    assert User.objects.get(username="alice").avatar_version == 1
+    huge = client.post("/settings/avatar", {"avatar": io.BytesIO(b"x" * (AVATAR_BODY_MAX + 1))})
+    assert huge.status_code == 413 and "picture" in huge.json()["detail"]
+
+
+def test_the_api_sets_and_removes_the_callers_picture(api, client):
+    alice = api.as_user("alice")
+    auth = {"Authorization": f"Bearer {alice.token}"}
+    put = client.put("/api/v1/me/avatar", data=picture("JPEG"), content_type="image/jpeg", headers=auth)
+    assert put.status_code == 200, put.content
+    assert put.json()["avatar_url"] == "/u/alice/avatar?v=1" and put.json()["username"] == "alice"
+    served = client.get("/u/alice/avatar?v=1")
+    assert served["Content-Type"] == "image/webp"
+    assert Image.open(io.BytesIO(served.content)).size == (AVATAR_SIZE, AVATAR_SIZE)
+
+    bad = client.put("/api/v1/me/avatar", data=b"<svg/>", content_type="image/png", headers=auth)
+    assert bad.status_code == 400 and "not a picture" in bad.json()["detail"]
+    big = client.put("/api/v1/me/avatar", data=noise_png(1000), content_type="image/png", headers=auth)
+    assert big.status_code == 413 and "picture" in big.json()["detail"]
+    assert client.put("/api/v1/me/avatar", data=picture(), content_type="image/png").status_code == 401
+    assert User.objects.get(username="alice").avatar_version == 1  # none of those changed it
+
+    gone = client.delete("/api/v1/me/avatar", headers=auth)
+    assert gone.status_code == 200 and gone.json()["avatar_url"] == "/u/alice/avatar?v=2"
+    assert client.get("/u/alice/avatar")["Content-Type"] == "image/svg+xml"

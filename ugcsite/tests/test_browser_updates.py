@@ -10,17 +10,12 @@ from playwright.sync_api import expect
 from feeds.services import boards as board_services, follows as follow_services
 from social import services as people_services
 from ugcsite.tests.test_browser import PASSWORD, Person
-from ugcsite.tests.test_browser_live import log_in
+from ugcsite.tests.test_browser_live import _passwords_the_server_reads, log_in  # noqa: F401 (an autouse fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
 
 DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": [
     {"type": "rect", "color": "#1d2330", "width": 3, "x": 40, "y": 40, "w": 200, "h": 120, "fill": None}]}
-
-
-@pytest.fixture(autouse=True)
-def _passwords_the_server_reads(_fast_password_hashing, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]
 
 
 def test_new_boards_come_in_at_the_top_and_the_badge_counts(browser, asgi_server, run, request):
