@@ -30,6 +30,8 @@
       this.afterPinch = false;    // fingers left from a pinch draw nothing until all are lifted
       this.spaceHeld = false;
       canvas.addEventListener("wheel", (event) => this.wheel(event), { passive: false });
+      // The middle button pans the drawing, not the page (the browser's autoscroll).
+      canvas.addEventListener("mousedown", (event) => { if (event.button === 1) event.preventDefault(); });
     }
 
     box() {

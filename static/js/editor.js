@@ -20,8 +20,9 @@
    The select tool picks elements (a click, shift-click, or a box dragged around them); dragging
    moves them, Delete removes them, both as ordinary changes (undo, the REST save, live `update`
    and `remove` ops). The view (static/js/editor-view.js) zooms and pans without touching the doc;
-   geometry is in editor-shapes.js, SVG and PNG export in editor-export.js. Each person's pen
-   (colour, width, text size, fill) is kept in localStorage. */
+   geometry is in editor-shapes.js, SVG and PNG export in editor-export.js, the keyboard
+   shortcuts in editor-keys.js. Each person's pen (colour, width, text size, fill) is kept in
+   localStorage. */
 (function () {
   "use strict";
 
@@ -769,91 +770,23 @@
     canvas.dataset.selected = Array.from(selection).join(" ");
   }
 
-  // --- the shortcuts help ------------------------------------------------------------------------
-  const help = document.getElementById("shortcuts-help");
-  let helpOpener = null;
-
-  function openHelp() {
-    if (!help || help.open) return;
-    helpOpener = document.activeElement;
-    help.showModal();
-  }
-
-  onAction("help", openHelp);
-  if (help) {
-    help.querySelector('[data-action="close-help"]').addEventListener("click", () => help.close());
-    help.addEventListener("close", () => {
-      if (helpOpener && helpOpener.focus) helpOpener.focus();
-      helpOpener = null;
-    });
-  }
-
-  // --- keyboard shortcuts (listed in the help dialog of the page) ----------------------------------
-  // Fields where keys type: shortcuts leave them alone (typing fields keep their own undo too).
-  const TYPING = "textarea, select, [contenteditable], input:not([type]), input[type=text], input[type=number], input[type=search]";
-  const FIELDS = "input, textarea, select, [contenteditable]";
-  const TOOL_KEYS = { v: "select", h: "hand", p: "pen", t: "text", r: "rect", o: "ellipse", e: "eraser" };
-  const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
-
-  function within(target, selector) {
-    return target instanceof Element && target.matches(selector);
-  }
-
-  document.addEventListener("keydown", (event) => {
-    const target = event.target;
-    if (help && help.open) return;  // the dialog has the keyboard (Escape closes it)
-    if (event.ctrlKey || event.metaKey) {
-      if (event.altKey || within(target, TYPING)) return;
-      const key = event.key.toLowerCase();
-      if (key === "z" && !event.shiftKey) undo();
-      else if ((key === "z" && event.shiftKey) || key === "y") redo();
-      else if (key === "a" && !within(target, FIELDS)) {
-        selectTool("select");
-        setSelection(doc.elements.map((e) => e.id));
-      } else return;
-      event.preventDefault();
-      return;
-    }
-    if (event.altKey || within(target, FIELDS)) return;
-    const key = event.key;
-    if (key === " ") {
-      if (within(target, "button, a, summary")) return;  // space presses what has the focus
-      event.preventDefault();  // not a page scroll: space held down pans
-      view.spaceHeld = true;
-      markPanning();
-    } else if (TOOL_KEYS[key.toLowerCase()] && !event.shiftKey) {
-      selectTool(TOOL_KEYS[key.toLowerCase()]);
-    } else if ((key === "Delete" || key === "Backspace") && selection.size) {
-      event.preventDefault();
-      deleteSelection();
-    } else if (key === "Escape" && selection.size) {
-      setSelection([]);
-    } else if (key === "+" || key === "=") {
-      view.zoomIn();
-    } else if (key === "-" || key === "_") {
-      view.zoomOut();
-    } else if (key === "0") {
-      view.reset();
-    } else if (key === "?") {
-      event.preventDefault();
-      openHelp();
-    } else if (ARROWS[key] && selection.size) {
-      event.preventDefault();
-      const step = event.shiftKey ? 10 : 1;
-      nudge(ARROWS[key][0] * step, ARROWS[key][1] * step);
-    }
-  });
-
-  document.addEventListener("keyup", (event) => {
-    if (event.key === " " && view.spaceHeld) {
-      view.spaceHeld = false;
-      markPanning();
-    }
-  });
-  window.addEventListener("blur", () => {
-    view.spaceHeld = false;
-    markPanning();
-  });
+  // --- keyboard shortcuts (static/js/editor-keys.js; the page's dialog lists them) ----------------
+  onAction("help", window.ugcsiteKeys.install({
+    undo,
+    redo,
+    selectTool,
+    selectAll() {
+      selectTool("select");
+      setSelection(doc.elements.map((e) => e.id));
+    },
+    hasSelection: () => selection.size > 0,
+    deleteSelection,
+    deselect: () => setSelection([]),
+    nudge,
+    view,
+    panning: markPanning,
+    help: document.getElementById("shortcuts-help"),
+  }));
 
   // --- saving -------------------------------------------------------------------------------------
   function showError(message) {
