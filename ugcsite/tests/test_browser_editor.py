@@ -154,9 +154,18 @@ def test_zoom_and_pan_then_draw_in_document_units(people):
     alice.shot("zoomed")
 
     # Space held down pans too; then the keys: + zooms in, - out, 0 resets.
+    offset = lambda: page.evaluate("() => [window.ugcsiteEditor.view.x, window.ugcsiteEditor.view.y]")  # noqa: E731
+    before = offset()
     page.keyboard.down("Space")
     mouse_drag(page, middle, (middle[0], middle[1] - 50))
     page.keyboard.up("Space")
+    assert offset() == pytest.approx([before[0], before[1] - 50], abs=1)
+    # So does the middle button, whatever the tool.
+    page.mouse.move(*middle)
+    page.mouse.down(button="middle")
+    page.mouse.move(middle[0] - 30, middle[1], steps=3)
+    page.mouse.up(button="middle")
+    assert offset() == pytest.approx([before[0] - 30, before[1] - 50], abs=1)
     assert len(model(page)["elements"]) == 2
     before = zoom(page)
     page.keyboard.press("+")
