@@ -360,6 +360,7 @@
       canvas.width = width;
       canvas.height = height;
     }
+    view.clampOffset();  // a smaller canvas still shows some of the drawing
     if (pendingText) placeTextEntry();
     draw();
   }
