@@ -15,7 +15,14 @@
    when it is back. Undo and redo then keep, per person, what each of their own changes added
    and removed, and undo that alone (never someone else's strokes). Saving sends the title, kind
    and tags (and the whole doc only when the connection could not confirm the drawing, or the
-   background changed). */
+   background changed).
+
+   The select tool picks elements (a click, shift-click, or a box dragged around them); dragging
+   moves them, Delete removes them, both as ordinary changes (undo, the REST save, live `update`
+   and `remove` ops). The view (static/js/editor-view.js) zooms and pans without touching the doc;
+   geometry is in editor-shapes.js, SVG and PNG export in editor-export.js, the keyboard
+   shortcuts in editor-keys.js. Each person's pen (colour, width, text size, fill) is kept in
+   localStorage. */
 (function () {
   "use strict";
 
@@ -35,6 +42,11 @@
   // A pen point closer than this (document units) to the last one adds nothing but weight.
   const MIN_STEP = 0.75;
   const ERASER_CSS_RADIUS = 8;
+  const SELECT_CSS_RADIUS = 6;   // how near (CSS pixels) a click must be to pick an element
+  const BACKDROP = "#e4e1d8";     // around the drawing when zoomed out or panned
+  const ACCENT = "#3b5bdb";
+  const shapes = window.ugcsiteShapes;
+  const exporter = window.ugcsiteExport;
 
   const ctx = canvas.getContext("2d");
   const wrap = document.getElementById("canvas-wrap");
@@ -92,10 +104,14 @@
   let dirty = false;
   let saving = false;
   let backgroundBefore = null;
+  let selection = new Set();  // ids of the selected elements
+  const view = new window.ugcsiteView.View(canvas, doc, () => {
+    if (pendingText) placeTextEntry();
+    refreshZoom();
+    schedule();
+  });
 
-  function round1(value) {
-    return Math.round(value * 10) / 10;
-  }
+  const round1 = shapes.round1;
 
   function clampRound(value, max) {
     return Math.min(Math.max(round1(value), 0), max);
@@ -111,13 +127,20 @@
     if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
   }
 
-  /* What a change did, by element id: the elements it added and those it removed. */
+  /* What a change did, by element id: the elements it added, those it removed, and those it
+     replaced ([before, after], a move). */
   function diff(before, next) {
-    const was = new Set(before.elements.map((e) => e.id));
+    const was = new Map(before.elements.map((e) => [e.id, e]));
     const now = new Set(next.elements.map((e) => e.id));
+    const updated = [];
+    for (const element of next.elements) {
+      const old = was.get(element.id);
+      if (old && old !== element && JSON.stringify(old) !== JSON.stringify(element)) updated.push([old, element]);
+    }
     return {
       added: next.elements.filter((e) => !was.has(e.id)),
       removed: before.elements.filter((e) => !now.has(e.id)),
+      updated,
       background: before.background !== next.background ? [before.background, next.background] : null,
     };
   }
@@ -129,6 +152,10 @@
     const toAdd = forward ? entry.added : entry.removed;
     for (const element of toRemove) if (present.has(element.id)) live.send({ kind: "remove", id: element.id });
     for (const element of toAdd) if (!present.has(element.id)) live.send({ kind: "add", element });
+    for (const pair of entry.updated) {
+      const element = pair[forward ? 1 : 0];
+      if (present.has(element.id)) live.send({ kind: "update", element });
+    }
     if (entry.background) {
       doc.background = entry.background[forward ? 1 : 0];
       backgroundChanged = true;
@@ -141,17 +168,17 @@
   /* Live: the elements to show, the server's doc with this person's pending ops on top (and
      what an eraser gesture under way has taken). */
   function liveRefresh() {
-    const view = live.view();
-    if (!view) return;
+    const board = live.view();
+    if (!board) return;
     const erased = gesture && gesture.erasedIds;
-    doc.elements = erased ? view.elements.filter((e) => !erased.has(e.id)) : view.elements;
+    doc.elements = erased ? board.elements.filter((e) => !erased.has(e.id)) : board.elements;
   }
 
   /* Record the state before a change, then apply the new one. */
   function change(next, before) {
     if (live) {
       const entry = diff(before || state(), next);
-      if (!entry.added.length && !entry.removed.length && !entry.background) return;
+      if (!entry.added.length && !entry.removed.length && !entry.updated.length && !entry.background) return;
       liveUndo.push(entry);
       if (liveUndo.length > HISTORY) liveUndo.shift();
       liveRedo = [];
@@ -211,11 +238,11 @@
 
   function add(element) {
     if (doc.elements.length >= MAX_ELEMENTS) {
-      showError("A board holds at most 5,000 elements: erase or clear some first.");
+      showError("A board holds at most " + MAX_ELEMENTS.toLocaleString("en") + " elements: erase or clear some first.");
       return;
     }
     if (element.type === "path" && pointCount(doc.elements) + element.points.length > MAX_POINTS) {
-      showError("A board holds at most 100,000 points in all: erase some strokes first.");
+      showError("A board holds at most " + MAX_POINTS.toLocaleString("en") + " points in all: erase some strokes first.");
       return;
     }
     element.id = draw2d.newId(config.elementIdLength);
@@ -244,6 +271,28 @@
     return inputs.fillOn.checked && COLOR_RE.test(inputs.fill.value) ? inputs.fill.value : null;
   }
 
+  // --- what each person chose last time (localStorage, per signed-in person) ------------------------
+  const PREFS_KEY = "ugcsite.editor.pen." + (form.dataset.person || "");
+  const PREF_INPUTS = { color: inputs.color, width: inputs.width, size: inputs.size, fill: inputs.fill };
+
+  function loadPrefs() {
+    let saved = null;
+    try {
+      saved = JSON.parse(window.localStorage.getItem(PREFS_KEY) || "null");
+    } catch (error) { return; }  // storage off (a private window) or a damaged entry: the defaults stay
+    if (!saved || typeof saved !== "object") return;
+    for (const name of ["color", "fill"]) if (COLOR_RE.test(saved[name])) PREF_INPUTS[name].value = saved[name].toLowerCase();
+    for (const name of ["width", "size"]) if (isNumber(saved[name])) PREF_INPUTS[name].value = String(saved[name]);
+    inputs.fillOn.checked = saved.fillOn === true;
+  }
+
+  function savePrefs() {
+    const prefs = { color: color(), width: strokeWidth(), size: textSize(), fill: inputs.fill.value, fillOn: inputs.fillOn.checked };
+    try {
+      window.localStorage.setItem(PREFS_KEY, JSON.stringify(prefs));
+    } catch (error) { /* storage off or full: the choice lasts for this page only */ }
+  }
+
   // --- drawing ----------------------------------------------------------------------------------
   let frame = 0;
 
@@ -251,23 +300,52 @@
     if (!frame) frame = window.requestAnimationFrame(() => { frame = 0; draw(); });
   }
 
-  function fontOf(size) {
-    return size + "px sans-serif";
-  }
-
   function drawElement(element) {
     draw2d.drawElement(ctx, element);
   }
 
+  /* An element as shown: moved along while the select tool drags it. */
+  function shown(element) {
+    if (gesture && gesture.mode === "move" && (gesture.dx || gesture.dy) && gesture.ids.has(element.id)) {
+      return shapes.moved(element, gesture.dx, gesture.dy, doc.width, doc.height);
+    }
+    return element;
+  }
+
+  function drawSelection(unit) {
+    const boxes = [];
+    for (const element of doc.elements) if (selection.has(element.id)) boxes.push(shapes.bounds(ctx, shown(element)));
+    if (gesture && gesture.mode === "marquee") {
+      const [x0, y0] = gesture.start;
+      const [x1, y1] = gesture.end;
+      boxes.push([Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)]);
+    }
+    if (!boxes.length) return;
+    const pad = 4 * unit;
+    ctx.save();
+    ctx.strokeStyle = ACCENT;
+    ctx.lineWidth = 1.5 * unit;
+    ctx.setLineDash([5 * unit, 4 * unit]);
+    for (const [x0, y0, x1, y1] of boxes) ctx.strokeRect(x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad);
+    ctx.restore();
+  }
+
   function draw() {
+    const box = canvas.getBoundingClientRect();
+    if (!box.width) return;
+    const ratio = canvas.width / box.width;  // backing-store pixels per CSS pixel
+    const s = view.scale() * ratio;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
-    ctx.setTransform(canvas.width / doc.width, 0, 0, canvas.height / doc.height, 0, 0);
+    ctx.fillStyle = BACKDROP;
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.setTransform(s, 0, 0, s, view.x * ratio, view.y * ratio);
     ctx.fillStyle = doc.background;
     ctx.fillRect(0, 0, doc.width, doc.height);
-    for (const element of doc.elements) drawElement(element);
+    for (const element of doc.elements) drawElement(shown(element));
     if (draft) drawElement(draft);
-    if (live) draw2d.drawCursors(ctx, live.cursors, 1 / scale());
+    const unit = 1 / view.scale();  // document units per CSS pixel
+    drawSelection(unit);
+    if (live) draw2d.drawCursors(ctx, live.cursors, unit);
   }
 
   /* The backing store follows the element's CSS size (times the pixel ratio, for sharp lines);
@@ -282,6 +360,7 @@
       canvas.width = width;
       canvas.height = height;
     }
+    view.clampOffset();  // a smaller canvas still shows some of the drawing
     if (pendingText) placeTextEntry();
     draw();
   }
@@ -297,15 +376,14 @@
 
   // --- pointers ---------------------------------------------------------------------------------
   function scale() {
-    return canvas.getBoundingClientRect().width / doc.width;  // CSS pixels per document unit
+    return view.scale();  // CSS pixels per document unit, zoom included
   }
 
+  /* A pointer event's place in document units (the view's zoom and pan undone), clamped to the
+     canvas and rounded to 0.1. */
   function toDoc(event) {
-    const box = canvas.getBoundingClientRect();
-    return [
-      clampRound((event.clientX - box.left) * doc.width / box.width, doc.width),
-      clampRound((event.clientY - box.top) * doc.height / box.height, doc.height),
-    ];
+    const [x, y] = view.toDoc(event.clientX, event.clientY);
+    return [clampRound(x, doc.width), clampRound(y, doc.height)];
   }
 
   function shapeFrom(start, end) {
@@ -316,7 +394,7 @@
     // The whole shape must lie inside the canvas (x + w <= width), rounding included.
     while (w > 0 && x + w > doc.width) w = round1(w - 0.1);
     while (h > 0 && y + h > doc.height) h = round1(h - 0.1);
-    return { type: tool, color: color(), width: strokeWidth(), x, y, w, h, fill: fill() };
+    return { type: gesture.tool, color: color(), width: strokeWidth(), x, y, w, h, fill: fill() };
   }
 
   function addPoint(point) {
@@ -326,8 +404,18 @@
     points.push(point);
   }
 
+  function markPanning() {
+    canvas.dataset.panning = String(view.busy() || view.spaceHeld);
+  }
+
   canvas.addEventListener("pointerdown", (event) => {
-    if (gesture || saving) return;
+    if (saving) return;
+    if (view.pointerDown(event, tool === "hand", cancelGesture)) {
+      event.preventDefault();
+      markPanning();
+      return;
+    }
+    if (gesture) return;
     if (event.pointerType === "mouse" && event.button !== 0) return;
     event.preventDefault();  // no text selection, no focus change, no emulated mouse events
     commitText();
@@ -338,45 +426,67 @@
       return;
     }
     canvas.setPointerCapture(event.pointerId);
-    gesture = { pointerId: event.pointerId, start: point, before: state(), erased: false };
+    gesture = { pointerId: event.pointerId, tool, start: point, before: state(), erased: false };
     if (tool === "pen") {
       draft = { type: "path", color: color(), width: strokeWidth(), points: [point] };
     } else if (tool === "eraser") {
       eraseAt(point);
+    } else if (tool === "select") {
+      pick(point, event.shiftKey, view.toDoc(event.clientX, event.clientY));
     }
     schedule();
   });
 
   canvas.addEventListener("pointermove", (event) => {
+    if (view.pointerMove(event)) return;
     if (live) live.cursor(...toDoc(event));
     if (!gesture || event.pointerId !== gesture.pointerId) return;
     const coalesced = typeof event.getCoalescedEvents === "function" ? event.getCoalescedEvents() : [];
-    for (const each of coalesced.length ? coalesced : [event]) {
+    const kind = gesture.tool;
+    for (const each of kind === "pen" || kind === "eraser" ? (coalesced.length ? coalesced : [event]) : [event]) {
       const point = toDoc(each);
-      if (tool === "pen") addPoint(point);
-      else if (tool === "rect" || tool === "ellipse") draft = shapeFrom(gesture.start, point);
-      else if (tool === "eraser") eraseAt(point);
+      if (kind === "pen") addPoint(point);
+      else if (kind === "rect" || kind === "ellipse") draft = shapeFrom(gesture.start, point);
+      else if (kind === "eraser") eraseAt(point);
+      else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
+      else if (gesture.mode === "marquee") gesture.end = point;
     }
     schedule();
   });
 
+  /* Drop what the gesture under way did (a second finger came down to pinch, or the pointer was
+     cancelled): nothing of it reaches the doc. */
+  function cancelGesture() {
+    if (!gesture) return;
+    const done = gesture;
+    gesture = null;
+    draft = null;
+    if (done.tool === "eraser" && done.erased) {
+      if (live) liveRefresh();
+      else apply(done.before);
+    }
+    schedule();
+  }
+
   function endGesture(event, cancelled) {
     if (!gesture || event.pointerId !== gesture.pointerId) return;
+    if (cancelled) {
+      cancelGesture();
+      return;
+    }
     const done = gesture;
     const element = draft;
     gesture = null;
     draft = null;
     if (canvas.hasPointerCapture(event.pointerId)) canvas.releasePointerCapture(event.pointerId);
-    if (tool === "eraser") {
+    if (done.tool === "eraser") {
       if (done.erased) {
-        if (cancelled) {
-          if (live) liveRefresh();
-          else apply(done.before);
-        } else {
-          change(state(), done.before);
-        }
+        // Live, the change is against what the board holds now (others may have drawn meanwhile).
+        change(state(), live ? { elements: live.view().elements, background: doc.background } : done.before);
       }
-    } else if (!cancelled && element) {
+    } else if (done.tool === "select") {
+      finishSelect(done);
+    } else if (element) {
       if (element.type === "path") {
         if (element.points.length < 2) element.points.push(element.points[0].slice());  // a dot
         add(element);
@@ -387,60 +497,129 @@
     schedule();
   }
 
-  canvas.addEventListener("pointerup", (event) => endGesture(event, false));
-  canvas.addEventListener("pointercancel", (event) => endGesture(event, true));
-  canvas.addEventListener("lostpointercapture", (event) => endGesture(event, false));
+  function pointerEnds(event, cancelled) {
+    if (view.pointerUp(event)) {
+      markPanning();
+      return;
+    }
+    endGesture(event, cancelled);
+  }
+
+  canvas.addEventListener("pointerup", (event) => pointerEnds(event, false));
+  canvas.addEventListener("pointercancel", (event) => pointerEnds(event, true));
+  canvas.addEventListener("lostpointercapture", (event) => pointerEnds(event, false));
+
+  // --- the select tool: pick, move, delete --------------------------------------------------------
+  function selected() {
+    return doc.elements.filter((element) => selection.has(element.id));
+  }
+
+  function setSelection(ids) {
+    selection = new Set(ids);
+    refreshControls();
+    schedule();
+  }
+
+  /* Forget selected ids that are gone (undone, erased, removed by someone else). */
+  function pruneSelection() {
+    if (!selection.size) return;
+    const present = new Set(doc.elements.map((e) => e.id));
+    for (const id of Array.from(selection)) if (!present.has(id)) selection.delete(id);
+  }
+
+  function topmostAt(point) {
+    const radius = SELECT_CSS_RADIUS / scale();
+    for (let i = doc.elements.length - 1; i >= 0; i--) {
+      if (shapes.hits(ctx, doc.elements[i], point, radius)) return doc.elements[i];
+    }
+    return null;
+  }
+
+  function insideSelection(point) {
+    const pad = SELECT_CSS_RADIUS / scale();
+    return selected().some((element) => {
+      const [x0, y0, x1, y1] = shapes.bounds(ctx, element);
+      return point[0] >= x0 - pad && point[0] <= x1 + pad && point[1] >= y0 - pad && point[1] <= y1 + pad;
+    });
+  }
+
+  /* A press with the select tool: on an element (or inside the selection's box) it selects and
+     starts a move; elsewhere it starts a selection box. Shift adds or takes away. */
+  function pick(point, shift, raw) {
+    const target = !shift && insideSelection(point) ? null : topmostAt(point);
+    if (target && shift && selection.has(target.id)) {
+      selection.delete(target.id);
+      gesture.mode = "none";
+    } else if (target || insideSelection(point)) {
+      if (target && !selection.has(target.id)) {
+        if (!shift) selection.clear();
+        selection.add(target.id);
+      }
+      const moving = selected();
+      gesture.mode = "move";
+      gesture.ids = new Set(moving.map((e) => e.id));
+      gesture.range = shapes.moveRange(moving, doc.width, doc.height);
+      gesture.grab = raw;
+      gesture.dx = 0;
+      gesture.dy = 0;
+    } else {
+      if (!shift) selection.clear();
+      gesture.mode = "marquee";
+      gesture.end = point;
+    }
+    refreshControls();
+  }
+
+  function dragTo(raw) {
+    const range = gesture.range;
+    gesture.dx = shapes.within(round1(raw[0] - gesture.grab[0]), range.dx[0], range.dx[1]);
+    gesture.dy = shapes.within(round1(raw[1] - gesture.grab[1]), range.dy[0], range.dy[1]);
+  }
+
+  function finishSelect(done) {
+    if (done.mode === "move" && (done.dx || done.dy)) {
+      moveSelection(done.ids, done.dx, done.dy);
+    } else if (done.mode === "marquee") {
+      const [ax, ay] = done.start;
+      const [bx, by] = done.end;
+      const x0 = Math.min(ax, bx), y0 = Math.min(ay, by), x1 = Math.max(ax, bx), y1 = Math.max(ay, by);
+      if (x1 - x0 > 0 || y1 - y0 > 0) {
+        for (const element of doc.elements) {
+          const box = shapes.bounds(ctx, element);
+          if (box[0] >= x0 && box[1] >= y0 && box[2] <= x1 && box[3] <= y1) selection.add(element.id);
+        }
+      }
+    }
+    refreshControls();
+  }
+
+  function moveSelection(ids, dx, dy) {
+    const elements = doc.elements.map((e) => (ids.has(e.id) ? shapes.moved(e, dx, dy, doc.width, doc.height) : e));
+    change({ elements, background: doc.background });
+  }
+
+  /* Arrow keys: move the selection by one unit (ten with Shift), kept on the canvas. */
+  function nudge(dx, dy) {
+    const moving = selected();
+    if (!moving.length) return;
+    const range = shapes.moveRange(moving, doc.width, doc.height);
+    dx = shapes.within(dx, range.dx[0], range.dx[1]);
+    dy = shapes.within(dy, range.dy[0], range.dy[1]);
+    if (dx || dy) moveSelection(new Set(moving.map((e) => e.id)), dx, dy);
+  }
+
+  function deleteSelection() {
+    commitText();
+    if (!selection.size) return;
+    const ids = selection;
+    selection = new Set();
+    change({ elements: doc.elements.filter((e) => !ids.has(e.id)), background: doc.background });
+  }
 
   // --- the eraser: removes whole elements it touches ----------------------------------------------
-  function segmentDistance(p, a, b) {
-    const dx = b[0] - a[0];
-    const dy = b[1] - a[1];
-    const length2 = dx * dx + dy * dy;
-    let t = length2 ? ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / length2 : 0;
-    t = Math.max(0, Math.min(1, t));
-    return Math.hypot(p[0] - (a[0] + t * dx), p[1] - (a[1] + t * dy));
-  }
-
-  function hits(element, p, radius) {
-    if (element.type === "path") {
-      const reach = radius + element.width / 2;
-      const points = element.points;
-      for (let i = 0; i < points.length; i++) {
-        if (segmentDistance(p, points[i], points[Math.min(i + 1, points.length - 1)]) <= reach) return true;
-      }
-      return false;
-    }
-    if (element.type === "text") {
-      ctx.font = fontOf(element.size);
-      const width = ctx.measureText(element.text).width;
-      return p[0] >= element.x - radius && p[0] <= element.x + width + radius
-        && p[1] >= element.y - element.size - radius && p[1] <= element.y + element.size * 0.3 + radius;
-    }
-    const reach = radius + element.width / 2;
-    if (element.type === "rect") {
-      const inside = p[0] >= element.x - reach && p[0] <= element.x + element.w + reach
-        && p[1] >= element.y - reach && p[1] <= element.y + element.h + reach;
-      if (!inside) return false;
-      if (element.fill) return true;
-      const edge = Math.min(Math.abs(p[0] - element.x), Math.abs(p[0] - element.x - element.w),
-        Math.abs(p[1] - element.y), Math.abs(p[1] - element.y - element.h));
-      return edge <= reach;
-    }
-    if (element.type === "ellipse") {
-      const rx = element.w / 2;
-      const ry = element.h / 2;
-      const nx = (p[0] - element.x - rx) / rx;
-      const ny = (p[1] - element.y - ry) / ry;
-      const d = Math.sqrt(nx * nx + ny * ny);  // 1 on the outline
-      if (element.fill && d <= 1) return true;
-      return Math.abs(d - 1) * Math.min(rx, ry) <= reach;
-    }
-    return false;
-  }
-
   function eraseAt(point) {
     const radius = ERASER_CSS_RADIUS / scale();
-    const kept = doc.elements.filter((element) => !hits(element, point, radius));
+    const kept = doc.elements.filter((element) => !shapes.hits(ctx, element, point, radius));
     if (kept.length !== doc.elements.length) {
       if (live) {
         gesture.erasedIds = gesture.erasedIds || new Set();
@@ -455,8 +634,9 @@
   // --- text: an input over the canvas where the text will stand -----------------------------------
   function placeTextEntry() {
     const s = scale();
-    textEntry.style.left = pendingText.x * s + "px";
-    textEntry.style.top = (pendingText.y - pendingText.size) * s + "px";  // y is the baseline
+    const [left, top] = view.toCanvas(pendingText.x, pendingText.y - pendingText.size);  // y is the baseline
+    textEntry.style.left = left + "px";
+    textEntry.style.top = top + "px";
     textEntry.style.fontSize = Math.max(pendingText.size * s, 10) + "px";
     textEntry.style.color = pendingText.color;
   }
@@ -497,9 +677,11 @@
   // --- the toolbar --------------------------------------------------------------------------------
   const toolButtons = Array.from(form.querySelectorAll("[data-tool]"));
   const swatches = Array.from(form.querySelectorAll(".swatch"));
+  const zoomLabel = form.querySelector('[data-action="zoom-reset"]');
 
   function selectTool(name) {
     commitText();
+    if (name !== "select" && selection.size) setSelection([]);
     tool = name;
     canvas.dataset.tool = name;
     for (const button of toolButtons) button.setAttribute("aria-pressed", String(button.dataset.tool === name));
@@ -511,16 +693,24 @@
     }
   }
 
+  function refreshZoom() {
+    const percent = Math.round(view.zoom * 100) + "%";
+    zoomLabel.textContent = percent;
+    zoomLabel.setAttribute("aria-label", "Reset view, zoom " + percent);  // axe ignores words in parentheses
+  }
+
   for (const button of toolButtons) button.addEventListener("click", () => selectTool(button.dataset.tool));
   for (const swatch of swatches) {
     swatch.style.backgroundColor = swatch.dataset.color;  // CSSOM, which the CSP allows (no style attributes)
     swatch.addEventListener("click", () => {
       inputs.color.value = swatch.dataset.color;
       markSwatch();
+      savePrefs();
     });
   }
   inputs.color.addEventListener("input", markSwatch);
   inputs.width.addEventListener("input", () => { inputs.widthValue.textContent = String(strokeWidth()); });
+  for (const input of [inputs.color, inputs.width, inputs.size, inputs.fillOn, inputs.fill]) input.addEventListener("change", savePrefs);
   inputs.background.addEventListener("input", () => {
     if (backgroundBefore === null) backgroundBefore = state();
     doc.background = inputs.background.value;
@@ -534,33 +724,70 @@
     }
   });
 
-  form.querySelector('[data-action="undo"]').addEventListener("click", undo);
-  form.querySelector('[data-action="redo"]').addEventListener("click", redo);
-  form.querySelector('[data-action="clear"]').addEventListener("click", () => {
+  function onAction(name, handler) {
+    form.querySelector('[data-action="' + name + '"]').addEventListener("click", handler);
+  }
+
+  onAction("undo", undo);
+  onAction("redo", redo);
+  onAction("clear", () => {
     commitText();
     if (doc.elements.length) change({ elements: [], background: doc.background });
   });
+  onAction("delete", deleteSelection);
+  onAction("zoom-in", () => view.zoomIn());
+  onAction("zoom-out", () => view.zoomOut());
+  onAction("zoom-reset", () => view.reset());
+  onAction("export-svg", () => {
+    commitText();
+    const svg = exporter.toSvg(shownDoc(), boardTitle());
+    exporter.download(new Blob([svg], { type: "image/svg+xml" }), exporter.fileName(boardTitle(), "svg"));
+  });
+  onAction("export-png", () => {
+    commitText();
+    exporter.toPng(shownDoc(), draw2d.drawElement).then(
+      (blob) => exporter.download(blob, exporter.fileName(boardTitle(), "png")),
+      (error) => showError(error.message));
+  });
 
-  function refreshControls() {
-    form.querySelector('[data-action="undo"]').disabled = !(live ? liveUndo : undoStack).length;
-    form.querySelector('[data-action="redo"]').disabled = !(live ? liveRedo : redoStack).length;
-    const count = doc.elements.length;
-    const unsent = live ? live.pending.length > 0 || backgroundChanged : dirty;
-    statusLine.textContent = count + (count === 1 ? " element" : " elements") + (unsent ? " · not saved yet" : "");
+  /* What the editor shows now (the live board with this person's changes), to export. */
+  function shownDoc() {
+    return { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements };
   }
 
-  // Ctrl+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo (Cmd on a Mac); typing fields keep their own undo.
-  document.addEventListener("keydown", (event) => {
-    if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
-    const target = event.target;
-    if (target instanceof Element && target.matches(
-      "textarea, select, [contenteditable], input:not([type]), input[type=text], input[type=number], input[type=search]")) return;
-    const key = event.key.toLowerCase();
-    if (key === "z" && !event.shiftKey) undo();
-    else if ((key === "z" && event.shiftKey) || key === "y") redo();
-    else return;
-    event.preventDefault();
-  });
+  function boardTitle() {
+    return inputs.title.value.trim();
+  }
+
+  function refreshControls() {
+    pruneSelection();
+    form.querySelector('[data-action="undo"]').disabled = !(live ? liveUndo : undoStack).length;
+    form.querySelector('[data-action="redo"]').disabled = !(live ? liveRedo : redoStack).length;
+    form.querySelector('[data-action="delete"]').disabled = !selection.size;
+    const count = doc.elements.length;
+    const unsent = live ? live.pending.length > 0 || backgroundChanged : dirty;
+    statusLine.textContent = count + (count === 1 ? " element" : " elements")
+      + (selection.size ? " · " + selection.size + " selected" : "") + (unsent ? " · not saved yet" : "");
+    canvas.dataset.selected = Array.from(selection).join(" ");
+  }
+
+  // --- keyboard shortcuts (static/js/editor-keys.js; the page's dialog lists them) ----------------
+  onAction("help", window.ugcsiteKeys.install({
+    undo,
+    redo,
+    selectTool,
+    selectAll() {
+      selectTool("select");
+      setSelection(doc.elements.map((e) => e.id));
+    },
+    hasSelection: () => selection.size > 0,
+    deleteSelection,
+    deselect: () => setSelection([]),
+    nudge,
+    view,
+    panning: markPanning,
+    help: document.getElementById("shortcuts-help"),
+  }));
 
   // --- saving -------------------------------------------------------------------------------------
   function showError(message) {
@@ -670,9 +897,14 @@
     draw2d.boards.push(live);
   }
 
+  loadPrefs();
+  inputs.widthValue.textContent = String(strokeWidth());
   selectTool("pen");
   markSwatch();
+  refreshZoom();
   refreshControls();
   resize();
+  // For tests and the console: what the editor shows and its view (read them; change nothing).
+  window.ugcsiteEditor = { doc: shownDoc, view, selection: () => Array.from(selection) };
   form.dataset.ready = "true";  // for tests and styles: the editor is wired up
 })();

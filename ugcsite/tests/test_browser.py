@@ -34,10 +34,11 @@ class Person:
     """Someone at their own browser (a context of their own: cookies, session). Each visit is
     screenshotted; CSP violations, script errors and pages without a CSP header are collected."""
 
-    def __init__(self, browser, base_url: str, name: str, test_name: str, viewport=(1280, 860)):
+    def __init__(self, browser, base_url: str, name: str, test_name: str, viewport=(1280, 860), **context_options):
         self.name = name
         self.prefix = f"{test_name}-{name}"
-        self.context = browser.new_context(base_url=base_url, viewport={"width": viewport[0], "height": viewport[1]})
+        self.context = browser.new_context(base_url=base_url, viewport={"width": viewport[0], "height": viewport[1]},
+                                           **context_options)
         self.context.set_default_timeout(15_000)
         self.page = self.context.new_page()
         self.csp_violations: list[str] = []

@@ -1,0 +1,218 @@
+/* The editor's view of the drawing (static/js/editor.js): zoom and pan, never saved in the doc.
+
+   The canvas keeps its place and size on the page; the view maps document units to its CSS
+   pixels: screen = offset + document * base * zoom, where base (CSS pixels per document unit at
+   zoom 1) is the canvas's width over the document's. At zoom 1 and no offset the whole drawing
+   fills the canvas, as it did before there was a view. Input that moves the view: Ctrl+wheel (and
+   a trackpad's pinch, which browsers send as one) zooms around the pointer; the wheel pans once
+   zoomed; the middle button, space held down, or the hand tool drag it; two fingers pinch and
+   pan together. A pointer the view takes is not drawn with. */
+(function () {
+  "use strict";
+
+  const MIN_ZOOM = 0.25;
+  const MAX_ZOOM = 8;
+  const STEP = 1.25;           // one press of +/-
+  const KEEP_VISIBLE = 48;     // CSS pixels of the drawing that panning always leaves in sight
+  const WHEEL_ZOOM_RATE = 0.01; // per pixel of wheel delta
+
+  class View {
+    constructor(canvas, doc, onChange) {
+      this.canvas = canvas;
+      this.doc = doc;
+      this.onChange = onChange;
+      this.zoom = 1;
+      this.x = 0;  // CSS pixels from the canvas's left edge to the drawing's
+      this.y = 0;
+      this.touches = new Map();  // touch pointers down on the canvas: id -> [clientX, clientY]
+      this.pinch = null;
+      this.pan = null;            // {pointerId, last: [clientX, clientY]}
+      this.afterPinch = false;    // fingers left from a pinch draw nothing until all are lifted
+      this.spaceHeld = false;
+      canvas.addEventListener("wheel", (event) => this.wheel(event), { passive: false });
+      // The middle button pans the drawing, not the page (the browser's autoscroll).
+      canvas.addEventListener("mousedown", (event) => { if (event.button === 1) event.preventDefault(); });
+    }
+
+    box() {
+      return this.canvas.getBoundingClientRect();
+    }
+
+    base() {
+      return this.box().width / this.doc.width;
+    }
+
+    /* CSS pixels per document unit. */
+    scale() {
+      return this.base() * this.zoom;
+    }
+
+    /* A point of the page (clientX, clientY) in document units, unclamped. */
+    toDoc(clientX, clientY) {
+      const box = this.box();
+      const s = (box.width / this.doc.width) * this.zoom;
+      return [(clientX - box.left - this.x) / s, (clientY - box.top - this.y) / s];
+    }
+
+    /* A document point in CSS pixels from the canvas's top left corner. */
+    toCanvas(x, y) {
+      const s = this.scale();
+      return [this.x + x * s, this.y + y * s];
+    }
+
+    isReset() {
+      return this.zoom === 1 && this.x === 0 && this.y === 0;
+    }
+
+    changed() {
+      this.clampOffset();
+      this.canvas.dataset.zoom = String(Math.round(this.zoom * 1000) / 1000);
+      if (this.onChange) this.onChange();
+    }
+
+    clampOffset() {
+      const box = this.box();
+      const width = this.doc.width * this.scale();
+      const height = this.doc.height * this.scale();
+      this.x = Math.min(Math.max(this.x, KEEP_VISIBLE - width), box.width - KEEP_VISIBLE);
+      this.y = Math.min(Math.max(this.y, KEEP_VISIBLE - height), box.height - KEEP_VISIBLE);
+    }
+
+    /* Zoom to `zoom`, keeping the document point under (cx, cy) (CSS pixels of the canvas) in place. */
+    zoomTo(zoom, cx, cy) {
+      const next = Math.min(Math.max(zoom, MIN_ZOOM), MAX_ZOOM);
+      if (cx === undefined) {
+        const box = this.box();
+        cx = box.width / 2;
+        cy = box.height / 2;
+      }
+      this.x = cx - (cx - this.x) * (next / this.zoom);
+      this.y = cy - (cy - this.y) * (next / this.zoom);
+      this.zoom = next;
+      this.changed();
+    }
+
+    zoomIn(cx, cy) { this.zoomTo(this.zoom * STEP, cx, cy); }
+
+    zoomOut(cx, cy) { this.zoomTo(this.zoom / STEP, cx, cy); }
+
+    panBy(dx, dy) {
+      this.x += dx;
+      this.y += dy;
+      this.changed();
+    }
+
+    reset() {
+      this.zoom = 1;
+      this.x = 0;
+      this.y = 0;
+      this.changed();
+    }
+
+    wheel(event) {
+      const unit = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? this.box().height : 1;
+      const box = this.box();
+      if (event.ctrlKey || event.metaKey) {
+        event.preventDefault();  // not the browser's own page zoom
+        this.zoomTo(this.zoom * Math.exp(-event.deltaY * unit * WHEEL_ZOOM_RATE), event.clientX - box.left, event.clientY - box.top);
+      } else if (!this.isReset()) {
+        event.preventDefault();  // zoomed: the wheel moves the drawing, not the page
+        const dx = event.shiftKey && !event.deltaX ? event.deltaY : event.deltaX;
+        const dy = event.shiftKey && !event.deltaX ? 0 : event.deltaY;
+        this.panBy(-dx * unit, -dy * unit);
+      }
+    }
+
+    /* A pointer went down on the canvas: true when the view takes it (a pan or a pinch), so
+       the editor draws nothing with it. `hand`: the hand tool is chosen. A second finger calls
+       onPinch() first, so the editor drops what the first one began. */
+    pointerDown(event, hand, onPinch) {
+      if (event.pointerType === "touch") {
+        this.touches.set(event.pointerId, [event.clientX, event.clientY]);
+        if (this.touches.size === 2 && !this.pinch) {
+          if (this.pan) this.pan = null;
+          if (onPinch) onPinch();
+          this.startPinch();
+          return true;
+        }
+        if (this.pinch || this.afterPinch) return true;
+      }
+      const middle = event.pointerType === "mouse" && event.button === 1;
+      if (!this.pan && (middle || hand || (this.spaceHeld && event.pointerType !== "touch"))) {
+        this.pan = { pointerId: event.pointerId, last: [event.clientX, event.clientY] };
+        this.canvas.setPointerCapture(event.pointerId);
+        return true;
+      }
+      return false;
+    }
+
+    pointerMove(event) {
+      if (this.touches.has(event.pointerId)) {
+        this.touches.set(event.pointerId, [event.clientX, event.clientY]);
+        if (this.pinch) {
+          this.movePinch();
+          return true;
+        }
+      }
+      if (this.pan && this.pan.pointerId === event.pointerId) {
+        const [lastX, lastY] = this.pan.last;
+        this.pan.last = [event.clientX, event.clientY];
+        this.panBy(event.clientX - lastX, event.clientY - lastY);
+        return true;
+      }
+      return this.afterPinch && this.touches.has(event.pointerId);
+    }
+
+    /* A pointer went up or was cancelled: true when it was the view's. */
+    pointerUp(event) {
+      const wasTouch = this.touches.delete(event.pointerId);
+      if (this.pinch && wasTouch) {
+        if (this.pinch.ids.indexOf(event.pointerId) >= 0) {
+          this.pinch = null;
+          this.afterPinch = this.touches.size > 0;
+        }
+        return true;
+      }
+      if (this.pan && this.pan.pointerId === event.pointerId) {
+        this.pan = null;
+        return true;
+      }
+      if (this.afterPinch && wasTouch) {
+        this.afterPinch = this.touches.size > 0;
+        return true;
+      }
+      return false;
+    }
+
+    busy() {
+      return Boolean(this.pinch || this.pan);
+    }
+
+    startPinch() {
+      const ids = Array.from(this.touches.keys()).slice(0, 2);
+      const [a, b] = ids.map((id) => this.touches.get(id));
+      const middle = [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];
+      this.pinch = {
+        ids,
+        distance: Math.max(Math.hypot(a[0] - b[0], a[1] - b[1]), 1),
+        zoom: this.zoom,
+        anchor: this.toDoc(middle[0], middle[1]),  // the document point between the fingers stays between them
+      };
+    }
+
+    movePinch() {
+      const [a, b] = this.pinch.ids.map((id) => this.touches.get(id));
+      const box = this.box();
+      const distance = Math.max(Math.hypot(a[0] - b[0], a[1] - b[1]), 1);
+      const zoom = Math.min(Math.max(this.pinch.zoom * distance / this.pinch.distance, MIN_ZOOM), MAX_ZOOM);
+      const s = this.base() * zoom;
+      const middle = [(a[0] + b[0]) / 2 - box.left, (a[1] + b[1]) / 2 - box.top];
+      this.zoom = zoom;
+      this.x = middle[0] - this.pinch.anchor[0] * s;
+      this.y = middle[1] - this.pinch.anchor[1] * s;
+      this.changed();
+    }
+  }
+
+  window.ugcsiteView = { View, MIN_ZOOM, MAX_ZOOM };
+})();
