@@ -2,7 +2,8 @@
    header's unread notification count, and on the feed page a "N new boards" button that, when
    clicked, fetches the feed's first page (/api/v1/feed, with the session) and inserts the cards
    newer than the top one (built by cards.js, like infinite.js's) without moving what the reader
-   is looking at. Reconnects with a growing delay; gives up on 4401/4403 (signed out). */
+   is looking at. An empty feed (no list yet) shows the count too and loads the page again on a
+   click. Reconnects with a growing delay; gives up on 4401/4403 (signed out). */
 (function () {
   "use strict";
 
@@ -65,7 +66,11 @@
   }
 
   async function insertNew() {
-    if (inserting || !list || !template) return;
+    if (!list) {  // the feed was empty: the page itself lists what came
+      window.location.reload();
+      return;
+    }
+    if (inserting || !template) return;
     inserting = true;
     button.disabled = true;
     let result;
@@ -115,7 +120,7 @@
         setUnread(message.unread);
       } else if (message.type === "unread") {
         setUnread(message.count);
-      } else if (message.type === "feed" && list && !onPage(message.board_id)) {
+      } else if (message.type === "feed" && feed && !onPage(message.board_id)) {
         fresh.add(String(message.board_id));
         showFresh();
       }
