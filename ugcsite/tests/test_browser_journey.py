@@ -13,7 +13,6 @@ from feeds.services import boards as board_services, follows as follow_services
 from social import services as people_services
 from social.models import User
 from ugcsite.tests.test_browser import PASSWORD, Person, sign_up
-from ugcsite.tests.test_browser import people  # noqa: F401 (a fixture)
 from ugcsite.tests.test_browser_editor import PHONE, client_of, model, mouse_drag, touch, zoom
 from ugcsite.tests.test_browser_live import _passwords_the_server_reads  # noqa: F401 (an autouse fixture)
 from ugcsite.testing import wait_for
@@ -35,9 +34,10 @@ class Hands:
         locator.tap() if self.phone else locator.click()
 
     def after_canvas_gesture(self) -> None:
-        """On the phone, the first tap after a finger gesture on the canvas clicks nothing (a
-        known defect, test_the_first_tap_after_a_stroke_on_the_canvas_clicks below): tap the
-        editor's status line once, as a person who saw their tap do nothing would tap again."""
+        """In Chromium's phone emulation the first tap after a finger drag on any element with
+        ``touch-action: none`` clicks nothing (a bare div of that style, without a line of the
+        site's script, does the same; a drag elsewhere does not). The drawing canvas must have
+        that style, so after a stroke the next tap lands on the editor's status line first."""
         if self.phone:
             box = self.page.locator("#editor-status").bounding_box()
             touch(self.cdp, "touchStart", [(box["x"] + 4, box["y"] + 4)])
@@ -129,18 +129,3 @@ def test_search_follow_told_new_board_then_draw_move_zoom_export(browser, asgi_s
     finally:
         newbie.context.close()
 
-
-@pytest.mark.xfail(strict=True, reason="known defect: on a phone the first tap after a finger stroke on the canvas "
-                                       "clicks nothing (a stroke elsewhere on the page does not do it); cause not found yet")
-def test_the_first_tap_after_a_stroke_on_the_canvas_clicks(people):
-    phone = people("phone", **PHONE)
-    sign_up(phone, "phone")
-    phone.visit("/new", "editor")
-    page, hands = phone.page, Hands(phone.page, True)
-    page.wait_for_selector("#editor[data-ready=true]")
-    page.evaluate("() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top"
-                  " + window.scrollY - 20)")
-    hands.drag(client_of(page, 100, 100), client_of(page, 300, 250))
-    wait_for(lambda: len(model(page)["elements"]) == 1, what="the stroke")
-    hands.press("[data-tool=rect]")
-    assert page.get_attribute("[data-tool=rect]", "aria-pressed") == "true"
