@@ -121,16 +121,34 @@ class TokenBucket:
         return True
 
 
-class BoardConsumer(AsyncWebsocketConsumer):
-    user = None
-    ref: BoardRef | None = None
-    joined = False
+class LiveSocket(AsyncWebsocketConsumer):
+    """What both sockets share: JSON frames, a client that does not read dropped after
+    LIVE_SEND_TIMEOUT, and nothing sent once closing."""
+
     closing = False
 
     async def close(self, code=None, reason=None):
         if not self.closing:  # messages still queued after a close are dropped, never sent
             self.closing = True
             await super().close(code)
+
+    async def _send(self, message: dict) -> None:
+        if self.closing:
+            return
+        try:
+            await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
+        except asyncio.TimeoutError:
+            logger.info("live %s: a client that does not read was dropped", self.scope.get("path"))
+            await self.close()
+
+    async def send_json(self, message: dict) -> None:
+        await self.send(text_data=oplog._json(message))
+
+
+class BoardConsumer(LiveSocket):
+    user = None
+    ref: BoardRef | None = None
+    joined = False
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -424,18 +442,6 @@ class BoardConsumer(AsyncWebsocketConsumer):
     async def _error(self, client_op_id: str | None, detail: str) -> None:
         await self._send({"type": "error", "client_op_id": client_op_id, "detail": detail})
 
-    async def _send(self, message: dict) -> None:
-        if self.closing:
-            return
-        try:
-            await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
-        except asyncio.TimeoutError:
-            logger.info("live board %s: a client that does not read was dropped", self.board_id)
-            await self.close()
-
-    async def send_json(self, message: dict) -> None:
-        await self.send(text_data=oplog._json(message))
-
 
 class NoSuchSocket(AsyncWebsocketConsumer):
     """Any other WebSocket path: accepted to say 4404, not a server error."""
@@ -445,7 +451,7 @@ class NoSuchSocket(AsyncWebsocketConsumer):
         await self.close(CLOSE_NOT_FOUND)
 
 
-class PersonConsumer(AsyncWebsocketConsumer):
+class PersonConsumer(LiveSocket):
     """``/ws/me``: one person's live updates (feeds.live.people). Says ``hello`` with the unread
     count, then ``feed`` (a board reached their feed: ``board_id``) and ``unread`` (``count``).
     Anonymous: 4401; a session from another origin: 4403. What the client sends is ignored."""
@@ -506,11 +512,3 @@ class PersonConsumer(AsyncWebsocketConsumer):
     async def person_unread(self, event):
         await self._send({"type": "unread", "count": event["count"]})
 
-    async def _send(self, message: dict) -> None:
-        try:
-            await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
-        except asyncio.TimeoutError:
-            await self.close()
-
-    async def send_json(self, message: dict) -> None:
-        await self.send(text_data=oplog._json(message))
