@@ -15,12 +15,39 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management.base import CommandError
+from django.db.utils import OperationalError
+from django.test import TransactionTestCase
 
 from feeds.services import activity
 from ugcsite.redis import get_redis
 from ugcsite.testing import ApiClient
 
 ROOT = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_retries_a_deadlock():
+    """A committed test's teardown empties the database with one TRUNCATE of every table. A task the
+    session's Celery worker or ASGI server is still running for an earlier step (a live board's
+    compaction once its last editor left, a fan-out) can hold row locks on some of those tables and
+    wait for another, and PostgreSQL then ends one side as a deadlock; when that side is the
+    TRUNCATE, the next test would start on the last one's rows. The other side finishes, so the
+    flush is tried again."""
+    teardown = TransactionTestCase._fixture_teardown
+
+    def patient_teardown(self):
+        for attempt in range(5):
+            try:
+                return teardown(self)
+            except CommandError as error:
+                if attempt == 4 or not isinstance(error.__cause__, OperationalError):
+                    raise
+                time.sleep(0.5)
+
+    TransactionTestCase._fixture_teardown = patient_teardown
+    yield
+    TransactionTestCase._fixture_teardown = teardown
 
 
 @pytest.fixture(autouse=True)
