@@ -302,6 +302,7 @@ def main() -> None:
     write_results(table, chart, smoke=smoke, elapsed=elapsed, targets=targets)
     if not smoke:
         profile_feed(w.special["reader500"])
+        profile_feed(w.special["reader500"], offset=2_000, name="profile-deep.txt")
 
 
 def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
@@ -453,7 +454,7 @@ def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float, tar
     print(f"written: bench/results/feed-latency{'-smoke' if smoke else ''}.png")
 
 
-def profile_feed(user_id: int) -> None:
+def profile_feed(user_id: int, *, offset: int = 0, name: str = "profile-feed.txt") -> None:
     """Where a feed request's time goes (pyinstrument), saved beside the results."""
     try:
         from pyinstrument import Profiler
@@ -461,15 +462,16 @@ def profile_feed(user_id: int) -> None:
         return
     from bench import measure
 
-    call = measure.site_feed(user_id)
+    call = measure.site_feed(user_id, offset=offset)
     call()
     profiler = Profiler(interval=0.0001)
     profiler.start()
     for _ in range(300):
         call()
     profiler.stop()
-    (RESULTS / "profile-feed.txt").write_text(profiler.output_text(unicode=False, color=False, show_all=False))
-    print("written: bench/results/profile-feed.txt")
+    (RESULTS / name).write_text(f"# the feed page at offset {offset:,}, 300 calls\n\n"
+                                + profiler.output_text(unicode=False, color=False, show_all=False))
+    print(f"written: bench/results/{name}")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ The state, each fact in its owner's slot:
   its archive, is unbounded, and dropping it would leave a hole. An entry too many costs one
   read, never a wrong page: the page merges P with M and shows each id once.
 
-A page of a reader following k big authors costs one more pipelined round trip, O(k log |M|);
-the set of big followees is found in the reader's own slot, O(|fb|).
+A page of a reader following k big authors costs O(k log |M|) more: on a plain Redis inside the
+page's one script call (feeds.timelines.page_warm), on a cluster (or a deep page) one more
+pipelined round trip; the set of big followees is found in the reader's own slot, O(|fb|).
 
 Storage only: Redis in, Redis out; no tasks are enqueued here.
 """
@@ -38,6 +39,11 @@ from ugcsite.redis import get_redis, run_by_node
 
 PULL_BELOW = "pull_below"  # fields of keys.timeline_meta, see above
 PULL_SINCE = "pull_since"
+# On a plain Redis a warm page merges the big followees' M inside its one script call
+# (timeline_page.lua) when the ids it reads, (offset + limit + 1) x (big followees + 1), are at
+# most this; past it (or on a cluster) the merge is home_page's, in Python, two trips more. The
+# bound keeps one script's time in Redis short (about a millisecond at this size).
+SCRIPT_MERGE_MAX_IDS = 2_000
 
 
 @dataclass(frozen=True)

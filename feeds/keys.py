@@ -14,12 +14,17 @@ def board(board_id: int) -> str:
     return f"g:{{b:{int(board_id)}}}"
 
 
-def board_parts() -> tuple[str, str]:
-    """The text of a G key before and after the board id, for a script that reads the G hashes
-    of ids it found itself (feeds/scripts/timeline_page.lua, plain Redis only): the same
-    spelling as ``board``."""
-    before, _, after = board(0).partition("0")
+def parts(key_of) -> tuple[str, str]:
+    """The text of a key before and after its owner's id (``key_of`` one of this module's key
+    functions), for a script that reads keys of ids it found itself, on a plain Redis only
+    (feeds/scripts/timeline_page.lua): the same spelling as ``key_of``."""
+    before, _, after = key_of(0).partition("0")
     return before, after
+
+
+def board_parts() -> tuple[str, str]:
+    """parts(board): the G key around a board id."""
+    return parts(board)
 
 
 def profile_timeline(user_id: int) -> str:

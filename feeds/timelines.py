@@ -216,19 +216,24 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
     ids when the page lies above A, and on a plain Redis their G hashes too, with a home page's
     visibility (authors no longer followed are left out, and taken out of P) and, with
     ``touch``, the reader's active mark (feeds.presence's last-seen index is user_seen's).
-    On a cluster G lives in other slots: ``hashes`` is empty and the caller reads G by node.
+    On a plain Redis a reader's big followees' M are merged in the same call while the merge
+    stays small (hybrid.SCRIPT_MERGE_MAX_IDS) and above every A.
+    On a cluster G and M live in other slots: ``hashes`` is empty and the caller reads G by node.
     Anything else comes back as a status for the longer way: "regenerate" (with
     ``stop_if_regenerate``), "big" (hybrid fan-out: use home_page with ``prefetched``) or
-    "deep" (the archive). O(log |T| + limit) in the owner's slot, plus O(limit) hash reads."""
+    "deep" (the archive). O(log |T| + limit) in the owner's slot, plus O(limit) hash reads;
+    with k big followees merged, O(k log |M| + n log n) for the n ids read."""
     home = kind == Timeline.HOME
     key_list = [keys.timeline_key(kind, user_id), keys.timeline_meta(user_id)]
     if home:
         key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id)]
-    g_before, g_after = ("", "") if settings.REDIS_CLUSTER else keys.board_parts()
+    others = [""] * 6 if settings.REDIS_CLUSTER else [
+        *keys.board_parts(), *keys.parts(keys.profile_timeline), *keys.parts(keys.timeline_meta)]
     status, mark, payload = scripts.timeline_page(keys=key_list, args=[
         limit + 1, "" if before is not None else (offset or 0), "" if before is None else before,
         archive.mark_field(kind), int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
-        1 if stop_if_regenerate else 0, g_before, g_after,
+        1 if stop_if_regenerate else 0, *others,
+        archive.mark_field(Timeline.PROFILE), hybrid.PULL_BELOW, hybrid.SCRIPT_MERGE_MAX_IDS,
     ])
     if status != "page":
         big = [int(a) for a in payload] if status == "big" else []

@@ -15,6 +15,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
+from redis.connection import AbstractConnection
 from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.core.management import call_command
@@ -302,6 +303,37 @@ def test_a_big_authors_board_is_in_every_followers_feed_at_once_without_any_push
         assert redis_data.zscore(keys.home_timeline(fan.pk), board.pk) is None  # board_fanout pushed nothing
         assert ids_of(selectors.home_feed(fan.pk, offset=0, before=None, limit=20)) == [board.pk]
     assert ids_of(selectors.home_feed(star.pk, offset=0, before=None, limit=20)) == []  # never one's own
+
+
+def test_a_warm_merged_page_is_one_round_trip_on_a_plain_redis(run, redis_data, monkeypatch, settings):
+    """A reader following a big author and a pushed one: the warm page (P and the big author's M
+    merged, G, the following check) is one script call on a plain Redis (timeline_page.lua); a
+    merge that would read more than hybrid.SCRIPT_MERGE_MAX_IDS ids, and any page on a cluster,
+    goes home_page's way, to the same answer."""
+    star, fans = _star_with(run, THRESHOLD + 1)
+    reader, plain = fans[0], _users(1)[0]
+    run(lambda: follow_create(follower=reader, followee=plain))
+    made = [run(lambda a=author, i=i: board_create(author=a, title=f"t{i}", kind="note", tags=[], doc=DOC)).pk
+            for i, author in enumerate([star, plain, star, plain, star])]
+    expected = made[::-1]
+    assert ids_of(selectors.home_feed(reader.pk, offset=0, before=None, limit=20)) == expected  # fills G
+
+    sent = []
+    original = AbstractConnection.send_packed_command
+    monkeypatch.setattr(AbstractConnection, "send_packed_command",
+                        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health))
+    for offset, before, limit in ((0, None, 20), (1, None, 2), (None, expected[1], 2)):
+        sent.clear()
+        answer = selectors.home_feed(reader.pk, offset=offset, before=before, limit=limit)
+        start = offset if before is None else 2
+        assert ids_of(answer) == expected[start:start + limit]
+        assert answer["next"] == (str(expected[start + limit - 1]) if start + limit < len(expected) else None)
+        if not settings.REDIS_CLUSTER:
+            assert len(sent) == 1, (offset, before, limit)
+    monkeypatch.setattr(hybrid, "SCRIPT_MERGE_MAX_IDS", 10)  # 2 streams x (3 + 2 + 1) ids: merged in Python
+    sent.clear()
+    assert ids_of(selectors.home_feed(reader.pk, offset=3, before=None, limit=2)) == expected[3:5]
+    assert len(sent) > 1
 
 
 def test_crossing_up_marks_every_follower_and_falling_back_pushes_again(run, redis_data):
