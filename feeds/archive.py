@@ -222,6 +222,32 @@ def archived_ids_desc(user_id: int, kind: str, *, below: int | None = None, rows
             yield board_id
 
 
+def archived_newest(user_id: int, kind: str, *, below: int | None = None, count: int) -> list[int]:
+    """The newest ``count`` archived ids of a timeline strictly below ``below``, newest first, each
+    once: the first ``count`` of archived_ids_desc, read at once for a page that must skip many
+    (an offset): chunk rows enough for ``count`` ids a query, then one sort in C (the rows come
+    newest first, so the list is nearly sorted already). O(count) ids read, O(count / TIMELINE_CHUNK)
+    rows, usually one query."""
+    base = TimelineChunk.objects.filter(owner_id=user_id, timeline=kind).order_by("-last_id", "-first_id")
+    if below is not None:
+        base = base.filter(first_id__lt=below)
+    per_query = count // settings.TIMELINE_CHUNK + 2
+    found: list[int] = []
+    offset = 0
+    while True:
+        rows = list(base.values_list("last_id", "ids")[offset:offset + per_query])
+        offset += len(rows)
+        for last_id, ids in rows:
+            found.extend(ids if below is None or last_id < below else [i for i in ids if i < below])
+        found.sort(reverse=True)
+        # An unread chunk holds nothing above the last row's last_id (rows come by last_id, newest first).
+        if len(rows) < per_query or (len(found) >= count and found[count - 1] > rows[-1][0]):
+            break
+    if len(set(found)) < len(found):  # chunks may overlap (see archived_ids_desc)
+        found = sorted(set(found), reverse=True)
+    return found[:count]
+
+
 def last_run_summary() -> dict:
     """For the admin: totals and the latest runs of the archival."""
     return {
