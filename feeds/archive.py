@@ -228,14 +228,18 @@ def archived_newest(user_id: int, kind: str, *, below: int | None = None, count:
     (an offset): chunk rows enough for ``count`` ids a query, then one sort in C (the rows come
     newest first, so the list is nearly sorted already). O(count) ids read, O(count / TIMELINE_CHUNK)
     rows, usually one query."""
-    base = TimelineChunk.objects.filter(owner_id=user_id, timeline=kind).order_by("-last_id", "-first_id")
-    if below is not None:
-        base = base.filter(first_id__lt=below)
+    # The query archived_ids_desc makes, written out: the ORM's rows cost 0.57 ms a page of 22
+    # chunks against 0.36 ms from the cursor (bench/results/profile-deep.txt).
+    sql = (f"SELECT last_id, ids FROM {TimelineChunk._meta.db_table} WHERE owner_id = %s AND timeline = %s"
+           f"{'' if below is None else ' AND first_id < %s'} ORDER BY last_id DESC, first_id DESC LIMIT %s OFFSET %s")
+    where = [user_id, kind] + ([] if below is None else [below])
     per_query = count // settings.TIMELINE_CHUNK + 2
     found: list[int] = []
     offset = 0
     while True:
-        rows = list(base.values_list("last_id", "ids")[offset:offset + per_query])
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*where, per_query, offset])
+            rows = cursor.fetchall()
         offset += len(rows)
         for last_id, ids in rows:
             found.extend(ids if below is None or last_id < below else [i for i in ids if i < below])
