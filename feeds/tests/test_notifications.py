@@ -175,6 +175,27 @@ def test_header_count_and_page(api, run, client):
     assert 'data-testid="unread-count"' not in client.get("/").content.decode()
 
 
+def test_the_page_marks_one_item_read(api, run, client):
+    """Each unread item has its own button; it marks that item only, and only the caller's."""
+    bob, carol = api.as_user("bob"), api.as_user("carol")
+    alice = User.objects.create_user(username="alice", password="password123")
+    run(bob.put, "/api/v1/users/alice/follow")
+    board_id = run(carol.post, "/api/v1/boards", {"title": "Ours", "kind": "note", "doc": DOC}).json()["id"]
+    run(carol.put, f"/api/v1/boards/{board_id}/editors/alice")
+    follow, invite = (Notification.objects.get(recipient_id=alice.pk, kind=kind) for kind in ("follow", "invite"))
+    run(bob.put, "/api/v1/users/carol/follow")
+    carols = Notification.objects.get(recipient_id=User.objects.get(username="carol").pk, kind="follow")
+    client.login(username="alice", password="password123")
+    page = client.get("/notifications").content.decode()
+    assert page.count("Mark as read<") == 2 and f'name="id" value="{invite.pk}"' in page
+    assert client.post("/notifications", {"id": invite.pk, "page": "1"})["Location"] == "/notifications?page=1"
+    assert (Notification.objects.get(pk=invite.pk).read, Notification.objects.get(pk=follow.pk).read) == (True, False)
+    assert "1 unread" in client.get("/notifications").content.decode()
+    assert client.post("/notifications", {"id": carols.pk}).status_code == 302  # someone else's: untouched
+    assert client.post("/notifications", {"id": "x"}).status_code == 302
+    assert not Notification.objects.get(pk=carols.pk).read and not Notification.objects.get(pk=follow.pk).read
+
+
 def test_a_page_costs_the_same_queries_however_many_items(api, run, django_assert_num_queries):
     alice = api.as_user("alice")
     alice_user = User.objects.get(username="alice")

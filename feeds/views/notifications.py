@@ -1,10 +1,12 @@
 """The notifications page (/notifications): what GET /api/v1/notifications answers, with a
-button that marks them all read (POST /api/v1/notifications/read does the same)."""
+button that marks them all read and one on each unread item that marks that one (POST
+/api/v1/notifications/read does the same)."""
 
 from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from feeds import notifications, selectors
 from feeds.views.boards import cards
@@ -16,8 +18,12 @@ NOTIFICATIONS_PAGE_SIZE = 30
 @login_required
 def notifications_page(request):
     if request.method == "POST":
-        notifications.notifications_mark_read(request.user.pk)
-        return redirect("boards:notifications")
+        one = request.POST.get("id", "")
+        if one and not one.isdigit():
+            return redirect("boards:notifications")  # not an id of anyone's: nothing to mark
+        notifications.notifications_mark_read(request.user.pk, ids=[int(one)] if one else None)
+        page = request.POST.get("page", "")
+        return redirect(f"{reverse('boards:notifications')}?page={page}" if page.isdigit() else "boards:notifications")
     number = page_number(request, page_size=NOTIFICATIONS_PAGE_SIZE)
     answer = selectors.notifications_list(request.user, offset=(number - 1) * NOTIFICATIONS_PAGE_SIZE,
                                           limit=NOTIFICATIONS_PAGE_SIZE + 1)
