@@ -376,7 +376,9 @@ def targets_table(figures: dict, *, smoke: bool) -> str:
         others = "; ".join(f"{name}: {r['feed']['rps'] / r['trivial view']['rps']:.2f} "
                            f"({r['feed']['rps']:,.0f} / {r['trivial view']['rps']:,.0f} req/s)"
                            for name, r in http.items() if name != HTTP_SERVERS[0][0])
-        row("HTTP feed throughput / trivial view (gunicorn, wrk -c8)",
+        # The issue names gunicorn; make run serves with the first of HTTP_SERVERS, so that is judged,
+        # and the others (gunicorn first) stand beside it: a slow trivial view flatters a ratio.
+        row(f"HTTP feed throughput / trivial view ({HTTP_SERVERS[0][0]}, as make run serves; wrk -c8)",
             f"{share:.2f} ({production['feed']['rps']:,.0f} / {production['trivial view']['rps']:,.0f} req/s)",
             "≥ 0.6", share >= 0.6, others or "—")
     inline, fan, zadd = figures.get("fanout_inline") or [], figures.get("fanout"), figures.get("zadd")
