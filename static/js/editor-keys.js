@@ -34,7 +34,8 @@
   }
 
   /* Wire the keys. `editor`: {undo, redo, selectTool(name), selectAll, hasSelection(),
-     deleteSelection, deselect, nudge(dx, dy), view (editor-view.js), panning(), help (a dialog)}. */
+     deleteSelection, deselect, copy, paste, duplicate, nudge(dx, dy), view (editor-view.js),
+     panning(), help (a dialog)}. */
   function install(editor) {
     const openHelp = helpDialog(editor.help);
     const view = editor.view;
@@ -48,6 +49,9 @@
         if (key === "z" && !event.shiftKey) editor.undo();
         else if ((key === "z" && event.shiftKey) || key === "y") editor.redo();
         else if (key === "a" && !within(target, FIELDS)) editor.selectAll();
+        else if (key === "c" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection()) editor.copy();
+        else if (key === "v" && !event.shiftKey && !within(target, FIELDS)) editor.paste();
+        else if (key === "d" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection()) editor.duplicate();
         else return;
         event.preventDefault();
         return;

@@ -616,6 +616,58 @@
     change({ elements: doc.elements.filter((e) => !ids.has(e.id)), background: doc.background });
   }
 
+  // --- copy, paste, duplicate (Ctrl+C, Ctrl+V, Ctrl+D) ---------------------------------------------
+  // What was copied lives in this tab's sessionStorage, so it pastes into another board too.
+  const CLIPBOARD_KEY = "ugcsite-editor-clipboard";
+  const PASTE_OFFSET = 10;  // canvas units right and down, so that a copy does not hide its original
+  let clipboard = [];
+
+  function copySelection() {
+    commitText();
+    const chosen = selected();
+    if (!chosen.length) return false;
+    clipboard = chosen;
+    try {
+      sessionStorage.setItem(CLIPBOARD_KEY, JSON.stringify(chosen));
+    } catch (error) { /* storage off or full: this page keeps its copy */ }
+    return true;
+  }
+
+  function copied() {
+    try {
+      const stored = JSON.parse(sessionStorage.getItem(CLIPBOARD_KEY) || "null");
+      // written by copySelection; the server checks every element again when the board is saved
+      if (Array.isArray(stored)) return stored.filter((e) => e && typeof e === "object" && typeof e.type === "string");
+    } catch (error) { /* unreadable: this page's copy */ }
+    return clipboard;
+  }
+
+  /* Add copies of `elements` with new ids, moved by PASTE_OFFSET (less where the canvas ends), and
+     select them; the board's limits hold as for any drawing. */
+  function pasteElements(elements) {
+    commitText();
+    if (!elements.length) return;
+    if (doc.elements.length + elements.length > MAX_ELEMENTS) {
+      showError("A board holds at most " + MAX_ELEMENTS.toLocaleString("en") + " elements: erase or clear some first.");
+      return;
+    }
+    if (pointCount(doc.elements) + pointCount(elements) > MAX_POINTS) {
+      showError("A board holds at most " + MAX_POINTS.toLocaleString("en") + " points in all: erase some strokes first.");
+      return;
+    }
+    const range = shapes.moveRange(elements, doc.width, doc.height);
+    const dx = shapes.within(PASTE_OFFSET, Math.min(range.dx[0], 0), Math.max(range.dx[1], 0));
+    const dy = shapes.within(PASTE_OFFSET, Math.min(range.dy[0], 0), Math.max(range.dy[1], 0));
+    const copies = elements.map((element) => {
+      const copy = shapes.moved(element, dx, dy, doc.width, doc.height);
+      copy.id = draw2d.newId(config.elementIdLength);
+      return copy;
+    });
+    change({ elements: doc.elements.concat(copies), background: doc.background });
+    selectTool("select");
+    setSelection(copies.map((copy) => copy.id));
+  }
+
   // --- the eraser: removes whole elements it touches ----------------------------------------------
   function eraseAt(point) {
     const radius = ERASER_CSS_RADIUS / scale();
@@ -783,6 +835,9 @@
     hasSelection: () => selection.size > 0,
     deleteSelection,
     deselect: () => setSelection([]),
+    copy: copySelection,
+    paste: () => pasteElements(copied()),
+    duplicate: () => pasteElements(selected()),
     nudge,
     view,
     panning: markPanning,

@@ -118,6 +118,49 @@ def test_select_move_delete_undo_and_publish(people):
     alice.check_clean()
 
 
+def test_copy_paste_and_duplicate_into_this_board_and_another(people):
+    alice = people("alice")
+    sign_up(alice, "alice")
+    open_editor(alice, "/new", "editor")
+    page = alice.page
+    page.click("[data-tool=rect]")
+    drag(page, [(0.1, 0.1), (0.3, 0.3)])  # (80, 60) to (240, 180)
+    rect = model(page)["elements"][0]
+    page.keyboard.press("v")
+    page.mouse.click(*client_of(page, 80, 120))
+
+    # Ctrl+C, Ctrl+V: a copy with its own id, 10 units right and down, selected alone.
+    page.keyboard.press("Control+c")
+    page.keyboard.press("Control+v")
+    first, pasted = model(page)["elements"]
+    assert first == rect and pasted["id"] != rect["id"]
+    assert (pasted["x"], pasted["y"], pasted["w"], pasted["h"]) == (rect["x"] + 10, rect["y"] + 10, rect["w"], rect["h"])
+    assert page.evaluate("() => window.ugcsiteEditor.selection()") == [pasted["id"]]
+    # Ctrl+D duplicates what is selected; one undo takes one copy away.
+    page.keyboard.press("Control+d")
+    third = model(page)["elements"][2]
+    assert (third["x"], third["y"]) == (pasted["x"] + 10, pasted["y"] + 10) and third["id"] not in (rect["id"], pasted["id"])
+    page.keyboard.press("Control+z")
+    assert [e["id"] for e in model(page)["elements"]] == [rect["id"], pasted["id"]]
+    # Typing in a field keeps its own copy and paste.
+    page.fill("#title", "Copied")
+    page.focus("#title")
+    page.keyboard.press("Control+v")
+    assert len(model(page)["elements"]) == 2
+    alice.shot("pasted")
+
+    # The copy outlives the page: pasted into a new board in the same tab, then published.
+    open_editor(alice, "/new", "editor")
+    page.keyboard.press("Control+v")
+    (into_new,) = model(page)["elements"]
+    assert (into_new["type"], into_new["x"], into_new["w"]) == ("rect", rect["x"] + 10, rect["w"])
+    page.fill("#title", "Pasted")
+    page.click("#publish")
+    page.wait_for_url(re.compile(r".*/b/\d+$"))
+    assert alice.api(f"/api/v1/boards/{page.url.rsplit('/', 1)[1]}")["doc"]["elements"] == [into_new]
+    alice.check_clean()
+
+
 def test_zoom_and_pan_then_draw_in_document_units(people):
     alice = people("alice")
     sign_up(alice, "alice")
