@@ -209,7 +209,9 @@ NOTIFY_BATCH = 1_000  # recipients per upsert: one bounded statement, the rest r
 @shared_task(acks_late=True)
 def notify_board_changed(board_id: int, actor_id: int, recipient_ids: list[int], at: float | None = None) -> None:
     """Tell a board's editors who were away that it changed: NOTIFY_BATCH a pass (an upsert is
-    idempotent per actor, so a retried batch counts no one twice)."""
+    idempotent per actor, so a retried batch counts no one twice). Nothing enqueues it since the
+    compaction writes these notices in its own transaction (feeds.services.notifications); it
+    stays so that messages queued by the release before still run."""
     when = timezone.now() if at is None else datetime.fromtimestamp(at, tz=UTC)
     notifications.notifications_add(kind=Notification.Kind.BOARD_CHANGED, recipient_ids=recipient_ids[:NOTIFY_BATCH],
                                     actor_id=actor_id, board_id=board_id, at=when)

@@ -11,6 +11,7 @@ next run writes the same doc again or a later one.
 import logging
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from feeds.live import oplog
 from feeds.live.oplog import BoardRef
@@ -34,9 +35,10 @@ def board_compact(board_id: int) -> int | None:
         return None
     if snapshot.seq > board.live_seq and board.state == Board.State.PUBLISHED:
         changed_by = _changed_by(ref, board.live_seq, snapshot.seq)
-        board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
+        with transaction.atomic():  # the doc and the notices of its change commit together
+            board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
+            _tell_the_away(board, changed_by, ref)
         written = snapshot.seq
-        _tell_the_away(board, changed_by, ref)
     else:
         written = None
     oplog.live_mark_compacted(ref, snapshot.seq)
@@ -58,8 +60,8 @@ def _changed_by(ref: BoardRef, since: int, upto: int) -> list[str]:
 
 def _tell_the_away(board: Board, changed_by: list[str], ref: BoardRef) -> None:
     """"X changed a board you edit while you were away": the board's author and editors who did
-    not draw this time and have no connection open to it now; X is the last to draw. A task
-    writes the notifications (feeds.services.notifications). O(editors), two queries."""
+    not draw this time and have no connection open to it now; X is the last to draw. In the
+    caller's transaction (feeds.services.notifications). O(editors), three queries."""
     if not changed_by:
         return
     users = get_user_model().objects

@@ -1,13 +1,13 @@
 """Who is told what (feeds.notifications stores it): "X followed you", "X invited you to draw
-Y", "a board you edit changed while you were away". A follow or an invite tells one person, at
-once; telling every editor of a board runs in Celery (tasks.notify_board_changed)."""
+Y", "a board you edit changed while you were away". Each is one upsert in the caller's
+transaction, so a notice commits with the change it tells of: a follow or an invite tells one
+person; a change tells a board's author and editors, at most MAX_EDITORS + 1 people, and is made
+by a compaction, which runs in Celery (feeds.live.compaction)."""
 
-from django.db import transaction
 from django.utils import timezone
 
-from feeds import notifications, tasks
+from feeds import notifications
 from feeds.models import Notification
-from feeds.services.boards import enqueue
 
 
 def notify_follow(*, follower_id: int, followee_id: int) -> None:
@@ -25,8 +25,9 @@ def notify_invite(*, inviter_id: int, invitee_id: int, board_id: int) -> None:
 
 
 def notify_board_changed(*, board_id: int, actor_id: int, recipient_ids: list[int]) -> None:
-    """The people of ``recipient_ids`` (a board's author and editors who were away) are told that
-    ``actor_id`` changed ``board_id``. Proportional to the recipients, so a task does it after
-    the caller's commit, in batches (tasks.notify_board_changed)."""
-    recipients = list(recipient_ids)
-    transaction.on_commit(lambda: enqueue(tasks.notify_board_changed, board_id, actor_id, recipients))
+    """The people of ``recipient_ids`` (a board's author and editors who were away, at most
+    MAX_EDITORS + 1) are told that ``actor_id`` changed ``board_id``. One upsert, in the caller's
+    transaction (the compaction's: the notice commits with the doc it tells of, and no broker
+    stands between them). O(editors)."""
+    notifications.notifications_add(kind=Notification.Kind.BOARD_CHANGED, recipient_ids=list(recipient_ids),
+                                    actor_id=actor_id, board_id=board_id, at=timezone.now())

@@ -6,9 +6,10 @@ marks; the header's count; the 400s and 401s."""
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
-from feeds import notifications, selectors
+from feeds import notifications, selectors, tasks
 from feeds.models import Notification
 from feeds.rules import NOTIFICATION_ACTORS_KEPT
 from feeds.services import moderation, notifications as notify
@@ -110,16 +111,33 @@ def test_invite_names_the_board_and_suspended_actors_are_left_out(api, run):
     assert bob.get(NOTES).json()["items"][0]["actors"] == []
 
 
-def test_board_changed_reaches_every_editor_through_a_task_in_batches(api, run, monkeypatch):
+def test_board_changed_reaches_every_editor_in_the_callers_transaction(api, run):
+    """No task and no broker between the change and its notices: they commit, or roll back, with
+    the caller's transaction (a compaction's, feeds.live.compaction)."""
+    alice = api.as_user("alice")
+    board_id = run(alice.post, "/api/v1/boards", {"title": "Shared", "kind": "note", "doc": DOC}).json()["id"]
+    editors = [User.objects.create_user(username=f"ed_{i}", password="x" * 12).pk for i in range(5)]
+    alice_id = User.objects.get(username="alice").pk
+    with transaction.atomic():
+        notify.notify_board_changed(board_id=board_id, actor_id=alice_id, recipient_ids=editors + [alice_id])
+        transaction.set_rollback(True)
+    assert not Notification.objects.filter(kind="board_changed").exists()
+    notify.notify_board_changed(board_id=board_id, actor_id=alice_id, recipient_ids=editors + [alice_id])
+    rows = Notification.objects.filter(kind="board_changed")
+    assert sorted(rows.values_list("recipient_id", flat=True)) == editors  # not the actor herself
+    assert all(row.board_id == board_id and row.actors == [alice_id] for row in rows)
+
+
+def test_a_board_changed_task_queued_by_the_release_before_still_runs_in_batches(api, run, monkeypatch):
     alice = api.as_user("alice")
     board_id = run(alice.post, "/api/v1/boards", {"title": "Shared", "kind": "note", "doc": DOC}).json()["id"]
     editors = [User.objects.create_user(username=f"ed_{i}", password="x" * 12).pk for i in range(5)]
     alice_id = User.objects.get(username="alice").pk
     monkeypatch.setattr("feeds.tasks.NOTIFY_BATCH", 2)
     assert NOTIFY_BATCH >= 2
-    run(notify.notify_board_changed, board_id=board_id, actor_id=alice_id, recipient_ids=editors + [alice_id])
+    run(tasks.notify_board_changed, board_id, alice_id, editors + [alice_id])
     rows = Notification.objects.filter(kind="board_changed")
-    assert sorted(rows.values_list("recipient_id", flat=True)) == editors  # not the actor herself
+    assert sorted(rows.values_list("recipient_id", flat=True)) == editors
     assert all(row.board_id == board_id and row.actors == [alice_id] for row in rows)
 
 
