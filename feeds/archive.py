@@ -244,11 +244,11 @@ def archived_newest(user_id: int, kind: str, *, below: int | None = None, count:
         for last_id, ids in rows:
             found.extend(ids if below is None or last_id < below else [i for i in ids if i < below])
         found.sort(reverse=True)
+        if len(set(found)) < len(found):  # chunks may overlap (see archived_ids_desc): each id once
+            found = sorted(set(found), reverse=True)
         # An unread chunk holds nothing above the last row's last_id (rows come by last_id, newest first).
-        if len(rows) < per_query or (len(found) >= count and found[count - 1] > rows[-1][0]):
+        if len(rows) < per_query or (len(found) >= count and found[count - 1] >= rows[-1][0]):
             break
-    if len(set(found)) < len(found):  # chunks may overlap (see archived_ids_desc)
-        found = sorted(set(found), reverse=True)
     return found[:count]
 
 
