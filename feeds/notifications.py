@@ -1,6 +1,6 @@
 """Notifications in PostgreSQL (feeds.models.Notification): one row per recipient, kind, board
 and day while unread, gathering its actors ("alice and 41 others followed you"). Storage only:
-feeds.services.notifications decides who is told what, and runs the wide ones in Celery."""
+feeds.services.notifications decides who is told what."""
 
 from datetime import datetime
 
@@ -31,7 +31,7 @@ def notification_bucket(at: datetime) -> int:
 def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, board_id: int | None, at: datetime) -> None:
     """Tell each of ``recipient_ids`` that ``actor_id`` did ``kind`` (about ``board_id``) at
     ``at``: one upsert, one row per recipient at most. O(k log n) for k recipients; callers
-    keep k bounded online (one follow: k = 1) and batch the rest in Celery. On commit, one
+    keep k bounded (one follow: k = 1; a board's editors: at most MAX_EDITORS + 1). On commit, one
     ZMSCORE on the plain Redis and a live count to each recipient online."""
     recipients = sorted({r for r in recipient_ids if r != actor_id})  # sorted: concurrent batches lock rows alike
     if not recipients:

@@ -24,7 +24,8 @@ logger = logging.getLogger(__name__)
 
 def board_compact(board_id: int) -> int | None:
     """Write a live board's doc to PostgreSQL if it is ahead of it: the seq written, or None
-    when there was nothing to write. O(elements) in Redis, one UPDATE of one row."""
+    when there was nothing to write (or another compaction wrote it first). O(elements) in
+    Redis, one locked row."""
     board = Board.objects.select_related("author").filter(pk=board_id).first()
     if board is None:
         return None
@@ -33,14 +34,17 @@ def board_compact(board_id: int) -> int | None:
     if snapshot is None:
         oplog.dirty_clear(ref, 0)
         return None
+    written = None
     if snapshot.seq > board.live_seq and board.state == Board.State.PUBLISHED:
         changed_by = _changed_by(ref, board.live_seq, snapshot.seq)
         with transaction.atomic():  # the doc and the notices of its change commit together
-            board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
-            _tell_the_away(board, changed_by, ref)
-        written = snapshot.seq
-    else:
-        written = None
+            # Under the row's lock: a compaction racing this one, or a delete, may have come first.
+            stored = (Board.objects.select_for_update().filter(pk=board.pk, state=Board.State.PUBLISHED)
+                      .values_list("live_seq", flat=True).first())
+            if stored is not None and stored < snapshot.seq:
+                board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
+                _tell_the_away(board, changed_by, ref)
+                written = snapshot.seq
     oplog.live_mark_compacted(ref, snapshot.seq)
     oplog.dirty_clear(ref, snapshot.seq)
     return written
