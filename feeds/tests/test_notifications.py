@@ -210,7 +210,8 @@ def test_the_page_marks_one_item_read(api, run, client):
     assert (Notification.objects.get(pk=invite.pk).read, Notification.objects.get(pk=follow.pk).read) == (True, False)
     assert "1 unread" in client.get("/notifications").content.decode()
     assert client.post("/notifications", {"id": carols.pk}).status_code == 302  # someone else's: untouched
-    assert client.post("/notifications", {"id": "x"}).status_code == 302
+    for junk in ("x", "²", "9" * 5000):  # a non-ASCII digit and a huge number are no ids either
+        assert client.post("/notifications", {"id": junk, "page": "³"})["Location"] == "/notifications"
     assert not Notification.objects.get(pk=carols.pk).read and not Notification.objects.get(pk=follow.pk).read
 
 
