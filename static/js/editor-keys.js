@@ -12,6 +12,12 @@
   const TOOL_KEYS = { v: "select", h: "hand", p: "pen", t: "text", r: "rect", o: "ellipse", e: "eraser" };
   const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 
+  /* Text of the page highlighted by the person: Ctrl+C copies that, as anywhere else. */
+  function pageTextSelected() {
+    const chosen = window.getSelection && window.getSelection();
+    return Boolean(chosen && !chosen.isCollapsed);
+  }
+
   function within(target, selector) {
     return target instanceof Element && target.matches(selector);
   }
@@ -49,7 +55,7 @@
         if (key === "z" && !event.shiftKey) editor.undo();
         else if ((key === "z" && event.shiftKey) || key === "y") editor.redo();
         else if (key === "a" && !within(target, FIELDS)) editor.selectAll();
-        else if (key === "c" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection()) editor.copy();
+        else if (key === "c" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection() && !pageTextSelected()) editor.copy();
         else if (key === "v" && !event.shiftKey && !within(target, FIELDS)) editor.paste();
         else if (key === "d" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection()) editor.duplicate();
         else return;

@@ -629,7 +629,9 @@
     clipboard = chosen;
     try {
       sessionStorage.setItem(CLIPBOARD_KEY, JSON.stringify(chosen));
-    } catch (error) { /* storage off or full: this page keeps its copy */ }
+    } catch (error) {  // storage off or full: this page keeps its copy, and an older one must not win
+      try { sessionStorage.removeItem(CLIPBOARD_KEY); } catch (ignored) { /* no storage at all */ }
+    }
     return true;
   }
 
@@ -642,8 +644,9 @@
     return clipboard;
   }
 
-  /* Add copies of `elements` with new ids, moved by PASTE_OFFSET (less where the canvas ends), and
-     select them; the board's limits hold as for any drawing. */
+  /* Add copies of `elements` with new ids, moved by PASTE_OFFSET (the other way where the canvas
+     ends; into it when they come from a larger board), and select them; the board's limits hold
+     as for any drawing, and what cannot fit on this canvas is refused. */
   function pasteElements(elements) {
     commitText();
     if (!elements.length) return;
@@ -656,8 +659,14 @@
       return;
     }
     const range = shapes.moveRange(elements, doc.width, doc.height);
-    const dx = shapes.within(PASTE_OFFSET, Math.min(range.dx[0], 0), Math.max(range.dx[1], 0));
-    const dy = shapes.within(PASTE_OFFSET, Math.min(range.dy[0], 0), Math.max(range.dy[1], 0));
+    if (range.dx[0] > range.dx[1] || range.dy[0] > range.dy[1]) {
+      showError("What you copied is larger than this board (" + doc.width + " x " + doc.height + "): it was not pasted.");
+      return;
+    }
+    // Right and down; where the canvas ends, left or up instead, so a copy never hides its original.
+    const offset = (span) => (PASTE_OFFSET <= span[1] ? PASTE_OFFSET : shapes.within(-PASTE_OFFSET, span[0], span[1]));
+    const dx = offset(range.dx);
+    const dy = offset(range.dy);
     const copies = elements.map((element) => {
       const copy = shapes.moved(element, dx, dy, doc.width, doc.height);
       copy.id = draw2d.newId(config.elementIdLength);

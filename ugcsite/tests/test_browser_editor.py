@@ -142,6 +142,18 @@ def test_copy_paste_and_duplicate_into_this_board_and_another(people):
     assert (third["x"], third["y"]) == (pasted["x"] + 10, pasted["y"] + 10) and third["id"] not in (rect["id"], pasted["id"])
     page.keyboard.press("Control+z")
     assert [e["id"] for e in model(page)["elements"]] == [rect["id"], pasted["id"]]
+    # In the corner a copy goes left and up instead, so that it never hides its original.
+    page.click("[data-tool=rect]")
+    drag(page, [(0.9, 0.9), (0.999, 0.999)])
+    corner = model(page)["elements"][-1]
+    page.keyboard.press("v")
+    page.mouse.click(*client_of(page, corner["x"], corner["y"] + corner["h"] / 2))
+    assert page.evaluate("() => window.ugcsiteEditor.selection()") == [corner["id"]]
+    page.keyboard.press("Control+d")
+    beside = model(page)["elements"][-1]
+    assert (beside["x"], beside["y"]) == (corner["x"] - 10, corner["y"] - 10)
+    page.keyboard.press("Control+z")
+    page.keyboard.press("Control+z")
     # Typing in a field keeps its own copy and paste.
     page.fill("#title", "Copied")
     page.focus("#title")
