@@ -17,6 +17,7 @@ from feeds.live import compaction
 from feeds.models import Board
 from feeds.services import boards as board_services, editors as editor_services
 from social import services as people_services
+from social.models import User
 from ugcsite.tests.test_browser import PASSWORD, Person, canvas_point, drag, element_count, open_editor, sign_up
 from ugcsite.tests.test_browser import log_in as log_in_here
 from ugcsite.tests.test_browser import people  # noqa: F401 (a fixture)
@@ -170,6 +171,15 @@ def test_copy_paste_and_duplicate_into_this_board_and_another(people):
     page.click("#publish")
     page.wait_for_url(re.compile(r".*/b/\d+$"))
     assert alice.api(f"/api/v1/boards/{page.url.rsplit('/', 1)[1]}")["doc"]["elements"] == [into_new]
+
+    # On a board smaller than what was copied, the paste is refused with a sentence.
+    with transaction.atomic():
+        small = board_services.board_create(author=User.objects.get(username="alice"), title="Small", kind="sketch",
+                                            tags=[], doc={"width": 100, "height": 100, "background": "#ffffff", "elements": []})
+    open_editor(alice, f"/b/{small.pk}/edit", "small board")
+    page.keyboard.press("Control+v")
+    assert "larger than this board (100 x 100)" in page.inner_text("#editor-error")
+    assert model(page)["elements"] == []
     alice.check_clean()
 
 
