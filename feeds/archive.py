@@ -234,7 +234,8 @@ def archived_newest(user_id: int, kind: str, *, below: int | None = None, count:
            f"{'' if below is None else ' AND first_id < %s'} ORDER BY last_id DESC, first_id DESC LIMIT %s OFFSET %s")
     where = [user_id, kind] + ([] if below is None else [below])
     per_query = count // settings.TIMELINE_CHUNK + 2
-    found: list[int] = []
+    found: list[int] = []  # each id once (chunks may overlap, see archived_ids_desc)
+    seen: set[int] = set()
     offset = 0
     while True:
         with connection.cursor() as cursor:
@@ -242,10 +243,12 @@ def archived_newest(user_id: int, kind: str, *, below: int | None = None, count:
             rows = cursor.fetchall()
         offset += len(rows)
         for last_id, ids in rows:
-            found.extend(ids if below is None or last_id < below else [i for i in ids if i < below])
-        found.sort(reverse=True)
-        if len(set(found)) < len(found):  # chunks may overlap (see archived_ids_desc): each id once
-            found = sorted(set(found), reverse=True)
+            kept = ids if below is None or last_id < below else [i for i in ids if i < below]
+            if not seen.isdisjoint(kept):
+                kept = [i for i in kept if i not in seen]
+            found.extend(kept)
+            seen.update(kept)
+        found.sort(reverse=True)  # runs newest first, nearly in order already: cheap
         # An unread chunk holds nothing above the last row's last_id (rows come by last_id, newest first).
         if len(rows) < per_query or (len(found) >= count and found[count - 1] >= rows[-1][0]):
             break

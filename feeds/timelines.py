@@ -154,7 +154,8 @@ def newest_of(streams: list[list[int] | Deferred], *, skip: int, count: int) -> 
     """``list(islice(merge_desc(*streams), skip, count))`` read in bulk, for a page that skips many
     ids (an offset): every list (newest first) is cut to ``count``; one sort in C merges the sorted
     runs; a Deferred is read (``count`` of its ids at once) only when the ``count``-th id in hand
-    lies below its bound, so that its ids could be on the page, and then the merge is made again.
+    lies below its bound, so that its ids could be on the page, the newest bound first, and then
+    the merge is made again.
     O(n log k) for n ids in k streams, no per-id Python heap."""
     lists = [stream[:count] for stream in streams if not isinstance(stream, Deferred)]
     closed = [stream for stream in streams if isinstance(stream, Deferred)]
@@ -169,9 +170,11 @@ def newest_of(streams: list[list[int] | Deferred], *, skip: int, count: int) -> 
         due = [stream for stream in closed if len(ranked) < count or ranked[-1] < stream.below]
         if not due:
             return ranked[skip:]
-        for stream in due:  # opening one that another would have made needless changes nothing
-            lists.append(stream.newest(count))
-            closed.remove(stream)
+        # One at a time, the newest first, as merge_desc opens them: what it brings may make the
+        # older ones needless (each is a PostgreSQL query).
+        stream = max(due, key=lambda s: s.below)
+        lists.append(stream.newest(count))
+        closed.remove(stream)
 
 
 def desc_unique(*streams: Iterable[int]) -> Iterator[int]:

@@ -38,6 +38,15 @@ def test_newest_of_is_the_lazy_merge_read_at_once(lists, deferreds, skip, size):
             assert len(above) >= count or not [i for i in found if i < below]
 
 
+def test_archives_are_opened_newest_first_and_only_while_the_page_needs_them():
+    """The first archive read fills the page: the older one is never read (a query saved)."""
+    opened = []
+    head = [100, 99]
+    newer, older = deferred(list(range(90, 60, -1)), 95, opened), deferred(list(range(50, 0, -1)), 60, opened)
+    assert timelines.newest_of([head, older, newer], skip=0, count=10) == [100, 99, *range(90, 82, -1)]
+    assert opened == [95]
+
+
 def test_an_archive_the_heads_fill_is_never_read():
     opened = []
     head = list(range(100, 0, -1))
