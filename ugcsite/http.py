@@ -320,6 +320,13 @@ ID_LIMIT = 2**53
 ID_DIGITS = len(str(ID_LIMIT - 1))  # 16: a longer number names no item
 
 
+def whole_number(raw: str) -> int | None:
+    """A page's lenient reading of a number it put in a link or a form (an id, ``since``): ASCII
+    digits of at most ID_DIGITS, else None, so that junk is ignored rather than refused
+    (``"²".isdigit()`` is true, and int() refuses it)."""
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= ID_DIGITS else None
+
+
 def _int_param(request: HttpRequest, name: str, default: int | None, low: int, high: int) -> int | None:
     raw = request.GET.get(name)
     if raw is None:

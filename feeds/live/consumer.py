@@ -36,6 +36,7 @@ from feeds.rules import (
     LIVE_CURSORS_PER_SECOND, LIVE_FLOOD_CLOSE_AFTER, LIVE_MAX_FRAME, LIVE_OPS_BURST, LIVE_OPS_PER_SECOND,
     MAX_ELEMENTS, MAX_POINTS,
 )
+from ugcsite.http import whole_number
 from ugcsite.redis import REDIS_FAILURES
 
 logger = logging.getLogger(__name__)
@@ -198,8 +199,7 @@ class BoardConsumer(LiveSocket):
         return None
 
     def _since(self) -> int | None:
-        raw = parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get("since", [""])[0]
-        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 16 else None
+        return whole_number(parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get("since", [""])[0])
 
     async def _hello(self, *, since: int | None = None) -> None:
         """Say hello: the doc and its seq, or (``since``) the ops after it when the log has them."""

@@ -21,6 +21,7 @@ from feeds.models import Board
 from feeds.rules import BOARD_KINDS, editor_config
 from feeds.services import activity, boards as services
 from social.models import Follow
+from ugcsite.http import whole_number
 
 User = get_user_model()
 
@@ -32,8 +33,7 @@ SUGGESTIONS = 6
 
 def before_param(request) -> int | None:
     """``?before=<id>`` of a list page (the link that pages on without JavaScript); junk is ignored."""
-    raw = request.GET.get("before", "")
-    return int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) <= 16 else None
+    return whole_number(request.GET.get("before", ""))
 
 
 def preview_src(preview_url: str, updated_at: str) -> str:

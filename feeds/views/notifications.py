@@ -10,24 +10,19 @@ from django.urls import reverse
 
 from feeds import notifications, selectors
 from feeds.views.boards import cards
-from ugcsite.http import page_number
+from ugcsite.http import page_number, whole_number
 
 NOTIFICATIONS_PAGE_SIZE = 30
-
-
-def _small_number(text: str) -> bool:
-    """ASCII digits that fit a bigint (``"²".isdigit()`` is true, and int() refuses it)."""
-    return text.isascii() and text.isdigit() and len(text) <= 18
 
 
 @login_required
 def notifications_page(request):
     if request.method == "POST":
-        one, page = request.POST.get("id", ""), request.POST.get("page", "")
-        if one and not _small_number(one):
+        one, page = request.POST.get("id", ""), whole_number(request.POST.get("page", ""))
+        if one and whole_number(one) is None:
             return redirect("boards:notifications")  # not an id of anyone's: nothing to mark
-        notifications.notifications_mark_read(request.user.pk, ids=[int(one)] if one else None)
-        return redirect(f"{reverse('boards:notifications')}?page={page}" if _small_number(page) else "boards:notifications")
+        notifications.notifications_mark_read(request.user.pk, ids=[whole_number(one)] if one else None)
+        return redirect(f"{reverse('boards:notifications')}?page={page}" if page is not None else "boards:notifications")
     number = page_number(request, page_size=NOTIFICATIONS_PAGE_SIZE)
     answer = selectors.notifications_list(request.user, offset=(number - 1) * NOTIFICATIONS_PAGE_SIZE,
                                           limit=NOTIFICATIONS_PAGE_SIZE + 1)
