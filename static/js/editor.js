@@ -236,15 +236,21 @@
     return total;
   }
 
-  function add(element) {
-    if (doc.elements.length >= MAX_ELEMENTS) {
+  /* Whether the board has room for `elements` within its limits; if not, say which. */
+  function roomFor(elements) {
+    if (doc.elements.length + elements.length > MAX_ELEMENTS) {
       showError("A board holds at most " + MAX_ELEMENTS.toLocaleString("en") + " elements: erase or clear some first.");
-      return;
+      return false;
     }
-    if (element.type === "path" && pointCount(doc.elements) + element.points.length > MAX_POINTS) {
+    if (pointCount(doc.elements) + pointCount(elements) > MAX_POINTS) {
       showError("A board holds at most " + MAX_POINTS.toLocaleString("en") + " points in all: erase some strokes first.");
-      return;
+      return false;
     }
+    return true;
+  }
+
+  function add(element) {
+    if (!roomFor([element])) return;
     element.id = draw2d.newId(config.elementIdLength);
     change({ elements: doc.elements.concat([element]), background: doc.background });
   }
@@ -649,15 +655,7 @@
      as for any drawing, and what cannot fit on this canvas is refused. */
   function pasteElements(elements) {
     commitText();
-    if (!elements.length) return;
-    if (doc.elements.length + elements.length > MAX_ELEMENTS) {
-      showError("A board holds at most " + MAX_ELEMENTS.toLocaleString("en") + " elements: erase or clear some first.");
-      return;
-    }
-    if (pointCount(doc.elements) + pointCount(elements) > MAX_POINTS) {
-      showError("A board holds at most " + MAX_POINTS.toLocaleString("en") + " points in all: erase some strokes first.");
-      return;
-    }
+    if (!elements.length || !roomFor(elements)) return;
     const range = shapes.moveRange(elements, doc.width, doc.height);
     if (range.dx[0] > range.dx[1] || range.dy[0] > range.dy[1]) {
       showError("What you copied is larger than this board (" + doc.width + " x " + doc.height + "): it was not pasted.");
