@@ -55,13 +55,18 @@ def mouse_drag(page, start: tuple[float, float], end: tuple[float, float], steps
     page.mouse.up()
 
 
-def test_select_move_delete_undo_and_publish(people):
+def new_board_with_a_rect(people):
+    """Alice, signed up, in the editor of a new board with a rectangle from (80, 60) to (240, 180)."""
     alice = people("alice")
     sign_up(alice, "alice")
     open_editor(alice, "/new", "editor")
-    page = alice.page
-    page.click("[data-tool=rect]")
-    drag(page, [(0.1, 0.1), (0.3, 0.3)])  # (80, 60) to (240, 180)
+    alice.page.click("[data-tool=rect]")
+    drag(alice.page, [(0.1, 0.1), (0.3, 0.3)])
+    return alice, alice.page
+
+
+def test_select_move_delete_undo_and_publish(people):
+    alice, page = new_board_with_a_rect(people)
     page.click("[data-tool=pen]")
     drag(page, [(0.6, 0.7), (0.8, 0.7)])
     rect, path = model(page)["elements"]
@@ -120,12 +125,7 @@ def test_select_move_delete_undo_and_publish(people):
 
 
 def test_copy_paste_and_duplicate_into_this_board_and_another(people):
-    alice = people("alice")
-    sign_up(alice, "alice")
-    open_editor(alice, "/new", "editor")
-    page = alice.page
-    page.click("[data-tool=rect]")
-    drag(page, [(0.1, 0.1), (0.3, 0.3)])  # (80, 60) to (240, 180)
+    alice, page = new_board_with_a_rect(people)
     rect = model(page)["elements"][0]
     page.keyboard.press("v")
     page.mouse.click(*client_of(page, 80, 120))
