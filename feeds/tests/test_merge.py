@@ -28,14 +28,19 @@ def test_newest_of_is_the_lazy_merge_read_at_once(lists, deferreds, skip, size):
     count = skip + size
     # merge_desc's streams hold at most what newest_of is given: the first `count` of each list
     expected = list(islice(timelines.merge_desc(*lists, *(deferred(f, b, []) for f, b in deferreds)), skip, count))
-    opened = []
-    got = timelines.newest_of([*lists, *(deferred(f, b, opened) for f, b in deferreds)], skip=skip, count=count)
+    logs = [[] for _ in deferreds]  # one log each: two archives may share a bound
+    got = timelines.newest_of([*lists, *(deferred(f, b, log) for (f, b), log in zip(deferreds, logs))],
+                              skip=skip, count=count)
     assert got == expected
-    # an archive is read only when the ids in hand above its bound do not fill the page
-    for found, below in deferreds:
-        above = {i for stream in lists for i in stream[:count] if i >= below}
-        if below not in opened:
-            assert len(above) >= count or not [i for i in found if i < below]
+    # an archive is read only when the ids in hand (the lists, and the archives read, newest bound
+    # first) above its bound do not fill the page
+    in_hand = [i for stream in lists for i in stream[:count]]
+    for (found, below), log in zip(deferreds, logs):
+        if log:
+            in_hand += [i for i in found if i < below][:count]
+    for (found, below), log in zip(deferreds, logs):
+        if not log:
+            assert len({i for i in in_hand if i >= below}) >= count or not [i for i in found if i < below]
 
 
 def test_archives_are_opened_newest_first_and_only_while_the_page_needs_them():
