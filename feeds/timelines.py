@@ -224,8 +224,9 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     top = [int(i) for i in client.zrevrange(key, offset, above - 1)] if offset < above else []
     low = [int(i) for i in client.zrevrangebyscore(key, archived, "-inf")]  # at most the hot size
     skip = max(offset - above, 0)
-    rest = [low, archive.archived_newest(user_id, kind, below=archived + 1, count=skip + want - len(top))]
-    ids = top + newest_of(rest, skip=skip, count=skip + want - len(top))
+    count = skip + want - len(top)
+    ids = top + newest_of([low, archive.archived_newest(user_id, kind, below=archived + 1, count=count)],
+                          skip=skip, count=count)
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 

@@ -115,8 +115,8 @@ if #big > 0 then
         end
     end
 elseif ARGV[3] ~= '' then
-    ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[3], '-inf', 'LIMIT', 0, want)
-    if archived > 0 and not (#ids == want and tonumber(ids[#ids]) > archived) then
+    ids = head(KEYS[1], ARGV[3], want, archived)
+    if not ids then
         return {'deep', mark, {}}
     end
 else
