@@ -22,11 +22,6 @@ def parts(key_of) -> tuple[str, str]:
     return before, after
 
 
-def board_parts() -> tuple[str, str]:
-    """parts(board): the G key around a board id."""
-    return parts(board)
-
-
 def profile_timeline(user_id: int) -> str:
     """Sorted set M: the user's own board ids, score = id. Example: ``m:{u:42}``."""
     return f"m:{_user_tag(user_id)}"

@@ -260,7 +260,7 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
     if home:
         key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id)]
     others = [""] * 6 if settings.REDIS_CLUSTER else [
-        *keys.board_parts(), *keys.parts(keys.profile_timeline), *keys.parts(keys.timeline_meta)]
+        *keys.parts(keys.board), *keys.parts(keys.profile_timeline), *keys.parts(keys.timeline_meta)]
     status, mark, payload = scripts.timeline_page(keys=key_list, args=[
         limit + 1, "" if before is not None else (offset or 0), "" if before is None else before,
         archive.mark_field(kind), int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
@@ -288,7 +288,7 @@ def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[
     key_list = [keys.timeline_key(kind, user_id)]
     if kind == Timeline.HOME:
         key_list.append(social_keys.following(user_id))
-    answers = scripts.page_visible(keys=key_list, args=[*keys.board_parts(), *board_ids])
+    answers = scripts.page_visible(keys=key_list, args=[*keys.parts(keys.board), *board_ids])
     found, misses, dropped = {}, [], []
     for board_id, flat in zip(board_ids, answers):
         if flat == 0:

@@ -6,7 +6,7 @@
 -- KEYS[3]  the index generation counter, KEYS[4] the sort order (sorted set)
 -- KEYS[5..] the filter sets (kind, tags, author)
 -- ARGV[1]  offset, ARGV[2] limit, ARGV[3] the cache's TTL in milliseconds
--- ARGV[4], ARGV[5]  optional: the G key's text before and after a board id (feeds.keys.board_parts),
+-- ARGV[4], ARGV[5]  optional: the G key's text before and after a board id (feeds.keys.parts),
 --          on a plain Redis only (G hashes live in other slots): the page's G hashes come back too
 -- Returns  {total, {id, id, ...}} best first (ties: the larger id, i.e. the newer board, first),
 --          with ARGV[4]: {total, ids, {hash, hash, ...}}, each the flat HGETALL of G ({} for a miss)

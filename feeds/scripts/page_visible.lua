@@ -1,7 +1,7 @@
 -- The G hashes of a page's ids in one call, with a home page's visibility: for the pages that
 -- timeline_page.lua hands back (merged with big followees' M, or reaching the archive), on a
 -- plain Redis only: G hashes live in other slots, read by the key spelling ARGV[1] and ARGV[2]
--- give (feeds.keys.board_parts).
+-- give (feeds.keys.parts).
 -- KEYS[1]  the timeline (P[u] or M[u]); KEYS[2] home only: following[u] (same slot)
 -- ARGV[1], ARGV[2]  the G key's text before and after the board id
 -- ARGV[3..] the page's board ids
