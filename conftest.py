@@ -5,12 +5,9 @@
 """
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,6 +18,7 @@ from django.test import TransactionTestCase
 
 from feeds.services import activity
 from ugcsite.redis import get_redis
+from ugcsite.serving import Site
 from ugcsite.testing import ApiClient
 
 ROOT = Path(__file__).resolve().parent
@@ -120,7 +118,6 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     db = settings.DATABASES["default"]
     env = dict(os.environ)
     env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env["DATABASE_CONN_MAX_AGE"] = "0"
     env["FANOUT_BATCH_SIZE"] = "2"  # so that tests see fan-out chain across several tasks
     app.control.purge()
     log = open(ROOT / ".pytest_cache" / "celery-worker.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
@@ -148,64 +145,31 @@ def celery_worker(celery_worker_process, transactional_db):
     return celery_worker_process
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def site_env(**more: str) -> dict:
+    """The environment of a process of the site on the test database and Redis, with make run's
+    settings (DEBUG off, plain HTTP) and the secret key of the tests (their sessions sign in there too)."""
+    db = settings.DATABASES["default"]
+    return {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            "DJANGO_DEBUG": "0", "SITE_HTTPS": "0", "DJANGO_SECRET_KEY": settings.SECRET_KEY, **more}
 
 
 @pytest.fixture(scope="session")
-def asgi_server_process(django_db_setup, django_db_blocker):
-    """A real ASGI server (uvicorn, as `make run` serves the site) on the test database and Redis,
-    on a free port: ``.url`` (http://...), ``.ws`` (ws://...), ``.restart()`` kills it (SIGKILL)
-    and starts it again on the same port."""
-    db = settings.DATABASES["default"]
-    env = dict(os.environ)
-    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env["DATABASE_CONN_MAX_AGE"] = "0"
-    env["DJANGO_DEBUG"] = "1"
-    log_path = ROOT / "test-artifacts" / "asgi-server.log"
-    log_path.parent.mkdir(exist_ok=True)
-
-    class Server:
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        ws = f"ws://127.0.0.1:{port}"
-        process = None
-
-        def start(self):
-            log = open(log_path, "a")
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "ugcsite.asgi:application", "--host", "127.0.0.1",
-                 "--port", str(self.port), "--workers", "2", "--log-level", "warning", "--ws-max-size", str(4 * 1024 * 1024)],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(f"{self.url}/healthz", timeout=1).read()
-                    return
-                except OSError:
-                    if self.process.poll() is not None or time.monotonic() > deadline:
-                        self.process.kill()
-                        pytest.fail(f"The ASGI server did not start; see {log_path}")
-                    time.sleep(0.1)
-
-        def stop(self, *, kill=False):
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL if kill else signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-        def restart(self):
-            self.stop(kill=True)
-            self.start()
-
-    server = Server()
-    server.start()
+def asgi_server_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The site as `make run` serves it (scripts/serve.sh: nginx in front of the web server and the
+    live server, make run's settings) on the test database and Redis, on a free port, without
+    Celery's worker and beat (the tests run their own): ``.url`` (http://...), ``.ws`` (ws://...),
+    ``.restart()`` kills every process (SIGKILL) and starts the site again on the same port."""
+    run_dir = tmp_path_factory.mktemp("site")
+    server = Site(run_dir, site_env(SERVE_TASKS="0", STATIC_ROOT=str(run_dir / "static")))
+    server.collect_static()
+    try:
+        server.start()
+    except RuntimeError as error:
+        pytest.fail(str(error))
     yield server
     server.stop()
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    (ROOT / "test-artifacts" / "site.log").write_bytes(server.log_path.read_bytes())
 
 
 @pytest.fixture

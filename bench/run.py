@@ -26,8 +26,10 @@ def ensure_tool(binary: str, package: str) -> bool:
         return True
     if os.geteuid() == 0 and shutil.which("apt-get"):
         print(f"installing {package} from the distribution's packages")
-        subprocess.run(["apt-get", "install", "-y", "-qq", package], check=False,
-                       stdout=subprocess.DEVNULL, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        apt = ["apt-get", "-o", "DPkg::Lock::Timeout=300", "-qq"]
+        noninteractive = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run([*apt, "update"], check=False, stdout=subprocess.DEVNULL, env=noninteractive)
+        subprocess.run([*apt, "install", "-y", package], check=False, stdout=subprocess.DEVNULL, env=noninteractive)
     if not shutil.which(binary):
         print(f"warning: {binary} not found (install {package}); its figures are skipped")
         return False

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make run: local PostgreSQL + Redis (data) + Redis (broker and cache) under var/, migrations,
-# demo world on first run, then web + Celery worker + Celery beat under supervisord (a process
-# that dies is started again) until Ctrl-C, which stops all of it. DEBUG is off unless
+# demo world on first run, then the site's processes (scripts/serve.sh: nginx, the web and live
+# servers, Celery worker and beat under supervisord; a process that dies is started again) until
+# Ctrl-C, which stops all of it. DEBUG is off unless
 # DJANGO_DEBUG=1: errors show the site's own pages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,11 +55,6 @@ if [ -z "${DJANGO_SECRET_KEY:-}" ]; then
     export DJANGO_SECRET_KEY=$(cat var/secret_key)
 fi
 export RUN_DIR=$PWD/var/run
-# The web server's processes (uvicorn workers; see bench/results/live.md for how they scale).
-export WEB_WORKERS=${WEB_WORKERS:-3}
-# Every process (the web server's workers, Celery's) writes its metrics here; /metrics adds them up.
-export PROMETHEUS_MULTIPROC_DIR=$RUN_DIR/prometheus
-rm -rf "$PROMETHEUS_MULTIPROC_DIR"; mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 
 say "Migrating"
 python manage.py migrate --noinput
@@ -68,4 +64,4 @@ python manage.py seed_demo --if-empty
 python manage.py rebuild_redis --if-empty   # a new or emptied data Redis is filled from PostgreSQL
 
 say "Serving http://127.0.0.1:$PORT  (Ctrl-C stops the site, its worker, beat and the servers)"
-supervisord -c scripts/supervisord.conf || true
+scripts/serve.sh || true

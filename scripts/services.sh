@@ -31,13 +31,39 @@ ensure_postgres() {
     fi
 }
 
+can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
+
+# apt_install WHAT PACKAGE...: from the distribution's packages, waiting up to 5 minutes for another
+# apt (a second set-up, unattended upgrades at boot) to let go of the dpkg lock.
+apt_install() {
+    local what=$1; shift
+    say "Installing $what from the distribution's packages"
+    local apt=(apt-get -o DPkg::Lock::Timeout=300 -qq)
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" update >/dev/null
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y "$@" >/dev/null \
+        || die "apt-get could not install $*; install it by hand and run again."
+}
+
+# nginx: the site's one port (scripts/serve.sh). Debian starts a system-wide one on port 80 when
+# it installs it; ours runs under RUN_DIR, so that one is stopped.
+ensure_nginx() {
+    command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] && { export PATH="$PATH:/usr/sbin"; return; }
+    if can_apt; then
+        apt_install nginx nginx-light
+        command -v systemctl >/dev/null 2>&1 && systemctl disable --now nginx >/dev/null 2>&1 || true
+        [ -f /run/nginx.pid ] && kill "$(cat /run/nginx.pid)" 2>/dev/null || true
+        export PATH="$PATH:/usr/sbin"
+    else
+        die "nginx was not found; the site is served through it.
+  On Debian/Ubuntu: sudo apt-get install nginx-light
+  On macOS:         brew install nginx"
+    fi
+}
+
 ensure_redis() {
     command -v redis-server >/dev/null 2>&1 && return
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        say "Installing redis-server from the distribution's packages"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null \
-            || die "apt-get could not install redis-server; install it by hand and run again."
+    if can_apt; then
+        apt_install "redis-server" redis-server
         # Debian starts a system-wide redis on port 6379; we run our own under var/.
         command -v systemctl >/dev/null 2>&1 && systemctl disable --now redis-server >/dev/null 2>&1 || true
     else
@@ -53,11 +79,8 @@ ensure_redis() {
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 ensure_chromium() {
     [ -x "$CHROMIUM" ] && return
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        say "Installing chromium from the distribution's packages (for the browser tests)"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-            || die "apt-get could not install chromium; install it by hand and run again."
+    if can_apt; then
+        apt_install "chromium (for the browser tests)" chromium
         [ -x "$CHROMIUM" ] || die "chromium was installed but $CHROMIUM is missing; set CHROMIUM to its path."
     else
         die "Chromium was not found at $CHROMIUM; the browser tests need it.

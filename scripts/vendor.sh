@@ -10,12 +10,10 @@ PACKAGES=(
   "axe-core 4.14.1 sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ== axe.min.js static/vendor/axe-core/axe.min.js"
 )
 
+source scripts/services.sh
 if ! command -v npm >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "==> Installing npm from the distribution's packages (to vendor front-end files)"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null \
-            || { echo "error: apt-get could not install npm; install Node.js and npm by hand and run again"; exit 1; }
+    if can_apt; then
+        apt_install "npm (to vendor front-end files)" npm
     else
         echo "error: npm not found; install Node.js and npm (on Debian/Ubuntu: sudo apt-get install npm), then run make vendor"
         exit 1

@@ -93,12 +93,28 @@ TEMPLATES = [
     },
 ]
 
+# PostgreSQL connections: a bounded pool in every process (Django's psycopg pool), never a
+# connection per thread. Persistent per-thread connections (CONN_MAX_AGE) leaked under ASGI, where
+# each request's sync code may run on a new thread: three uvicorn workers held all 100 of
+# PostgreSQL's connections within minutes. A process holds at most DATABASE_POOL_SIZE; a request
+# that finds them all busy waits DATABASE_POOL_TIMEOUT seconds, then answers 503 with Retry-After
+# (psycopg_pool's PoolTimeout is an OperationalError). Each connection is checked as it leaves
+# the pool (conn_health_checks), so after a PostgreSQL restart the first request gets a fresh one.
+# The whole site's budget (every process of `make run` x this) is ugcsite.serving.connection_budget().
+DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "4"))
+DATABASE_POOL_TIMEOUT = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://ugcsite@127.0.0.1:54320/ugcsite"),
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        conn_max_age=0,  # the pool keeps connections; Django refuses both at once
         conn_health_checks=True,
     )
+}
+DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    "min_size": 1,
+    "max_size": DATABASE_POOL_SIZE,
+    "timeout": DATABASE_POOL_TIMEOUT,
+    "max_idle": 300,  # a connection idle this long above min_size is closed
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -210,6 +226,11 @@ RATE_LIMIT_STORAGE_URL = os.environ.get("RATE_LIMIT_STORAGE_URL", CACHES["defaul
 BOARD_CACHE_TTL_SECONDS = int(os.environ.get("BOARD_CACHE_TTL_SECONDS", str(7 * 24 * 3600)))
 # Snowflake board ids: which of 32 id generators this process is (default: leased from Redis).
 BOARD_ID_WORKER = os.environ.get("BOARD_ID_WORKER")
+
+# The request header (as a META key) in which the proxy in front names the client's address,
+# overwriting whatever a client sent: HTTP_X_REAL_IP behind scripts/serve.sh's nginx, which reaches
+# the web server only through a Unix socket. Empty when clients connect to Django's server directly.
+CLIENT_ADDRESS_HEADER = os.environ.get("CLIENT_ADDRESS_HEADER", "")
 
 # Served over HTTPS (production's default): cookies only travel encrypted. `make run` serves plain
 # HTTP on loopback with DEBUG off, so it sets SITE_HTTPS=0.

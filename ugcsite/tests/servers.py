@@ -1,5 +1,5 @@
 """Real processes for the fault tests: a data Redis started (and killed, and started again) the
-way `make run` starts it (scripts/services.sh), a gunicorn web server and a Celery worker on the
+way `make run` starts it (scripts/services.sh), the site as `make run` serves it (scripts/serve.sh) and a Celery worker on the
 test database, and an HTTP client that never raises on an error status."""
 
 import json
@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 
 from ugcsite.celery import app
+from ugcsite.serving import Site
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,7 +74,7 @@ def base_env(**more: str) -> dict:
     """The environment of a process on the test database (committed data: transactional_db)."""
     db = connection.settings_dict
     env = dict(os.environ, DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-               DATABASE_CONN_MAX_AGE="0", RATE_LIMIT_AUTH_PER_MINUTE="0", RATE_LIMIT_WRITES_PER_MINUTE="0",
+               RATE_LIMIT_AUTH_PER_MINUTE="0", RATE_LIMIT_WRITES_PER_MINUTE="0",
                RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE="0", RATE_LIMIT_READS_PER_MINUTE="0",
                RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE="0")
     env.update(more)
@@ -86,6 +87,7 @@ class Processes:
     def __init__(self, log_dir: Path):
         self.log_dir = log_dir
         self.started: list[subprocess.Popen] = []
+        self.sites: list[Site] = []
 
     def start(self, name: str, argv: list[str], env: dict) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "w")
@@ -94,21 +96,17 @@ class Processes:
         return process
 
     def web(self, env: dict) -> str:
-        """gunicorn (1 worker, 4 threads) on a free port; returns its base URL once /healthz answers."""
-        port = free_port()
-        process = self.start("web", [sys.executable, "-m", "gunicorn", "ugcsite.wsgi", "--bind", f"127.0.0.1:{port}",
-                                     "--workers", "1", "--threads", "4"], env)
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if call(base, "GET", "/healthz", timeout=2)[0] == 200:
-                    return base
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"gunicorn did not start; see {self.log_dir / 'web.log'}")
-            time.sleep(0.2)
+        """The site as `make run` serves it (scripts/serve.sh: nginx, the web and live servers; not
+        its Celery worker and beat) on a free port; returns its base URL once it answers."""
+        run_dir = self.log_dir / "site"
+        site = Site(run_dir, {**env, "SERVE_TASKS": "0", "STATIC_ROOT": str(run_dir / "static")})
+        site.collect_static()
+        try:
+            site.start()
+        except RuntimeError as error:
+            pytest.fail(str(error))
+        self.sites.append(site)
+        return site.url
 
     def worker(self, env: dict, queue: str) -> subprocess.Popen:
         """A Celery worker (solo pool) taking only ``queue``; returns once it answers a ping."""
@@ -123,6 +121,8 @@ class Processes:
         return process
 
     def stop(self) -> None:
+        for site in self.sites:
+            site.stop()
         for process in reversed(self.started):
             if process.poll() is None:
                 process.terminate()

@@ -3,20 +3,16 @@ page (pages), never a 500 or a traceback; and `make run`'s settings (DEBUG off) 
 
 import os
 import socket
-import subprocess
-import sys
 import threading
-import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from ugcsite.redis import get_redis
+from ugcsite.serving import Site
 from ugcsite.testing import assert_problem
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def closed_port() -> int:
@@ -56,33 +52,24 @@ def _get(url: str, **kwargs) -> tuple[int, dict, str]:
 
 
 def test_postgres_down_shows_the_sites_503_with_debug_off(tmp_path):
-    """A real gunicorn with make run's settings (DEBUG off) and PostgreSQL unreachable."""
-    port = closed_port()
-    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "x" * 50, "SITE_HTTPS": "0",
+    """The site as `make run` serves it (scripts/serve.sh, DEBUG off) with PostgreSQL unreachable."""
+    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "x" * 50, "SITE_HTTPS": "0", "SERVE_TASKS": "0",
            "DATABASE_URL": f"postgres://ugcsite@127.0.0.1:{closed_port()}/ugcsite", "STATIC_ROOT": str(tmp_path / "static")}
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "ugcsite.wsgi", "--bind", f"127.0.0.1:{port}",
-                               "--workers", "1"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = Site(tmp_path / "site", env)
+    server.collect_static()
+    server.start()
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                status, headers, text = _get(base + "/")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline, "gunicorn did not start"
-                time.sleep(0.2)
+        status, headers, text = _get(server.url + "/")
         assert status == 503 and int(headers["Retry-After"]) > 0
         assert "Back in a moment" in text
         for leak in ("Traceback", "SECRET_KEY", "DATABASES", "OperationalError"):
             assert leak not in text
-        status, headers, text = _get(base + "/api/v1/users", method="POST", data=b'{"username": "zoe", "password": "long-enough"}',
+        status, headers, text = _get(server.url + "/api/v1/users", method="POST",
+                                     data=b'{"username": "zoe", "password": "long-enough"}',
                                      headers={"Content-Type": "application/json"})
         assert status == 503 and int(headers["Retry-After"]) > 0 and "database" in text
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        server.stop()
 
 
 @pytest.mark.django_db

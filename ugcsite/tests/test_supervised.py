@@ -1,10 +1,9 @@
-"""make run's processes under supervisord: kill -9 the Celery worker's main process in the
+"""make run's processes under supervisord (scripts/serve.sh): kill -9 the Celery worker's main process in the
 middle of a fan-out to 20,000 followers; the site keeps answering, a new worker is up within
 10 seconds, and every follower gets the board (the outbox sends the walk again)."""
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,18 +21,13 @@ from social import graph
 from social.models import Follow
 from ugcsite.celery import app
 from ugcsite.redis import get_redis
+from ugcsite.serving import Site
 from ugcsite.testing import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLLOWERS = 20_000
 QUEUE = "supervised"  # not the session worker's queue: only the supervised worker takes it
 pytestmark = pytest.mark.worker
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def ctl(env: dict, *args: str) -> str:
@@ -68,23 +62,19 @@ def test_a_killed_worker_is_replaced_and_its_fanout_reaches_every_follower(trans
     fan_ids = [fan.pk for fan in fans]
 
     db = connection.settings_dict
-    port = free_port()
-    (tmp_path / "prometheus").mkdir()
-    env = dict(os.environ, RUN_DIR=str(tmp_path), PORT=str(port), PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "prometheus"),
-               DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}", DATABASE_CONN_MAX_AGE="0",
+    env = dict(os.environ, DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
                CELERY_QUEUE=QUEUE, FANOUT_BATCH_SIZE="25", OUTBOX_RESEND_AFTER_SECONDS="5",
-               OUTBOX_RESEND_EVERY_SECONDS="2", DJANGO_DEBUG="0", SITE_HTTPS="0", DJANGO_SECRET_KEY="s" * 60)
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT, check=True,
-                   env=dict(env, STATIC_ROOT=str(tmp_path / "static")))
-    env["STATIC_ROOT"] = str(tmp_path / "static")
-    supervisor = subprocess.Popen([sys.executable, "-m", "supervisor.supervisord", "-c", "scripts/supervisord.conf"],
-                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               OUTBOX_RESEND_EVERY_SECONDS="2", DJANGO_DEBUG="0", SITE_HTTPS="0", DJANGO_SECRET_KEY="s" * 60,
+               STATIC_ROOT=str(tmp_path / "static"))
+    supervisor = Site(tmp_path / "site", env)
+    supervisor.collect_static()
+    env = supervisor.env  # RUN_DIR and PORT too: supervisorctl finds supervisord's socket through them
     queue = app.conf.task_default_queue
     app.conf.task_default_queue = QUEUE
     try:
-        site = f"http://127.0.0.1:{port}"
+        supervisor.start()
+        site = supervisor.url
         wait_for(lambda: ctl(env, "status", "worker").split()[1:2] == ["RUNNING"], timeout=60, what="the worker")
-        wait_for(lambda: answers(site + "/healthz"), timeout=60, what="the site")
         first = int(ctl(env, "pid", "worker"))
         board = board_create(author=star, title="through a crash", kind="note", tags=[],
                              doc={"width": 10, "height": 10, "background": "#ffffff", "elements": []})
@@ -102,8 +92,4 @@ def test_a_killed_worker_is_replaced_and_its_fanout_reaches_every_follower(trans
               f"{back_in:.1f} s; every follower reached {time.monotonic() - killed:.1f} s after the kill")
     finally:
         app.conf.task_default_queue = queue
-        supervisor.send_signal(signal.SIGTERM)
-        try:
-            supervisor.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            supervisor.kill()
+        supervisor.stop()
