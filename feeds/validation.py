@@ -48,7 +48,7 @@ class TextElement(Strict):
     size: Annotated[Number, Field(ge=TEXT_SIZE[0], le=TEXT_SIZE[1])]
     x: Coordinate
     y: Coordinate
-    text: Annotated[StrictStr, Field(min_length=1, max_length=MAX_TEXT)]  # stored as escaped JSON: any string
+    text: Annotated[Text, Field(min_length=1, max_length=MAX_TEXT)]  # as a title: no NUL, no unpaired surrogate
 
 
 class ShapeElement(Strict):

@@ -12,7 +12,7 @@ from pydantic import Field, StrictBool
 from social import selectors, services, tokens
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX
 from ugcsite.http import (ApiError, Strict, Text, body_max, client_address, endpoint, login_required, paging,
-                          parse_json_object, validate)
+                          parse_json_object, takes_bytes, validate)
 from ugcsite.ratelimits import write_attempt
 
 
@@ -60,10 +60,11 @@ def me_patch(request):
 
 
 @login_required
+@takes_bytes
 def me_avatar_put(request):
     """The caller's picture: the body is the image's bytes (PNG, JPEG, GIF or WebP, whatever the
-    Content-Type says: the decoder decides), resized as on the settings page. At most 2 MiB, as
-    every API body (the settings page takes 5 MB)."""
+    Content-Type says: the decoder decides; the one API write with no JSON body, so no 415),
+    resized as on the settings page. At most 2 MiB, as every API body (the settings page takes 5 MB)."""
     write_attempt(user_id=request.api_user.pk, address=client_address(request))  # decoding a picture is work
     return selectors.own_profile(services.avatar_set(user=request.api_user, data=request.body))
 

@@ -4,7 +4,8 @@ an authenticated call records are the settings ``API_TOKEN_USER`` and ``API_CALL
 
 A view module declares one function per method and joins them with ``endpoint(GET=..., PUT=...)``.
 Order of answers (API.md): 401, then 404, then 403, then 400, so bodies are parsed inside the
-handler, after it has loaded what it needs and checked who may touch it. Handlers and what
+handler, after it has loaded what it needs and checked who may touch it. A write whose body is
+not JSON is a 415 between the 401 and the 404 (``json_body_required``). Handlers and what
 they call raise ``ugcsite.errors`` (domain errors) or ``ApiError``; both become answers here.
 """
 
@@ -134,6 +135,13 @@ def login_required(handler: Callable) -> Callable:
     return handler
 
 
+def takes_bytes(handler: Callable) -> Callable:
+    """A write handler whose body is bytes of any type (a picture: its decoder decides what it
+    is), not JSON: ``endpoint()`` lets it through whatever its Content-Type."""
+    handler.takes_bytes = True
+    return handler
+
+
 def endpoint(**handlers: Callable) -> Callable:
     """One URL, one handler per HTTP method. Each handler takes (request, **url_kwargs) and returns
     a dict/list (200 JSON), an HttpResponse, or raises ApiError."""
@@ -151,6 +159,11 @@ def endpoint(**handlers: Callable) -> Callable:
                 _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
             if getattr(handler, "login_required", False) and request.api_user is None:
                 raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
+            # 415 after the 401s (API.md puts 401 first) and before anything the handler loads
+            # (404, 403) or counts (a sign-up's rate limit): the body's type is a fact of the
+            # request alone, as a 405 or a 413 is, so a form post to sign-up is refused unread.
+            if request.method not in SAFE_METHODS and not getattr(handler, "takes_bytes", False):
+                json_body_required(request)
             if request.method in ("GET", "HEAD"):
                 _hook("API_READ_LIMIT")(user_id=request.api_user.pk if request.api_user is not None else None,
                                         address=client_address(request))
@@ -167,6 +180,23 @@ def endpoint(**handlers: Callable) -> Callable:
 
 
 # --- bodies -----------------------------------------------------------------------------------
+
+JSON_MEDIA_TYPE = "application/json"
+
+
+def json_body_required(request: HttpRequest) -> None:
+    """A 415 unless the request's body is JSON (API.md): ``Content-Type: application/json``,
+    parameters such as ``charset=utf-8`` allowed. A cross-site HTML form sends only
+    application/x-www-form-urlencoded, multipart/form-data or text/plain: it never reaches a
+    handler, nor does a JSON text sent under another name or none. A write with no body (a PUT
+    that follows someone, a DELETE) passes whatever its Content-Type: an empty body holds
+    nothing to misread, and wsgiref's server (runserver, the tests' live server) reports
+    text/plain for a request that sent no Content-Type."""
+    if request.content_type == JSON_MEDIA_TYPE or not request.body:  # lower-cased, parameters parsed off
+        return
+    sent = f"'{request.content_type[:60]}'" if request.content_type else "no Content-Type"
+    raise ApiError(415, f"Send the body as JSON with 'Content-Type: {JSON_MEDIA_TYPE}'; this request had {sent}.")
+
 
 def body_max(limit: int, what: str) -> Callable:
     """A view that takes bodies up to ``limit`` bytes, not API_MAX_BODY_BYTES (a picture, not a
@@ -370,7 +400,10 @@ def page_number(request: HttpRequest, *, page_size: int) -> int:
 
 
 def client_address(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR") or "unknown"
+    """The client's address: the header the proxy in front overwrites on every request
+    (CLIENT_ADDRESS_HEADER, set by scripts/serve.sh behind its nginx), else the peer's."""
+    header = settings.CLIENT_ADDRESS_HEADER
+    return (header and request.META.get(header)) or request.META.get("REMOTE_ADDR") or "unknown"
 
 
 def safe_next(request: HttpRequest, default: str) -> str:

@@ -2,7 +2,8 @@
 models that validate the bodies and the same constants that bound the parameters, so the two
 cannot drift apart. Each operation lists every status it can answer: its own, plus those
 ``_common_answers`` adds to every operation of its kind (ugcsite.http.endpoint's 401 for a bad
-token, 403 for a session call without its CSRF token, 413 for a body over the limit)."""
+token, 403 for a session call without its CSRF token, 413 for a body over the limit, 415 for a
+body that is not JSON)."""
 
 from functools import lru_cache
 
@@ -33,7 +34,8 @@ def _answer(description: str, schema: dict | None = None, content_type: str = "a
 
 
 _ERROR_TEXT = {400: "invalid input", 401: "no or bad credentials", 403: "not allowed", 404: "not found",
-               409: "conflict", 413: "body too large", 429: "rate limit reached",
+               409: "conflict", 413: "body too large", 415: "body not JSON (send Content-Type: application/json)",
+               429: "rate limit reached",
                503: "PostgreSQL or the data Redis unreachable for a moment, or the list is being rebuilt; try again"}
 _ERROR_HEADERS = {
     401: {"WWW-Authenticate": {"schema": {"type": "string"}, "description": "Bearer realm=\"ugcsite\""}},
@@ -51,9 +53,17 @@ def _errors(*codes: int) -> dict:
     return answers
 
 
+def _takes_json(operation: dict) -> bool:
+    """A JSON body, or none: a body of any other type is a 415 (ugcsite.http.json_body_required).
+    The avatar's PUT takes a picture instead."""
+    body = operation.get("requestBody")
+    return body is None or "application/json" in body["content"]
+
+
 def _common_answers(paths: dict) -> dict:
     """Every API operation answers 401 to a bad or expired bearer token (public ones too); every
-    read 429 past the read limits; every one 503 while a server it needs is down; every unsafe one 403 to a session call without its CSRF token; every one with a body 413 past
+    read 429 past the read limits; every one 503 while a server it needs is down; every unsafe one 403 to a session call without its CSRF token,
+    and 415 to a body that is not JSON unless it takes another type; every one with a body 413 past
     API_MAX_BODY_BYTES. Plain views (health) authenticate no one."""
     for path, item in paths.items():
         for method, operation in item.items():
@@ -62,6 +72,8 @@ def _common_answers(paths: dict) -> dict:
             codes = [401]
             if method.upper() not in SAFE_METHODS:
                 codes.append(403)
+                if _takes_json(operation):
+                    codes.append(415)
             else:
                 codes.append(429)  # reads per user and per address (ugcsite.ratelimits.read_attempt)
             if "requestBody" in operation:
@@ -299,7 +311,8 @@ def build() -> dict:
         "info": {"title": "ugcsite API", "version": "1", "description": (
             "Every 4xx answer is an Error object with a `detail` sentence. A method a path does not list "
             "answers 405 with an `Allow` header naming those it does (components.responses.MethodNotAllowed); "
-            "a body over 2 MiB is a 413 on any call.")},
+            "a body over 2 MiB is a 413 on any call; a write with a body not sent as application/json "
+            "is a 415, except the avatar's PUT, which takes a picture.")},
         "paths": _paths(),
         "components": {"schemas": components,
                        "responses": {"MethodNotAllowed": {

@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from feeds.live.protocol import BadMessage, op_check
 from feeds.models import Board
 from feeds.rules import MAX_TITLE, TITLE_TRIMMED
 from feeds.validation import BoardCreate
@@ -282,14 +283,32 @@ def test_a_patch_to_a_nul_or_lone_surrogate_title_is_400_or_kept_never_a_5xx(ali
     assert alice.get(path).json()["title"] == expected
 
 
-def test_a_text_with_a_nul_character_is_stored_as_sent(alice):
+@pytest.mark.parametrize("text", UNSTORABLE_TITLES)
+def test_a_text_element_refuses_what_a_title_refuses_naming_the_element(alice, text):
+    """A NUL (which the preview could only drop) or a lone surrogate: the same check as a title's
+    (ugcsite.http.Text), on create and on a PATCH of the doc."""
     body = valid_body()
-    body["doc"]["elements"][TEXT]["text"] = "before\x00after"
+    body["doc"]["elements"][TEXT]["text"] = text
+    board = create(alice)
+    path = f"{BOARDS}/{board['id']}"
 
-    board = create(alice, body)
+    for response in (alice.post(BOARDS, body), alice.patch(path, {"doc": body["doc"]})):
+        problem = assert_problem(response, 400)
+        assert problem["detail"].startswith(f"doc.elements[{TEXT}].text: must not contain"), problem["detail"]
 
-    read = alice.get(f"{BOARDS}/{board['id']}").json()
-    assert read["doc"]["elements"][TEXT]["text"] == "before\x00after"
+    assert Board.objects.count() == 1
+    assert alice.get(path).json()["doc"] == board["doc"]
+
+
+def test_a_live_op_with_a_nul_in_its_text_is_refused_by_the_same_validator():
+    """The live channel checks an op's element with the REST doc's models (feeds.live.protocol):
+    the socket sends this BadMessage back as its {"type": "error"} and applies nothing."""
+    element = {**valid_body()["doc"]["elements"][TEXT], "id": "t1", "text": "a\x00b"}
+
+    with pytest.raises(BadMessage, match=r"element\.text\.text: must not contain NUL") as refused:
+        op_check({"type": "op", "client_op_id": "c1", "op": {"kind": "add", "element": element}},
+                 head={"width": 400, "height": 300})
+    assert refused.value.client_op_id == "c1"
 
 
 def test_the_valid_body_of_the_table_is_accepted(alice):

@@ -5,7 +5,7 @@ current after every create, update, delete, hide and suspension; the 400s."""
 import pytest
 
 from feeds.models import Board
-from feeds.services import moderation
+from feeds.services import boards, moderation
 from social.models import User
 from ugcsite.testing import assert_problem
 
@@ -160,8 +160,11 @@ def test_search_page_and_header_box(api, run, client):
 
 
 def test_a_drawing_text_jsonb_cannot_hold_is_stored_and_the_rest_searched(api, run):
+    """The API refuses a NUL in a drawing's text (feeds.validation); a board stored before it did keeps one."""
     alice = api.as_user("alice")
-    odd = post(run, alice, "Odd drawing", texts=["nul \x00 inside", "an emoji \U0001f600 here", "findable words"])
+    texts = ["nul \x00 inside", "an emoji \U0001f600 here", "findable words"]
+    odd = run(boards.board_create, author=User.objects.get(username="alice"), title="Odd drawing", kind="note",
+              tags=[], doc=doc(*texts)).pk
     board = alice.get(f"/api/v1/boards/{odd}").json()
     assert [e["text"] for e in board["doc"]["elements"] if e["type"] == "text"][:2] == ["nul \x00 inside", "an emoji \U0001f600 here"]
     assert found(api, "findable") == [odd]
