@@ -45,21 +45,37 @@ class Part:
         return self.processes * self.connections_each
 
 
-def parts() -> list[Part]:
-    """What may hold a PostgreSQL connection, each process bounded by its pool (DATABASE_POOL_SIZE)."""
-    pool = settings.DATABASE_POOL_SIZE
+def processes(env: dict | None = None) -> list[Part]:
+    """The site's processes (scripts/serve.sh's sizes, from ``env`` or this process's environment),
+    each holding at most its pool (DATABASE_POOL_SIZE) of PostgreSQL connections. Each names
+    itself to PostgreSQL as ugcsite-<program> (application_name; scripts/supervisord.conf)."""
+    env = os.environ if env is None else env
+    pool = int(env.get("DATABASE_POOL_SIZE", settings.DATABASE_POOL_SIZE))
     return [
-        Part("web (HTTP, WSGI)", int(os.environ.get("WEB_WORKERS", "3")), pool),
-        Part("live (/ws/, ASGI)", int(os.environ.get("LIVE_WORKERS", "1")), pool),
-        Part("Celery worker", int(os.environ.get("CELERY_CONCURRENCY", str(CELERY_CONCURRENCY_DEFAULT))), pool),
+        Part("web (HTTP, WSGI)", int(env.get("WEB_WORKERS", "3")), pool),
+        Part("live (/ws/, ASGI)", int(env.get("LIVE_WORKERS", "1")), pool),
+        Part("Celery worker", int(env.get("CELERY_CONCURRENCY", str(CELERY_CONCURRENCY_DEFAULT))), pool),
         Part("Celery beat", 1, pool),
-        Part("headroom (admin, migrate, rebuild_redis, psql)", 1, DATABASE_HEADROOM),
     ]
 
 
-def connection_budget() -> int:
-    """The most connections the whole site can hold at once: every pool full, plus the headroom."""
-    return sum(part.connections for part in parts())
+def parts(env: dict | None = None) -> list[Part]:
+    """What may hold a PostgreSQL connection: the site's processes and the headroom beside them."""
+    return [*processes(env), Part("headroom (admin, migrate, rebuild_redis, psql)", 1, DATABASE_HEADROOM)]
+
+
+def site_connections_max(env: dict | None = None) -> int:
+    """The most connections the site's own processes can hold at once: every pool full."""
+    return sum(part.connections for part in processes(env))
+
+
+def connection_budget(env: dict | None = None) -> int:
+    """What the whole site may hold: every pool full, plus the headroom. Below max_connections."""
+    return sum(part.connections for part in parts(env))
+
+
+# The site's own connections, as PostgreSQL counts them (scripts/supervisord.conf names them).
+SITE_CONNECTIONS_SQL = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ugcsite-%'"
 
 
 def max_connections() -> int:
