@@ -105,7 +105,7 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
     # error_page to a URI, not a named location: a request whose line could not be read has no
     # URI of its own, and nginx cannot hand such a request to a named location.
     pages = "\n".join(
-        f"        error_page {code} /.error/{code};\n"
+        f"        error_page {code} ={400 if code == 494 else code} /.error/{code};\n"
         f"        location = /.error/{code} {{ internal; default_type application/json; "
         f"return {400 if code == 494 else code} '{{\"detail\": \"{text}\"}}'; }}"
         for code, text in errors.items())
@@ -157,7 +157,7 @@ http {{
             proxy_send_timeout 1h;
         }}
 {pages}
-        error_page 502 504 /.error/503;
+        error_page 502 504 =503 /.error/503;
         location = /.error/503 {{
             internal;
             default_type application/json;
@@ -248,6 +248,11 @@ class Site:
                 return probe.recv(64).startswith(b"HTTP/1.1 200")
         except OSError:
             return False
+
+    def supervisorctl(self, *args: str) -> subprocess.CompletedProcess:
+        """``supervisorctl status``, ``stop web``, ...: the site's processes, by their program names."""
+        return subprocess.run([sys.executable, "-m", "supervisor.supervisorctl", "-c", "scripts/supervisord.conf", *args],
+                              cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
 
     def pids(self) -> list[int]:
         """supervisord's and every process it started (nginx, the servers' workers, Celery's)."""

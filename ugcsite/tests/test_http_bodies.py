@@ -1,9 +1,12 @@
-"""Bodies as the production server (uvicorn, ASGI) receives them: a chunked body is read whole,
-not as empty, and a body over the limit is a 413 after which the same keep-alive connection
-still answers the next request."""
+"""Requests as the site `make run` ships receives them (nginx in front of the web server,
+scripts/serve.sh): a chunked body is read whole, not as empty; a body over the limit is a 413,
+chunked or not, after which the same keep-alive connection still answers; and what the server
+itself refuses (a request it cannot read, a URL or header past its buffers, a body past every
+limit) answers the API's error object, never a plain-text page."""
 
 import http.client
 import json
+import socket
 from urllib.parse import urlsplit
 
 import pytest
@@ -56,3 +59,49 @@ def test_a_body_over_the_limit_is_413_and_the_connection_answers_again(conn, tok
     status, data = answer(conn)
     assert status == 200 and data["username"] == "chunky"
     assert conn.sock is kept  # ... and answered on the same connection
+
+
+def test_a_chunked_body_over_the_limit_is_413_with_a_detail(conn, token, asgi_server):
+    huge = b'{"title": "' + b"x" * (3 * 1024 * 1024) + b'"}'
+    pieces = [huge[i:i + 65536] for i in range(0, len(huge), 65536)]
+    conn.request("POST", "/api/v1/boards", body=iter(pieces), encode_chunked=True,
+                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                          "Transfer-Encoding": "chunked"})
+    status, data = answer(conn)
+    assert status == 413 and "2 MiB" in data["detail"]
+    assert "Traceback" not in asgi_server.log_path.read_text(errors="replace")
+
+
+def raw(server, request: bytes) -> tuple[int, dict, dict]:
+    """Send ``request`` as bytes; (status, headers, JSON body) of the answer."""
+    address = urlsplit(server.url)
+    with socket.create_connection((address.hostname, address.port), timeout=20) as sock:
+        sock.sendall(request)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, json.loads(body)
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"get /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  # a method must be upper case
+    (b"GET /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Odd: a\x00b\r\n\r\n", 400),  # NUL in a header
+    (b"GET /api/v1/feed?q=" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414),
+    (b"GET /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n", 400),
+    (b"POST /api/v1/boards HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999\r\n\r\n", 413),
+    (b"NONSENSE\r\n\r\n", 400),
+], ids=["lower-case method", "NUL in a header", "100k URL", "20k header", "100 MB body", "no request line"])
+def test_what_the_server_itself_refuses_is_the_apis_error_object(asgi_server, request_bytes, status):
+    got, headers, body = raw(asgi_server, request_bytes)
+    assert got == status
+    assert headers["Content-Type"] == "application/json"
+    assert isinstance(body["detail"], str) and body["detail"].endswith(".")
+
+
+def test_an_unknown_method_is_a_405_with_a_detail(conn):
+    conn.request("BREW", "/api/v1/feed")
+    status, data = answer(conn)
+    assert status == 405 and "GET" in data["detail"]

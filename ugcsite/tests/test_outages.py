@@ -1,6 +1,7 @@
 """A server we depend on is down: 503 with Retry-After and a sentence (API), the site's own 503
 page (pages), never a 500 or a traceback; and `make run`'s settings (DEBUG off) show no debug page."""
 
+import json
 import os
 import socket
 import threading
@@ -120,3 +121,19 @@ def test_every_operation_of_the_document_lists_its_503(client):
     operations = [op for path, item in paths.items() if path != "/api/v1/health"
                   for method, op in item.items() if method != "parameters"]
     assert operations and all("Retry-After" in op["responses"]["503"]["headers"] for op in operations)
+
+
+def test_a_web_server_that_is_down_behind_the_proxy_is_a_503_with_retry_after(tmp_path):
+    """nginx stays up while the web server restarts (or is stopped): 503, Retry-After, a detail."""
+    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "x" * 50, "SITE_HTTPS": "0", "SERVE_TASKS": "0",
+           "STATIC_ROOT": str(tmp_path / "static")}
+    server = Site(tmp_path / "site", env)
+    server.collect_static()
+    server.start()
+    try:
+        assert server.supervisorctl("stop", "web").returncode == 0
+        status, headers, text = _get(server.url + "/api/v1/feed")
+        assert status == 503 and int(headers["Retry-After"]) > 0
+        assert headers["Content-Type"] == "application/json" and "try again" in json.loads(text)["detail"].lower()
+    finally:
+        server.stop()
