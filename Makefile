@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt | cksum | cut -d' ' -f1)
 
-.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deps bench-fanout-limit soak venv clean-var
+.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deps bench-fanout-limit soak venv clean-var
 
 $(STAMP): requirements.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 1; }
@@ -73,6 +73,11 @@ bench-cluster: $(STAMP)
 bench-search: bench-deps
 	@scripts/with-servers.sh python -m bench.search $(ARGS)
 
+# The serving stacks scripts/serve.sh can start (nginx + gunicorn or granian + uvicorn, uvicorn or
+# granian alone; Django's pool or PgBouncer), each under wrk in one run (bench/results/serving.md).
+bench-serving: bench-deps
+	@scripts/with-servers.sh python -m bench.serving $(ARGS)
+
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: $(STAMP)
 	@scripts/with-servers.sh python -m bench.hotkeys
@@ -96,8 +101,10 @@ bench-fanout-limit: $(STAMP)
 bench-hybrid: bench-deps
 	@scripts/with-servers.sh python -m bench.hybrid $(ARGS)
 
-# A mixed workload (locust: feed reads, posts, follows) against gunicorn + worker + beat under
-# supervisord for SOAK_SECONDS, then a check that every board reached every follower it should.
+# The shipped stack (scripts/serve.sh, as make run) under a mixed load for SOAK_SECONDS: locust on
+# the API and the pages signed in and out, WebSocket clients drawing on shared boards and listening
+# on /ws/me; PostgreSQL connections, each process's RSS and open files, Redis memory and the queue
+# sampled every 10 s and drawn (bench/results/soak.png); then every delivery checked and growth judged.
 SOAK_SECONDS ?= 300
 soak: bench-deps
 	@SOAK_SECONDS=$(SOAK_SECONDS) scripts/with-servers.sh python -m bench.soak

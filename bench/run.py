@@ -63,74 +63,30 @@ class Table:
         return "\n".join(lines)
 
 
-# The servers measured under wrk: the first is the production one (make run's), whose figures the
-# targets are read from; the others are measured for comparison only.
-HTTP_SERVERS = (
-    ("uvicorn ASGI, 2 workers", ["-m", "uvicorn", "ugcsite.asgi:application", "--workers", "2", "--no-access-log",
-                                 "--log-level", "warning", "--host", "127.0.0.1", "--port"]),
-    ("gunicorn, 2 workers", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--access-logfile", "/dev/null",
-                             "--error-logfile", "/dev/null", "--bind"]),
-    ("gunicorn gthread, 2 x 4 threads", ["-m", "gunicorn", "ugcsite.wsgi", "--workers", "2", "--worker-class", "gthread",
-                                         "--threads", "4", "--access-logfile", "/dev/null", "--error-logfile", "/dev/null",
-                                         "--bind"]),
-    ("granian WSGI, 2 workers", ["-m", "granian", "--interface", "wsgi", "--workers", "2", "--no-log",
-                                 "ugcsite.wsgi:application", "--host", "127.0.0.1", "--port"]),
-)
-
-
-def http_figures(table: Table, size: str, token: str, duration: int) -> dict:
-    """Each server of HTTP_SERVERS under wrk on loopback: the feed against a trivial view.
-    Returns {server: {"trivial view": figures, "feed": figures}}."""
+def http_figures(table: Table, size: str, token: str, someone: str, duration: int) -> dict:
+    """The site as make run ships it, and uvicorn alone as it was served before, each started by
+    scripts/serve.sh (bench/serving.py; `make bench-serving` measures every candidate stack):
+    the trivial view, the feed and a PostgreSQL read under wrk on loopback.
+    Returns {stack: {row: figures}}."""
     if not ensure_tool("wrk", "wrk"):
         return {}
-    import importlib.util
-    import urllib.request
+    import tempfile
 
-    # Plain HTTP on loopback as make run serves it (SITE_HTTPS=0): with DEBUG off and HTTPS on,
-    # every answer would be a 301 to https://, which wrk counts as a success.
-    # wrk reads as one user from one address: the read limits raised out of reach, still counted (their cost is real).
-    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "bench-only", "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-           "SITE_HTTPS": "0", "RATE_LIMIT_READS_PER_MINUTE": "1000000000",
-           "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "1000000000"}
+    from bench import serving
+
     measured = {}
-    for server_name, args in HTTP_SERVERS:
-        if importlib.util.find_spec(args[1]) is None:
-            print(f"  {server_name}: not installed (make bench-deps), skipped")
-            continue
-        port = 18000 + os.getpid() % 1000 + len(measured)
-        bind = f"127.0.0.1:{port}" if args[-1] == "--bind" else str(port)
-        server = subprocess.Popen([sys.executable, *args, bind], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(200):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/health", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            results = {}
-            for name, path, headers in (("trivial view", "/api/v1/health", []),
-                                        ("feed", "/api/v1/feed", ["-H", f"Authorization: Bearer {token}"])):
-                request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=dict([headers[1].split(": ", 1)])
-                                                 if headers else {})
-                with urllib.request.urlopen(request, timeout=10) as answer:  # a redirect or an error stops the run
-                    if answer.status != 200 or answer.url != request.full_url:
-                        raise SystemExit(f"{server_name} answered {path} with {answer.status} at {answer.url}: "
-                                         "the figures would not measure the page")
-                out = subprocess.run(["wrk", "-t2", "-c8", f"-d{duration}s", "--latency", *headers,
-                                      f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True).stdout
-                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-                p50, p99 = (_wrk_ms(re.search(rf"\s{q}%\s+([\d.]+\w+)", out).group(1)) for q in ("50", "99"))
-                errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-                results[name] = {"p50": p50, "p99": p99, "rps": rps}
-                table.add(f"HTTP {name} ({server_name}, wrk -c8)", size, results[name],
-                          note=f"{rps:,.0f} req/s" + (f", {errors.group(1)} errors" if errors else ""))
+    run_dir = Path(tempfile.mkdtemp(prefix="ugcsite-http."))
+    run_dir.chmod(0o755)
+    try:
+        for name, overrides in (serving.STACKS[0], serving.BEFORE):
+            results = serving.measure(name, overrides, token=token, someone=someone, seconds=duration, run_dir=run_dir)
+            for row in serving.ROWS:
+                table.add(f"HTTP {row} ({name}, wrk)", size, results[row], note=f"{results[row]['rps']:,.0f} req/s")
             share = results["feed"]["rps"] / results["trivial view"]["rps"]
-            table.rows[-1]["note"] += f"; {share:.0%} of the trivial view's throughput"
-            measured[server_name] = results
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+            table.rows[-1]["note"] += f"; feed {share:.0%} of the trivial view's throughput"
+            measured[name] = results
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
     return measured
 
 
@@ -182,11 +138,6 @@ def profile_http(token: str, *, calls: int = 500) -> None:
         + profiler.output_text(unicode=False, color=False, show_all=False))
     print(f"written: bench/results/profile-http.txt (in-process: feed {plain['/api/v1/feed']:.3f} ms, "
           f"trivial view {plain['/api/v1/health']:.3f} ms a call)")
-
-
-def _wrk_ms(text: str) -> float:
-    value, unit = float(re.match(r"[\d.]+", text).group()), re.search(r"[a-z]+$", text).group()
-    return value * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 
 
 def zadd_limit(table: Table, requests: int) -> float | None:
@@ -279,8 +230,10 @@ def main() -> None:
     from feeds.models import Board
 
     figures["reading"] = reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
-    token = tokens.token_create(user=Board.objects.none().model.author.field.related_model.objects.get(pk=w.special["reader500"]))
-    http = http_figures(table, f"{sizes[-1]:,}", token, duration=2 if smoke else 15)
+    User = Board.objects.none().model.author.field.related_model
+    token = tokens.token_create(user=User.objects.get(pk=w.special["reader500"]))
+    http = http_figures(table, f"{sizes[-1]:,}", token, User.objects.get(pk=w.user_ids[1]).username,
+                        duration=2 if smoke else 15)
     profile_http(token)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
     fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)
@@ -372,17 +325,16 @@ def targets_table(figures: dict, *, smoke: bool) -> str:
             f"{site['p50']:.2f} / {site['p99']:.2f} ms", "≤ 0.3 / ≤ 1 ms, ≤ 0.75x SF p50",
             site["p50"] <= 0.3 and site["p99"] <= 1 and (versus is not None and versus <= 0.75), peers_text)
     http = figures.get("http") or {}
-    production = http.get(HTTP_SERVERS[0][0])
-    if production:
+    if len(http) == 2:
+        (shipped, production), (before_name, before) = http.items()
         share = production["feed"]["rps"] / production["trivial view"]["rps"]
-        others = "; ".join(f"{name}: {r['feed']['rps'] / r['trivial view']['rps']:.2f} "
-                           f"({r['feed']['rps']:,.0f} / {r['trivial view']['rps']:,.0f} req/s)"
-                           for name, r in http.items() if name != HTTP_SERVERS[0][0])
-        # The issue names gunicorn; make run serves with the first of HTTP_SERVERS, so that is judged,
-        # and the others (gunicorn first) stand beside it: a slow trivial view flatters a ratio.
-        row(f"HTTP feed throughput / trivial view ({HTTP_SERVERS[0][0]}, as make run serves; wrk -c8)",
+        row(f"HTTP feed throughput / trivial view ({shipped}; wrk -c8)",
             f"{share:.2f} ({production['feed']['rps']:,.0f} / {production['trivial view']['rps']:,.0f} req/s)",
-            "≥ 0.6", share >= 0.6, others or "—")
+            "≥ 0.8", share >= 0.8, f"{before_name}: {before['feed']['rps'] / before['trivial view']['rps']:.2f}")
+        gain = production["feed"]["rps"] / before["feed"]["rps"]
+        row("HTTP feed throughput, shipped stack / uvicorn alone (before)",
+            f"{gain:.2f}x ({production['feed']['rps']:,.0f} / {before['feed']['rps']:,.0f} req/s)", "≥ 1.5x",
+            gain >= 1.5, "both started by scripts/serve.sh in this run")
     inline, fan, zadd = figures.get("fanout_inline") or [], figures.get("fanout"), figures.get("zadd")
     if zadd and fan:
         parts = [f"Celery end to end, {fan['followers']:,} followers: {fan['rate'] / zadd:.2f}"]

@@ -110,12 +110,15 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
-DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-    "min_size": 1,
-    "max_size": DATABASE_POOL_SIZE,
-    "timeout": DATABASE_POOL_TIMEOUT,
-    "max_idle": 300,  # a connection idle this long above min_size is closed
-}
+if DATABASE_POOL_SIZE:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_SIZE,
+        "timeout": DATABASE_POOL_TIMEOUT,
+        "max_idle": 300,  # a connection idle this long above min_size is closed
+    }
+else:  # 0: no pool of our own, a connection a request, for a PgBouncer in front (transaction pooling)
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:63790/0")
