@@ -510,5 +510,5 @@ class PersonConsumer(LiveSocket):
         await self._send({"type": "feed", "board_id": event["board_id"]})
 
     async def person_unread(self, event):
-        await self._send({"type": "unread", "count": event["count"]})
+        await self._send({"type": "unread", "unread": event["count"]})
 

@@ -61,12 +61,12 @@ def test_a_post_and_a_notification_reach_the_reader_online(world, run):
     assert board.pk in timelines.home_ids(bob.pk)  # the real fan-out ran
     assert me.recv() == {"type": "feed", "board_id": board.pk}
     run(follow_services.follow_create, follower=alice, followee=bob)
-    assert me.recv() == {"type": "unread", "count": 1}
+    assert me.recv() == {"type": "unread", "unread": 1}
     world["carol"].refresh_from_db()
     run(follow_services.follow_create, follower=world["carol"], followee=bob)  # gathered: still one row
-    assert me.recv() == {"type": "unread", "count": 1}
+    assert me.recv() == {"type": "unread", "unread": 1}
     run(notifications.notifications_mark_read, bob.pk)  # read on another page: this one's badge goes
-    assert me.recv() == {"type": "unread", "count": 0}
+    assert me.recv() == {"type": "unread", "unread": 0}
     me.close()
     wait_for(lambda: people.online_of([bob.pk]) == [], what="bob's online record removed when his socket closed")
 

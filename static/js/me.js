@@ -119,7 +119,7 @@
         document.body.dataset.live = "on";  // for the browser tests: the socket is open
         setUnread(message.unread);
       } else if (message.type === "unread") {
-        setUnread(message.count);
+        setUnread(message.unread);
       } else if (message.type === "feed" && feed && !onPage(message.board_id)) {
         fresh.add(String(message.board_id));
         showFresh();
