@@ -37,15 +37,18 @@ def last_seen_flush(*, now: float | None = None) -> int:
     pipe = client.pipeline(transaction=False)
     for bucket in range(keys.LAST_SEEN_BUCKETS):
         pipe.zrangebyscore(keys.last_seen_bucket(bucket), low, "+inf", withscores=True)
-    seen = [(int(user_id), at) for rows in pipe.execute() for user_id, at in rows]
+    seen = sorted((int(user_id), at) for rows in pipe.execute() for user_id, at in rows)
     table = get_user_model()._meta.db_table
     with connection.cursor() as cursor:
         for start in range(0, len(seen), ROWS_PER_STATEMENT):
             ids, times = zip(*seen[start:start + ROWS_PER_STATEMENT])
+            # The rows locked lowest id first, as a follow locks its two (social.services): an
+            # UPDATE ... FROM locks in its join's order, which deadlocked with a follow.
             cursor.execute(
+                f"WITH locked AS MATERIALIZED (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) "
                 f"UPDATE {table} AS u SET last_seen = GREATEST(u.last_seen, to_timestamp(d.t)) "
-                "FROM unnest(%s::bigint[], %s::float8[]) AS d(id, t) WHERE u.id = d.id",
-                [list(ids), list(times)],
+                "FROM unnest(%s::bigint[], %s::float8[]) AS d(id, t), locked WHERE u.id = d.id AND locked.id = u.id",
+                [list(ids), list(ids), list(times)],
             )
     client.set(keys.last_seen_flushed(), repr(now))
     return len(seen)

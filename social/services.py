@@ -93,6 +93,13 @@ def login_attempt(*, account: str) -> None:
     attempt("login", account.lower(), per_minute=settings.RATE_LIMIT_AUTH_PER_MINUTE, what="log-ins to this account")
 
 
+def _lock_order(*updates: tuple[User, dict]) -> list[tuple[User, dict]]:
+    """Row updates in id order: every transaction that locks several people's rows (a follow, an
+    unfollow, the last-seen copy) takes them lowest id first, so none waits on another in a cycle
+    (two follows of each other, or a follow beside the minutely copy, deadlocked)."""
+    return sorted(updates, key=lambda update: update[0].pk)
+
+
 def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
     """Add a follow edge (idempotent): PostgreSQL and the stored counts now, F and following
     on commit (even when the edge existed: a repeated follow repairs a Redis that lost it).
@@ -104,10 +111,10 @@ def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
         if created:
             # Only between active people: these updates lock both rows, so a suspension either
             # committed first (no edge) or waits, and its member_lists_sync then sees the edge.
-            if not User.objects.filter(pk=followee.pk, is_active=True).update(followers_count=F("followers_count") + 1):
-                raise UserNotFound(followee.username)  # leaving the block rolls the edge back
-            if not User.objects.filter(pk=follower.pk, is_active=True).update(following_count=F("following_count") + 1):
-                raise UserNotFound(follower.username)
+            for person, counts in _lock_order((followee, {"followers_count": F("followers_count") + 1}),
+                                              (follower, {"following_count": F("following_count") + 1})):
+                if not User.objects.filter(pk=person.pk, is_active=True).update(**counts):
+                    raise UserNotFound(person.username)  # leaving the block rolls the edge back
     transaction.on_commit(lambda: graph.follow_add(
         follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp()))
     return edge, created
@@ -119,8 +126,9 @@ def follow_delete(*, follower: User, followee: User) -> bool:
     with transaction.atomic():
         deleted, _ = Follow.objects.filter(follower=follower, followee=followee).delete()
         if deleted:
-            User.objects.filter(pk=followee.pk).update(followers_count=Greatest(F("followers_count") - 1, 0))
-            User.objects.filter(pk=follower.pk).update(following_count=Greatest(F("following_count") - 1, 0))
+            for person, counts in _lock_order((followee, {"followers_count": Greatest(F("followers_count") - 1, 0)}),
+                                              (follower, {"following_count": Greatest(F("following_count") - 1, 0)})):
+                User.objects.filter(pk=person.pk).update(**counts)
     transaction.on_commit(lambda: graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk))
     return bool(deleted)
 
