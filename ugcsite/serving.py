@@ -23,7 +23,9 @@ from pathlib import Path
 
 import django
 from django.conf import settings
-from django.db import OperationalError
+from django.db import OperationalError, connection
+
+from social.rules import AVATAR_BODY_MAX
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +81,6 @@ SITE_CONNECTIONS_SQL = "SELECT count(*) FROM pg_stat_activity WHERE application_
 
 
 def max_connections() -> int:
-    from django.db import connection  # noqa: PLC0415 - only the check needs a database
 
     with connection.cursor() as cursor:
         cursor.execute("SHOW max_connections")
@@ -92,8 +93,6 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
     down answer the API's error object: a JSON ``detail`` sentence (and Retry-After on a 503).
     Bodies are read whole before they are handed on (a chunked one arrives with a Content-Length),
     so Django's own limit answers 413 for a chunked body as for any other."""
-    from social.rules import AVATAR_BODY_MAX  # noqa: PLC0415 - needs Django set up first
-
     body_max = max(settings.API_MAX_BODY_BYTES, AVATAR_BODY_MAX)
     user = "user root root;" if os.geteuid() == 0 else ""  # workers reach the sockets in RUN_DIR
     errors = {

@@ -116,6 +116,11 @@ if DATABASE_POOL_SIZE:
         "max_size": DATABASE_POOL_SIZE,
         "timeout": DATABASE_POOL_TIMEOUT,
         "max_idle": 300,  # a connection idle this long above min_size is closed
+        # A connection that cannot be made is tried again after 1 s, then given up after 2 s,
+        # which frees its slot: the next request after PostgreSQL is back connects at once
+        # (psycopg_pool's own default backs off for up to 5 minutes, doubling each time, so the
+        # first writes after a restart could wait past DATABASE_POOL_TIMEOUT and answer 503).
+        "reconnect_timeout": 2,
     }
 else:  # 0: no pool of our own, a connection a request, for a PgBouncer in front (transaction pooling)
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
