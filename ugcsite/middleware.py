@@ -59,12 +59,30 @@ class BodySizeLimitMiddleware:
             return JsonResponse({"detail": "The Content-Length header is not a number."}, status=400)
         limit = getattr(view_func, "body_max", settings.API_MAX_BODY_BYTES)
         if length > limit:
+            _drain(request, length)
             what = getattr(view_func, "body_what", "drawing")
             return JsonResponse(
                 {"detail": f"The body is {length:,} bytes; at most {limit / 1024 / 1024:g} MiB is accepted. Send a smaller {what}."},
                 status=413,
             )
         return None
+
+
+# Bodies up to this size are read and thrown away before a 413 (a chunk at a time, never held):
+# a WSGI server that answers before the body is read closes the connection while the proxy in
+# front is still sending it, and the proxy turns that into a 502. nginx passes nothing larger
+# than the largest limit of any view (ugcsite.serving), well under this.
+DRAIN_MAX_BYTES = 8 * 1024 * 1024
+
+
+def _drain(request, length: int) -> None:
+    if length > DRAIN_MAX_BYTES:
+        return
+    try:
+        while request.read(64 * 1024):
+            pass
+    except OSError:  # the client went away: nothing to answer anyway
+        pass
 
 
 class DomainErrorMiddleware:
