@@ -41,6 +41,8 @@ from typing import Callable
 
 import psycopg
 
+from ugcsite.serving import descendants
+
 SAMPLE_EVERY = 10.0  # seconds
 READ_EVERY = 1.0  # seconds: each process is read this often; a sample holds the medians of its interval
 RSS_GROWTH_MAX = 0.10  # a process's RSS may grow this much over the last two thirds of the load
@@ -69,18 +71,8 @@ def _proc(pid: int) -> Proc | None:
 
 
 def process_tree(root_pid: int) -> list[Proc]:
-    """``root_pid`` and every process below it, parents first."""
-    procs = [p for p in (_proc(int(e)) for e in os.listdir("/proc") if e.isdigit()) if p is not None]
-    children: dict[int, list[Proc]] = {}
-    for p in procs:
-        children.setdefault(p.ppid, []).append(p)
-    root = next((p for p in procs if p.pid == root_pid), None)
-    found, queue = [], [root] if root else []
-    while queue:
-        current = queue.pop(0)
-        found.append(current)
-        queue.extend(sorted(children.get(current.pid, []), key=lambda p: p.pid))
-    return found
+    """``root_pid`` and every process below it, parents first (ugcsite.serving.descendants)."""
+    return [p for p in map(_proc, descendants(root_pid)) if p is not None]
 
 
 def program_of(cmdline: str) -> str:

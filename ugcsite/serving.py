@@ -175,7 +175,7 @@ def free_port() -> int:
 
 
 def descendants(pid: int) -> list[int]:
-    """``pid`` and every process below it (read from /proc), parents first."""
+    """``pid`` and every process below it (read from /proc), parents first, siblings by pid."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -188,7 +188,7 @@ def descendants(pid: int) -> list[int]:
     while queue:
         current = queue.pop(0)
         found.append(current)
-        queue.extend(children.get(current, []))
+        queue.extend(sorted(children.get(current, [])))
     return found
 
 

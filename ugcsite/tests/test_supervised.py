@@ -4,8 +4,6 @@ middle of a fan-out to 20,000 followers; the site keeps answering, a new worker 
 
 import os
 import signal
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -28,11 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FOLLOWERS = 20_000
 QUEUE = "supervised"  # not the session worker's queue: only the supervised worker takes it
 pytestmark = pytest.mark.worker
-
-
-def ctl(env: dict, *args: str) -> str:
-    return subprocess.run([sys.executable, "-m", "supervisor.supervisorctl", "-c", "scripts/supervisord.conf", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=30).stdout
 
 
 def answers(url: str) -> bool:
@@ -68,14 +61,13 @@ def test_a_killed_worker_is_replaced_and_its_fanout_reaches_every_follower(trans
                STATIC_ROOT=str(tmp_path / "static"))
     supervisor = Site(tmp_path / "site", env)
     supervisor.collect_static()
-    env = supervisor.env  # RUN_DIR and PORT too: supervisorctl finds supervisord's socket through them
     queue = app.conf.task_default_queue
     app.conf.task_default_queue = QUEUE
     try:
         supervisor.start()
         site = supervisor.url
-        wait_for(lambda: ctl(env, "status", "worker").split()[1:2] == ["RUNNING"], timeout=60, what="the worker")
-        first = int(ctl(env, "pid", "worker"))
+        wait_for(lambda: supervisor.supervisorctl("status", "worker").stdout.split()[1:2] == ["RUNNING"], timeout=60, what="the worker")
+        first = int(supervisor.supervisorctl("pid", "worker").stdout)
         board = board_create(author=star, title="through a crash", kind="note", tags=[],
                              doc={"width": 10, "height": 10, "background": "#ffffff", "elements": []})
         wait_for(lambda: followers_with(board.id, fan_ids) >= 200, timeout=60, what="the fan-out to start")
@@ -84,7 +76,7 @@ def test_a_killed_worker_is_replaced_and_its_fanout_reaches_every_follower(trans
         assert reached_at_kill < FOLLOWERS, "the fan-out was over before the kill: the test tested nothing"
         killed = time.monotonic()
         assert answers(site + "/api/v1/discover")  # the site keeps answering
-        wait_for(lambda: ctl(env, "pid", "worker").strip() not in ("", "0", str(first)), timeout=10,
+        wait_for(lambda: supervisor.supervisorctl("pid", "worker").stdout.strip() not in ("", "0", str(first)), timeout=10,
                  what="supervisord to start a new worker within 10 s")
         back_in = time.monotonic() - killed
         wait_for(lambda: followers_with(board.id, fan_ids) == FOLLOWERS, timeout=120, what="every follower")
