@@ -1,4 +1,4 @@
-"""What live notices (feeds.live.people, /ws/me) add to fan-out: one board delivered to N
+"""What live notices (feeds.live.online, /ws/me) add to fan-out: one board delivered to N
 followers by the site's own fan-out code (bench.fanout_limit's walk: fanout_batch a batch at a
 time, in this process), with nobody online, then with a share of the followers marked online in
 the plain Redis's online set (each batch then sends one group_send per online reader through the
@@ -27,11 +27,11 @@ def main() -> None:
 
     from bench.fanout_limit import build_followers, deliver_all
     from feeds import keys
-    from feeds.live import people
+    from feeds.live import online
 
     settings.FANOUT_SCRIPT_CHUNK = 1_000
     build_followers(args.followers)
-    plain = people._plain()
+    plain = online._plain()
     board_id = 10**15 + 500
     deliver_all(board_id, batch=args.batch)  # warm-up: every P exists from here on
     for share in args.online:

@@ -1,4 +1,4 @@
-"""Hybrid fan-out, measured (feeds.hybrid): authors above FANOUT_PUSH_MAX_FOLLOWERS are not pushed,
+"""Hybrid fan-out, measured (feeds.timelines.hybrid): authors above FANOUT_PUSH_MAX_FOLLOWERS are not pushed,
 and each feed page merges their M.
 
     make bench-hybrid                                   # a star with 1,000,000 followers
@@ -70,7 +70,7 @@ def run(args) -> None:
     from bench import measure
     from bench.world import DOC, _copy
     from feeds import hybrid, keys, rebuild, selectors, tasks, timelines
-    from feeds.ids import board_id_time, next_board_id
+    from feeds.timelines.ids import board_id_time, next_board_id
     from feeds.models import Board
     from feeds.services import activity
     from feeds.services.boards import board_create

@@ -2,8 +2,8 @@
 1,000,000 boards, over 20,000 users whose follower counts are heavy-tailed.
 
 PostgreSQL is bulk-loaded with COPY (the source of truth is just rows); every Redis structure
-is then built by the site's own code, the rebuild path (feeds.rebuild) and the archival
-(feeds.archive), so the benchmark measures what the site really serves.
+is then built by the site's own code, the rebuild path (feeds.timelines.rebuild) and the archival
+(feeds.timelines.archive), so the benchmark measures what the site really serves.
 """
 
 import math
@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from tqdm import tqdm
 
-from feeds.ids import EPOCH_MS, GENERATOR_BITS, SEQUENCE_BITS
+from feeds.timelines.ids import EPOCH_MS, GENERATOR_BITS, SEQUENCE_BITS
 from feeds.models import Board
 from social.models import Follow
 

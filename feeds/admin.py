@@ -4,7 +4,7 @@ takes a person's boards out of every feed, so it lives here, on top of social's 
 from django.contrib import admin, messages
 from django.db import connection
 
-from feeds import archive
+from feeds.timelines import archive
 from feeds.models import ArchiveRun, Board, TimelineChunk
 from feeds.services import boards as services, moderation
 from social.admin import UserAdmin

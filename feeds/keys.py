@@ -47,13 +47,13 @@ def timeline_meta(user_id: int) -> str:
     """Hash of per-user timeline facts: ``m_archived_max`` / ``p_archived_max``, the largest
     id archived to PostgreSQL from M / P (0 when none), ``regenerate`` while a returning
     idle user's P waits to be refilled, and the user's fan-out mode as an author,
-    ``pull_below`` / ``pull_since`` (feeds.hybrid). Example: ``tm:{u:42}``."""
+    ``pull_below`` / ``pull_since`` (feeds.timelines.hybrid). Example: ``tm:{u:42}``."""
     return f"tm:{_user_tag(user_id)}"
 
 
 def big_following(user_id: int) -> str:
     """Sorted set of the followees whose M the user's feed merges at read time (hybrid fan-out,
-    feeds.hybrid): followee id -> when it was added (epoch seconds). Example: ``fb:{u:42}``."""
+    feeds.timelines.hybrid): followee id -> when it was added (epoch seconds). Example: ``fb:{u:42}``."""
     return f"fb:{_user_tag(user_id)}"
 
 
@@ -81,7 +81,7 @@ def last_seen_bucket(bucket: int) -> str:
 
 def last_seen_flushed() -> str:
     """String: the time (epoch seconds) up to which the last-seen index has been copied to
-    User.last_seen (feeds.presence). One key for the site, written once a flush. ``seen:flushed``."""
+    User.last_seen (feeds.timelines.activity). One key for the site, written once a flush. ``seen:flushed``."""
     return "seen:flushed"
 
 

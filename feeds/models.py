@@ -20,7 +20,7 @@ class Board(models.Model):
         SUSPENDED = "suspended", "hidden: author suspended"
         DELETED = "deleted", "deleted by its author"
 
-    # Snowflake id (feeds.ids): time-ordered, below 2^53, its own sorted-set score.
+    # Snowflake id (feeds.timelines.ids): time-ordered, below 2^53, its own sorted-set score.
     id = models.BigIntegerField(primary_key=True, editable=False)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="boards")
     title = models.CharField(max_length=MAX_TITLE)
@@ -165,7 +165,7 @@ class Outbox(models.Model):
     board_id = models.BigIntegerField()  # no foreign key: a retraction outlives nothing, and rows are few
     action = models.CharField(max_length=8, choices=Action.choices)
     queued_at = models.DateTimeField()  # stamped by every batch of the walk: due when it stops moving
-    pending = models.IntegerField(default=1)  # batches queued and not yet written (feeds.outbox)
+    pending = models.IntegerField(default=1)  # batches queued and not yet written (feeds.timelines.outbox)
     generation = models.IntegerField(default=0)  # one more each time beat sends the walk again
 
     class Meta:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 
-from feeds.live import people
+from feeds.live import online
 from feeds.models import Notification
 from feeds.rules import NOTIFICATION_ACTORS_KEPT, NOTIFICATION_BUCKET_SECONDS
 
@@ -39,8 +39,8 @@ def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, boa
     with connection.cursor() as cursor:
         cursor.execute(_UPSERT, {"kind": kind, "board_id": board_id or 0, "bucket": notification_bucket(at),
                                  "actor": actor_id, "at": at, "recipients": recipients})
-    # After the commit, the online recipients get their new unread count (feeds.live.people).
-    transaction.on_commit(lambda: people.unread_changed(recipients, notifications_unread))
+    # After the commit, the online recipients get their new unread count (feeds.live.online).
+    transaction.on_commit(lambda: online.unread_changed(recipients, notifications_unread))
 
 
 def notifications_page(recipient_id: int, *, offset: int, limit: int) -> list[Notification]:
@@ -61,6 +61,6 @@ def notifications_mark_read(recipient_id: int, *, ids: list[int] | None = None) 
     if ids is not None:
         rows = rows.filter(pk__in=ids)
     changed = rows.update(read=True)
-    if changed:  # the person's other pages show the new count (feeds.live.people)
-        transaction.on_commit(lambda: people.unread_changed([recipient_id], notifications_unread))
+    if changed:  # the person's other pages show the new count (feeds.live.online)
+        transaction.on_commit(lambda: online.unread_changed([recipient_id], notifications_unread))
     return changed

@@ -6,8 +6,9 @@ import json
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from feeds import archive, boardcache, keys, notifications, timelines
-from feeds.boardcache import summary_from_fields
+from feeds import keys, notifications
+from feeds.timelines import archive, boardcache, pages
+from feeds.timelines.boardcache import summary_from_fields
 from feeds.discovery import counters, indexes, queries
 from feeds.models import Board, BoardEditor
 from feeds.rules import Timeline
@@ -84,11 +85,11 @@ def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
 
 def _visible(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dict]:
     """Hydrated boards among ``ids`` that the timeline may show; drops the rest from its head.
-    On a plain Redis one script call (timelines.visible_hashes) answers the G hits and the
+    On a plain Redis one script call (pages.visible_hashes) answers the G hits and the
     following check; G misses (and every id on a cluster) go through _visible_slow."""
     if settings.REDIS_CLUSTER or not ids:
         return _visible_slow(user_id, kind, ids)
-    found, misses, _ = timelines.visible_hashes(user_id, kind, ids)
+    found, misses, _ = pages.visible_hashes(user_id, kind, ids)
     if misses:
         found.update(_visible_slow(user_id, kind, misses))
     return found
@@ -110,14 +111,14 @@ def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dic
     return found
 
 
-def _timeline_answer(user_id: int, kind: Timeline, page: timelines.IdPage) -> dict:
+def _timeline_answer(user_id: int, kind: Timeline, page: pages.IdPage) -> dict:
     found = _visible(user_id, kind, page.ids)
     items = [summary_from_fields(found[board_id]) for board_id in page.ids if board_id in found]
     return {"items": items, "next": str(page.ids[-1]) if page.has_more else None}
 
 
-def _warm_answer(user_id: int, kind: Timeline, warm: timelines.WarmPage) -> dict:
-    """The answer to a page that timelines.page_warm read: hits as they came, misses (every id
+def _warm_answer(user_id: int, kind: Timeline, warm: pages.WarmPage) -> dict:
+    """The answer to a page that pages.page_warm read: hits as they came, misses (every id
     on a cluster) through _visible (G by node, PostgreSQL, the following check)."""
     found = warm.hashes
     misses = [board_id for board_id in warm.ids if board_id not in found]
@@ -129,34 +130,34 @@ def _warm_answer(user_id: int, kind: Timeline, warm: timelines.WarmPage) -> dict
 
 def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
     """A user's boards, newest first (list_recent), across head and archive.
-    Warm (above M's archived max): one round trip on a plain Redis (timelines.page_warm, G
+    Warm (above M's archived max): one round trip on a plain Redis (pages.page_warm, G
     included), two on a cluster; O(log |M| + limit). Past it, a chunk row or two."""
-    warm = timelines.page_warm(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
+    warm = pages.page_warm(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
     if warm.status == "page":
         return _warm_answer(user_id, Timeline.PROFILE, warm)
     archived = archive.archived_max(user_id, Timeline.PROFILE, stored=warm.stored_mark)
-    page = timelines.page(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit, archived=archived)
+    page = pages.page(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit, archived=archived)
     return _timeline_answer(user_id, Timeline.PROFILE, page)
 
 
 def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int, touch: bool = False,
               stop_if_regenerate: bool = False) -> dict | None:
     """A user's home feed, newest first (list_public_feed), across head and archive: P merged
-    with the M of the big authors they follow (timelines.home_page, hybrid fan-out).
+    with the M of the big authors they follow (pages.home_page, hybrid fan-out).
 
     A warm page (no big followee, above P's archived max) is one round trip on a plain Redis:
-    ids, G, the following check and, with ``touch``, the activity mark (timelines.page_warm);
+    ids, G, the following check and, with ``touch``, the activity mark (pages.page_warm);
     on a cluster G and the following check take two more. Otherwise O(log |P| + k log |M| +
     limit) for k big followees, plus hydration. With ``stop_if_regenerate``, None when P waits
     for regeneration (services.activity.home_feed_read regenerates, then reads); without it,
     call services.activity.home_feed_ready first."""
-    warm = timelines.page_warm(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, touch=touch,
+    warm = pages.page_warm(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, touch=touch,
                                stop_if_regenerate=stop_if_regenerate)
     if warm.status == "page":
         return _warm_answer(user_id, Timeline.HOME, warm)
     if warm.status == "regenerate":
         return None
-    page = timelines.home_page(user_id, offset=offset, before=before, limit=limit,
+    page = pages.home_page(user_id, offset=offset, before=before, limit=limit,
                                prefetched=(warm.big, warm.stored_mark))
     return _timeline_answer(user_id, Timeline.HOME, page)
 
@@ -171,7 +172,7 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
     filter_keys = query.filter_keys()
     skip, want = (offset or 0), limit + 1
     matched: list[int] = []
-    for batch in timelines.home_iter_desc(user_id, below=before):
+    for batch in pages.home_iter_desc(user_id, below=before):
         hits = indexes.members_of_all(filter_keys, batch)
         found = _visible(user_id, Timeline.HOME, hits) if hits else {}
         for board_id in hits:

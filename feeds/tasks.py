@@ -1,6 +1,6 @@
 """Celery tasks: thin, idempotent, taking ids. Each reloads what it needs, treats a vanished
-record as done, and calls one function of feeds.fanout, feeds.regeneration or feeds.archive
-(after an O(1) look at the author's fan-out mode, feeds.hybrid, where it matters).
+record as done, and calls one function of feeds.timelines.fanout, feeds.timelines.regeneration or feeds.timelines.archive
+(after an O(1) look at the author's fan-out mode, feeds.timelines.hybrid, where it matters).
 (Discovery's beat tasks are in feeds.discovery.tasks.)"""
 
 from datetime import UTC, datetime
@@ -10,13 +10,14 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import archive, fanout, hybrid, notifications, presence, regeneration
-from feeds.ids import board_id_time
+from feeds import notifications
+from feeds.timelines import activity, archive, fanout, hybrid, regeneration
+from feeds.timelines.ids import board_id_time
 from feeds.models import Board, Notification, Outbox
-from feeds.outbox import (NOT_COUNTED, outbox_batch_queued, outbox_batch_written, outbox_done, outbox_due,
+from feeds.timelines.outbox import (NOT_COUNTED, outbox_batch_queued, outbox_batch_written, outbox_done, outbox_due,
                           outbox_generation)
 from feeds.rules import Timeline
-from feeds.visibility import board_show, board_unshow
+from feeds.timelines.visibility import board_show, board_unshow
 from social import services as people
 from social.graph import FollowerCursor
 from ugcsite.metrics import FANOUT_LAG
@@ -55,7 +56,7 @@ def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
 def _outbox_walk(task, board_id: int, action: str, cursor_score: float | None, cursor_done: int,
                  cursor_after: int | None, generation: int | None) -> tuple[dict, list, int]:
     """A board's walk counted on its outbox row: the first batch reads the row's generation and
-    every batch passes it on; each queued batch counts one up (``feeds.outbox``)."""
+    every batch passes it on; each queued batch counts one up (``feeds.timelines.outbox``)."""
     if generation is None:  # the first batch (or a batch sent by the previous release: not counted)
         generation = outbox_generation(board_id, action) if cursor_score is None else NOT_COUNTED
     walk, sent = _walk(task, board_id, cursor_score, cursor_done, cursor_after, generation=generation,
@@ -67,7 +68,7 @@ def _outbox_walk(task, board_id: int, action: str, cursor_score: float | None, c
 def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
                  cursor_after: int | None = None, generation: int | None = None) -> None:
     """Push a new board to its author's followers, one batch a run; nothing for a big author
-    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.hybrid). The
+    (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.timelines.hybrid). The
     batch written last clears the board's outbox row. Sent again by the outbox (``resend``), it first makes
     sure G, M and the indexes hold the board."""
     board = Board.objects.select_related("author").filter(pk=board_id).first()
@@ -200,7 +201,7 @@ def idle_sweep() -> int:
 @shared_task
 def last_seen_flush() -> int:
     """Beat: the last-seen index into User.last_seen."""
-    return presence.last_seen_flush()
+    return activity.last_seen_flush()
 
 
 NOTIFY_BATCH = 1_000  # recipients per upsert: one bounded statement, the rest re-enqueued

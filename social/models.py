@@ -47,7 +47,7 @@ class User(AbstractUser):
     following_count = models.PositiveIntegerField(default=0)
     boards_count = models.PositiveIntegerField(default=0)
     # When the person was last active (any authenticated call), copied from the last-seen index
-    # in Redis by beat (feeds.presence), so a lost Redis gets its activity marks back: at most one
+    # in Redis by beat (feeds.timelines.activity), so a lost Redis gets its activity marks back: at most one
     # flush interval behind. NULL: not seen since the column was added (or bulk-loaded).
     last_seen = models.DateTimeField(null=True, blank=True, editable=False)
     # What people search by (social.search): the username and display name, lower case and

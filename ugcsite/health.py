@@ -8,7 +8,7 @@ from kombu import Connection
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from feeds import archive
+from feeds.timelines import archive
 from ugcsite.metrics import exposition
 from ugcsite.redis import get_redis, used_memory
 

@@ -291,7 +291,7 @@ PROFILE_TIMELINE_MAX_AGE = timedelta(days=int(os.environ.get("PROFILE_TIMELINE_M
 # fan-out would trim what the archiver has not taken yet.
 TIMELINE_CHUNK = 100
 ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
-# The outbox (feeds.outbox): a fan-out or retraction still pending this long after its change is
+# The outbox (feeds.timelines.outbox): a fan-out or retraction still pending this long after its change is
 # sent again by beat (the broker was down or lost its queue): bounded, idempotent recovery.
 OUTBOX_RESEND_AFTER_SECONDS = int(os.environ.get("OUTBOX_RESEND_AFTER_SECONDS", "60"))
 CELERY_BEAT_SCHEDULE["outbox-resend"] = {"task": "feeds.tasks.outbox_resend",
@@ -318,7 +318,7 @@ FANOUT_BATCH_SIZE = int(os.environ.get("FANOUT_BATCH_SIZE", "5000"))
 FANOUT_SCRIPT_CHUNK = int(os.environ.get("FANOUT_SCRIPT_CHUNK", "200"))
 # How many of a followee's newest boards a new follow brings into the follower's feed.
 FOLLOW_BACKFILL_COUNT = int(os.environ.get("FOLLOW_BACKFILL_COUNT", "100"))
-# Hybrid fan-out (feeds.hybrid): an author with more followers than this is not pushed; each
+# Hybrid fan-out (feeds.timelines.hybrid): an author with more followers than this is not pushed; each
 # reader's feed page merges their M instead. The count is checked on every follow and unfollow.
 FANOUT_PUSH_MAX_FOLLOWERS = int(os.environ.get("FANOUT_PUSH_MAX_FOLLOWERS", "10000"))
 # When such an author falls back to the threshold, pushing starts again with the boards made this

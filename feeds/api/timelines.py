@@ -4,7 +4,7 @@ from dataclasses import replace
 
 from feeds import selectors
 from feeds.discovery.queries import SORTS, Query
-from feeds.rebuild import refuse_while_rebuilding
+from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
 from feeds.services.activity import home_feed_read, home_feed_ready
 from social.rules import USERNAME_RE

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from feeds import keys
 from feeds.discovery.indexes import SORTS
-from feeds.scripts import scripts
+from feeds.discovery.scripts import scripts
 from ugcsite.redis import get_redis
 
 __all__ = ["SORTS", "Query", "query", "top"]

@@ -26,7 +26,7 @@ from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
 
 from feeds import keys, selectors
-from feeds.live import oplog, people
+from feeds.live import oplog, online
 from feeds.live.oplog import BoardRef, OpRefused
 from feeds.live.tasks import live_compact
 from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame
@@ -452,7 +452,7 @@ class NoSuchSocket(AsyncWebsocketConsumer):
 
 
 class PersonConsumer(LiveSocket):
-    """``/ws/me``: one person's live updates (feeds.live.people). Says ``hello`` with the unread
+    """``/ws/me``: one person's live updates (feeds.live.online). Says ``hello`` with the unread
     count, then ``feed`` (a board reached their feed: ``board_id``) and ``unread`` (``count``).
     Anonymous: 4401; a session from another origin: 4403. What the client sends is ignored."""
 
@@ -470,7 +470,7 @@ class PersonConsumer(LiveSocket):
                 self.group = keys.live_person_group(self.user.pk)
                 await self.channel_layer.group_add(self.group, self.channel_name)
                 self.joined = True
-                await _thread(people.online_mark)(self.user.pk)
+                await _thread(online.online_mark)(self.user.pk)
                 unread = await _db(notifications_unread)(self.user.pk)
                 await self.send_json({"type": "hello", "username": self.user.username, "unread": unread})
                 self.refresh_task = asyncio.ensure_future(self._refresh())
@@ -485,9 +485,9 @@ class PersonConsumer(LiveSocket):
 
     async def _refresh(self) -> None:
         while True:
-            await asyncio.sleep(people.ONLINE_REFRESH)
+            await asyncio.sleep(online.ONLINE_REFRESH)
             try:
-                await _thread(people.online_mark)(self.user.pk)
+                await _thread(online.online_mark)(self.user.pk)
             except REDIS_FAILURES as error:
                 logger.warning("live person socket: online record not refreshed: %s", error)
 
@@ -498,7 +498,7 @@ class PersonConsumer(LiveSocket):
             return
         self.joined = False
         try:
-            await _thread(people.online_clear)(self.user.pk)
+            await _thread(online.online_clear)(self.user.pk)
             await self.channel_layer.group_discard(self.group, self.channel_name)
         except Exception as error:  # the record expires anyway
             logger.warning("live person socket: leaving was not recorded: %s", error)

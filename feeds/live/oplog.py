@@ -23,7 +23,8 @@ from django.db import transaction
 from feeds import keys
 from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
-from feeds.scripts import scripts
+from feeds.live.scripts import scripts
+from feeds.scripts import scripts as common_scripts
 from feeds.validation import doc_with_ids, element_points
 from ugcsite.redis import get_redis
 
@@ -188,7 +189,7 @@ def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogE
 
 def live_mark_compacted(ref: BoardRef, seq: int) -> None:
     """Record that PostgreSQL holds the doc up to ``seq`` (never lowers the mark). O(1)."""
-    scripts.hset_max(keys=[keys.live_meta(*ref.key_args)], args=["compacted", seq])
+    common_scripts.hset_max(keys=[keys.live_meta(*ref.key_args)], args=["compacted", seq])
 
 
 # --- boards waiting for compaction -------------------------------------------------------------

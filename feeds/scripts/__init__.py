@@ -1,4 +1,6 @@
-"""The Lua scripts of feeds, one per ``.lua`` file here (``ugcsite.redis.Scripts``)."""
+"""The Lua scripts every part of feeds may use: small conditional writes (``hset_max``,
+``hincrby_if_exists``), one per ``.lua`` file here (``ugcsite.redis.Scripts``). Each part's own
+scripts sit beside it: ``feeds/timelines/scripts``, ``feeds/live/scripts``, ``feeds/discovery/scripts``."""
 
 from pathlib import Path
 

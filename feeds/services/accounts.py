@@ -2,7 +2,7 @@
 
 from django.db import transaction
 
-from feeds import archive
+from feeds.timelines import archive
 from feeds.rules import Timeline
 from feeds.services.activity import user_seen
 from social import services as people

@@ -3,8 +3,9 @@ whole before it is read."""
 
 import time
 
-from feeds import regeneration, selectors, tasks, timelines
-from feeds.rebuild import refuse_regeneration_while_rebuilding
+from feeds import selectors, tasks
+from feeds.timelines import regeneration, store
+from feeds.timelines.rebuild import refuse_regeneration_while_rebuilding
 
 _SEEN_EVERY = 60.0  # seconds: activity is recorded at most this often per user and process
 _seen: dict[int, float] = {}
@@ -20,7 +21,7 @@ def user_seen(*, user_id: int) -> None:
     if len(_seen) > 100_000:
         _seen.clear()
     _seen[user_id] = now
-    timelines.home_touch(user_id)
+    store.home_touch(user_id)
 
 
 def home_feed_ready(*, user_id: int) -> None:
@@ -28,7 +29,7 @@ def home_feed_ready(*, user_id: int) -> None:
     boards join it at once (O(followees) pipelined), and a task archives the stretch between
     those and the older history (while rebuild_redis runs: a 503 instead). A no-op (one HGET)
     for everyone else."""
-    if not timelines.home_needs_regeneration(user_id):
+    if not store.home_needs_regeneration(user_id):
         return
     refuse_regeneration_while_rebuilding()
     gap = regeneration.home_regenerate(user_id)

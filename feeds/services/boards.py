@@ -1,7 +1,7 @@
 """Writes about boards: create, edit, delete (and the moderation's hide), views.
 
 What must reach the followers' feeds (a fan-out, a retraction) is written to the outbox in the
-change's own transaction (feeds.outbox): if the broker is down when the change commits, or loses
+change's own transaction (feeds.timelines.outbox): if the broker is down when the change commits, or loses
 its queue, beat sends it again, so the change answers at once and reaches every follower once the
 broker is back.
 """
@@ -17,15 +17,16 @@ from django.db.models.functions import Greatest  # counts never go below 0, even
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from feeds import boardcache, tasks, timelines
+from feeds import tasks
+from feeds.timelines import boardcache, store
 from feeds.discovery import counters, indexes
-from feeds.live import oplog, signals as live_signals
-from feeds.ids import board_id_time, next_board_id
+from feeds.live import oplog, broadcast
+from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import Board, Outbox
-from feeds.outbox import outbox_add
+from feeds.timelines.outbox import outbox_add
 from feeds.rules import Timeline
 from feeds.validation import doc_with_ids
-from feeds.visibility import board_show, board_unshow
+from feeds.timelines.visibility import board_show, board_unshow
 from social import reading
 from ugcsite.errors import NotFound
 from ugcsite.redis import REDIS_FAILURES
@@ -94,7 +95,7 @@ def _board_unpublish_quietly(board: Board) -> None:
     such a node) has no row in PostgreSQL, so hydration drops it once its G is gone too."""
     for undo in (lambda: indexes.board_unindex(board.pk),
                  lambda: boardcache.board_cache_delete(board.pk),
-                 lambda: timelines.profile_remove(board.author_id, board.pk)):
+                 lambda: store.profile_remove(board.author_id, board.pk)):
         try:
             undo()
         except REDIS_FAILURES:
@@ -144,7 +145,7 @@ def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False, l
             Board.objects.select_for_update().filter(pk=board.pk).values_list("pk").first()
             seq = oplog.live_reset(board, changes["doc"], by=by)
             if seq is not None:
-                transaction.on_commit(lambda: live_signals.board_reset(board.pk))
+                transaction.on_commit(lambda: broadcast.board_reset(board.pk))
             return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=seq)
     return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=live_seq, only_newer=live_seq is not None)
 
@@ -196,7 +197,7 @@ def board_leave(board: Board, state: str) -> bool:
             outbox_add(board.pk, Outbox.Action.RETRACT)
     if updated:
         transaction.on_commit(lambda: board_withdraw(board))
-        transaction.on_commit(lambda: live_signals.board_gone(board.pk))
+        transaction.on_commit(lambda: broadcast.board_gone(board.pk))
     return bool(updated)
 
 

@@ -7,7 +7,7 @@ board with them, and removes them; an editor may leave. Only the drawing is thei
 
 from django.db import IntegrityError, transaction
 
-from feeds.live import signals as live_signals
+from feeds.live import broadcast
 from feeds.models import Board, BoardEditor
 from feeds.rules import MAX_EDITORS
 from feeds.services.notifications import notify_invite
@@ -42,7 +42,7 @@ def editor_invite(*, board: Board, user, invited_by=None) -> bool:
             return False
         notify_invite(inviter_id=invited_by.pk if invited_by is not None else board.author_id,
                       invitee_id=user.pk, board_id=board.pk)
-    transaction.on_commit(lambda: live_signals.board_access_changed(board.pk))
+    transaction.on_commit(lambda: broadcast.board_access_changed(board.pk))
     return True
 
 
@@ -52,5 +52,5 @@ def editor_remove(*, board: Board, user) -> bool:
     an editor."""
     deleted, _ = BoardEditor.objects.filter(board=board, user=user).delete()
     if deleted:
-        transaction.on_commit(lambda: live_signals.board_access_changed(board.pk))
+        transaction.on_commit(lambda: broadcast.board_access_changed(board.pk))
     return bool(deleted)

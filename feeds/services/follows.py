@@ -1,7 +1,7 @@
 """Following: social's follow edge, plus what it does to the follower's feed (Zulip's
 ``zerver/actions/followed_users.py``: one library call, then the side effects on commit).
 
-Hybrid fan-out (feeds.hybrid): every follow and unfollow recounts the followee's followers,
+Hybrid fan-out (feeds.timelines.hybrid): every follow and unfollow recounts the followee's followers,
 which may flip them to big (a task then marks every follower) or back. A follow of a big
 author needs no back-fill and an unfollow of one no clean-up of their pulled boards: the
 reader's pages merge the author's M while the follow holds.
@@ -9,7 +9,8 @@ reader's pages merge the author's M while the follow holds.
 
 from django.db import transaction
 
-from feeds import hybrid, tasks
+from feeds import tasks
+from feeds.timelines import hybrid
 from feeds.services.activity import user_seen
 from feeds.services.notifications import notify_follow
 from social import services as people

@@ -8,10 +8,11 @@ from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
-from feeds import boardcache, keys, tasks
+from feeds import keys, tasks
+from feeds.timelines import boardcache
 from feeds.discovery import indexes
 from feeds.models import Board, Outbox
-from feeds.outbox import outbox_add
+from feeds.timelines.outbox import outbox_add
 from feeds.services.boards import board_leave, board_publish
 from social import tokens
 from ugcsite.redis import get_redis

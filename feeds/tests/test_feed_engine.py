@@ -4,7 +4,8 @@ import pytest
 from django.test import override_settings
 from redis.connection import AbstractConnection
 
-from feeds import keys, timelines
+from feeds import keys
+from feeds.timelines import store
 from feeds.models import Board
 from feeds.services import activity
 from social import graph
@@ -198,12 +199,12 @@ def test_the_unfollow_race_leaves_no_stale_board(api, run, redis_data):
     followers, _ = graph.followers_batch(author.pk, graph.FollowerCursor(), 1000)  # the batch reads F
     assert followers == [reader.pk]
     run(lambda: follow_delete(follower=reader, followee=author))  # unfollow + clean-up complete
-    timelines.home_deliver(followers, author.pk, [board.pk])  # the late batch writes
+    store.home_deliver(followers, author.pk, [board.pk])  # the late batch writes
     assert redis_data.zscore(keys.home_timeline(reader.pk), board.pk) is None
 
     # The same late write for someone who still follows does land (the guard is the edge, not luck).
     run(lambda: follow_create(follower=reader, followee=author))
-    timelines.home_deliver(followers, author.pk, [board.pk])
+    store.home_deliver(followers, author.pk, [board.pk])
     assert redis_data.zscore(keys.home_timeline(reader.pk), board.pk) == board.pk
 
 
@@ -216,7 +217,7 @@ def test_home_timeline_is_trimmed_to_its_hot_size(api, run, redis_data, settings
     reader = user_create(username="reader", password="password123")
     run(lambda: follow_create(follower=reader, followee=author))
     for board_id in range(1, 41):
-        timelines.home_deliver([reader.pk], author.pk, [board_id])
+        store.home_deliver([reader.pk], author.pk, [board_id])
         assert redis_data.zcard(keys.home_timeline(reader.pk)) <= 15
     assert redis_data.zrevrange(keys.home_timeline(reader.pk), 0, 0) == ["40"]
 
@@ -293,4 +294,4 @@ def test_a_warm_feed_page_is_one_round_trip_to_redis(api, run, monkeypatch, sett
         assert 4 <= len(sent) <= 3 + len(get_redis().get_primaries())
     else:
         assert len(sent) == 1
-    assert gone not in timelines.home_ids(bob_id)
+    assert gone not in store.home_ids(bob_id)

@@ -1,5 +1,5 @@
 """Timeline history (DESIGN.md "History: list of lists"): a timeline is a hot head in a Redis
-sorted set plus TimelineChunk rows in PostgreSQL, read as one list by timelines.page().
+sorted set plus TimelineChunk rows in PostgreSQL, read as one list by feeds.timelines.pages.page().
 
 Real PostgreSQL and real Redis throughout; tasks run in-process (eager) where they run at all.
 The oracle of every walk is plain SQL over PostgreSQL: the published boards of the owner (M) or
@@ -18,8 +18,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from feeds import archive, fanout, keys, selectors, tasks, timelines
-from feeds.ids import board_id_time, next_board_id
+from feeds import keys, selectors, tasks
+from feeds.timelines import archive, fanout, store
+from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import ArchiveRun, Board, TimelineChunk
 from feeds.scripts import scripts
 from social.graph import FollowerCursor
@@ -106,7 +107,7 @@ class Posted:
 
 def bulk_boards(authors) -> list[Posted]:
     """One published board per entry of ``authors`` (User objects), ids ascending in that order:
-    real snowflake ids (feeds.ids), all rows inserted by one INSERT ... SELECT FROM unnest()."""
+    real snowflake ids (feeds.timelines.ids), all rows inserted by one INSERT ... SELECT FROM unnest()."""
     rows = [Posted(next_board_id(), author.pk) for author in authors]
     if rows:
         with connection.cursor() as cursor:
@@ -657,7 +658,7 @@ def test_a_hot_feed_without_the_archiver_never_passes_hot_plus_slack(world, redi
     key = keys.home_timeline(world.reader.pk)
     sizes, flagged = [], 0
     for board in boards:
-        flagged += len(timelines.home_deliver([world.reader.pk], board.author_id, [board.id]))
+        flagged += len(store.home_deliver([world.reader.pk], board.author_id, [board.id]))
         sizes.append(redis_data.zcard(key))
     assert max(sizes) == hot + slack  # reached, never passed
     assert flagged > 0  # it did ask for the archiver, which never came
@@ -679,7 +680,7 @@ def test_a_hot_feed_with_the_archiver_stays_below_hot_plus_one_chunk(world, redi
     key = keys.home_timeline(world.reader.pk)
     runs, memory = 0, []
     for board in boards:
-        waiting = timelines.home_deliver([world.reader.pk], board.author_id, [board.id])
+        waiting = store.home_deliver([world.reader.pk], board.author_id, [board.id])
         assert redis_data.zcard(key) <= hot + slack
         if archive.flag_waiting("p", waiting):
             archive.archive_waiting(trigger="test")
@@ -715,7 +716,7 @@ def _post_and_deliver(redis_data, authors, count: int, rng) -> list[Posted]:
 def _go_idle(redis_data, user_id: int) -> None:
     """What time does to an idle user: the active mark expires (its TTL), and the idle sweeper
     (beat) archives their P and drops it from Redis."""
-    from feeds.regeneration import idle_sweep
+    from feeds.timelines.regeneration import idle_sweep
 
     activity._seen.pop(user_id, None)  # this process forgets it saw them (it would, in days)
     redis_data.delete(keys.active(user_id))

@@ -4,7 +4,8 @@ and the timeline is then read through the HTTP API. The oracle is plain SQL, as 
 
 import pytest
 
-from feeds import archive, keys, tasks
+from feeds import keys, tasks
+from feeds.timelines import archive
 from feeds.models import ArchiveRun, TimelineChunk
 from feeds.tests.test_history import (
     LIMITS, api_fetch, assert_walks_exact, bulk_boards, expected_page, got_page, sql_archived_ids,

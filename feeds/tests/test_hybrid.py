@@ -1,4 +1,4 @@
-"""Hybrid fan-out (feeds.hybrid): authors above FANOUT_PUSH_MAX_FOLLOWERS are not pushed, and each
+"""Hybrid fan-out (feeds.timelines.hybrid): authors above FANOUT_PUSH_MAX_FOLLOWERS are not pushed, and each
 feed page merges their M at read time. The served feed must be exactly what pushing every board
 would give, and the oracle of every check is plain SQL over PostgreSQL: the published boards of
 the people the reader follows, newest first.
@@ -23,12 +23,13 @@ from django.db import transaction
 from django.test import override_settings
 from hypothesis import HealthCheck, event, given, settings as hypothesis_settings, strategies as st, target
 
-from feeds import archive, hybrid, keys, selectors, tasks
+from feeds import keys, selectors, tasks
+from feeds.timelines import archive, hybrid
 from feeds.discovery import indexes
 from feeds.discovery.queries import Query
-from feeds.ids import ID_LIMIT
+from feeds.timelines.ids import ID_LIMIT
 from feeds.models import Board, TimelineChunk
-from feeds.regeneration import idle_sweep
+from feeds.timelines.regeneration import idle_sweep
 from feeds.services import activity
 from feeds.services.boards import board_create, board_delete
 from feeds.services.follows import follow_create, follow_delete

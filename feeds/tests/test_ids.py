@@ -1,7 +1,7 @@
 import threading
 from datetime import UTC, datetime, timedelta
 
-from feeds.ids import board_id_time, min_board_id_at, next_board_id
+from feeds.timelines.ids import board_id_time, min_board_id_at, next_board_id
 
 
 def test_ids_grow_stay_below_2_to_53_and_tell_their_time():

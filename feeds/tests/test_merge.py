@@ -1,4 +1,4 @@
-"""The bulk reads of a deep page give what the lazy merge gives: timelines.newest_of against
+"""The bulk reads of a deep page give what the lazy merge gives: merge.newest_of against
 merge_desc, and archive.archived_newest against archived_ids_desc, on random streams and on
 random chunk rows in PostgreSQL (overlapping, cut by ``below``, of any size)."""
 
@@ -8,17 +8,17 @@ import pytest
 from django.db import transaction
 from hypothesis import HealthCheck, example, given, settings as hypothesis_settings, strategies as st
 
-from feeds import archive, timelines
+from feeds.timelines import archive, merge
 from feeds.models import TimelineChunk
 from feeds.rules import Timeline
 
 ids = st.lists(st.integers(1, 400), max_size=60).map(lambda found: sorted(set(found), reverse=True))
 
 
-def deferred(found: list[int], below: int, opened: list[int]) -> timelines.Deferred:
+def deferred(found: list[int], below: int, opened: list[int]) -> merge.Deferred:
     """A Deferred over ``found`` (cut below ``below``) that records when it is read."""
     kept = [i for i in found if i < below]
-    return timelines.Deferred(below, lambda: opened.append(below) or iter(kept),
+    return merge.Deferred(below, lambda: opened.append(below) or iter(kept),
                               lambda count: opened.append(below) or kept[:count])
 
 
@@ -27,9 +27,9 @@ def deferred(found: list[int], below: int, opened: list[int]) -> timelines.Defer
 def test_newest_of_is_the_lazy_merge_read_at_once(lists, deferreds, skip, size):
     count = skip + size
     # merge_desc's streams hold at most what newest_of is given: the first `count` of each list
-    expected = list(islice(timelines.merge_desc(*lists, *(deferred(f, b, []) for f, b in deferreds)), skip, count))
+    expected = list(islice(merge.merge_desc(*lists, *(deferred(f, b, []) for f, b in deferreds)), skip, count))
     logs = [[] for _ in deferreds]  # one log each: two archives may share a bound
-    got = timelines.newest_of([*lists, *(deferred(f, b, log) for (f, b), log in zip(deferreds, logs))],
+    got = merge.newest_of([*lists, *(deferred(f, b, log) for (f, b), log in zip(deferreds, logs))],
                               skip=skip, count=count)
     assert got == expected
     # an archive is read only when the ids in hand (the lists, and the archives read, newest bound
@@ -48,14 +48,14 @@ def test_archives_are_opened_newest_first_and_only_while_the_page_needs_them():
     opened = []
     head = [100, 99]
     newer, older = deferred(list(range(90, 60, -1)), 95, opened), deferred(list(range(50, 0, -1)), 60, opened)
-    assert timelines.newest_of([head, older, newer], skip=0, count=10) == [100, 99, *range(90, 82, -1)]
+    assert merge.newest_of([head, older, newer], skip=0, count=10) == [100, 99, *range(90, 82, -1)]
     assert opened == [95]
 
 
 def test_an_archive_the_heads_fill_is_never_read():
     opened = []
     head = list(range(100, 0, -1))
-    assert timelines.newest_of([head, deferred([5, 4, 3], 1, opened)], skip=10, count=20) == head[10:20]
+    assert merge.newest_of([head, deferred([5, 4, 3], 1, opened)], skip=10, count=20) == head[10:20]
     assert opened == []
 
 

@@ -6,7 +6,8 @@ import pytest
 pytestmark = pytest.mark.django_db
 from django.test import override_settings
 
-from feeds import keys, tasks, timelines
+from feeds import keys, tasks
+from feeds.timelines import store
 from social import graph
 from social.graph import FollowerCursor
 from feeds.models import Board, Outbox
@@ -113,7 +114,7 @@ def test_a_batch_that_dies_after_queuing_the_next_keeps_the_row_until_beat_sends
     settings.FANOUT_BATCH_SIZE = 1
     with django_capture_on_commit_callbacks(execute=False):
         board = board_create(author=author, title="a batch lost", kind="note", tags=[], doc=DOC)
-    deliver, first = timelines.home_deliver, None
+    deliver, first = store.home_deliver, None
 
     def first_dies(followers, *args):  # the first batch's successors run (eagerly) inside it, then it dies
         if followers and set(followers) == {first}:
@@ -121,10 +122,10 @@ def test_a_batch_that_dies_after_queuing_the_next_keeps_the_row_until_beat_sends
         return deliver(followers, *args)
 
     [first], _ = graph.followers_batch(author.pk, FollowerCursor(), 1)  # the first batch's follower
-    monkeypatch.setattr(timelines, "home_deliver", first_dies)
+    monkeypatch.setattr(store, "home_deliver", first_dies)
     with pytest.raises(RuntimeError):
         tasks.board_fanout(board.id)
-    monkeypatch.setattr(timelines, "home_deliver", deliver)
+    monkeypatch.setattr(store, "home_deliver", deliver)
     reached = [r for r in readers if redis_data.zscore(keys.home_timeline(r.pk), board.id) == board.id]
     assert len(reached) == 2  # the walk went on past the dead batch to its end ...
     assert Outbox.objects.get(board_id=board.id, action="fanout").pending == 1  # ... and the row stays

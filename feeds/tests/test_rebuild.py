@@ -23,9 +23,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from feeds import archive, fanout, keys, presence, selectors, timelines
+from feeds import keys, selectors
+from feeds.timelines import activity, archive, fanout, store
 from feeds.discovery import counters, indexes, trending
-from feeds.ids import board_id_time, next_board_id
+from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import Board, BoardViewHour, TimelineChunk
 from feeds.services import moderation
 from feeds.services.boards import board_create
@@ -184,7 +185,7 @@ def _last_beat() -> None:
     """What beat does every half minute: views, reads and activity into PostgreSQL."""
     counters.views_flush()
     reading.reads_flush()
-    presence.last_seen_flush()
+    activity.last_seen_flush()
 
 
 # --- the answers -----------------------------------------------------------------------------------
@@ -393,14 +394,14 @@ def test_views_reach_postgres_by_hour_and_leave_it_after_the_trending_window(run
 def test_the_last_seen_index_is_copied_from_where_the_last_copy_ended(redis_data):
     ann, ben = (User.objects.create_user(username=name, password="password123") for name in ("ann", "ben"))
     now = time.time()
-    timelines.home_touch(ann.pk, now=now - 600)
-    assert presence.last_seen_flush(now=now) == 1
-    timelines.home_touch(ben.pk, now=now + 5)
-    assert presence.last_seen_flush(now=now + 10) == 1  # ann's entry is older than the last copy: not read again
+    store.home_touch(ann.pk, now=now - 600)
+    assert activity.last_seen_flush(now=now) == 1
+    store.home_touch(ben.pk, now=now + 5)
+    assert activity.last_seen_flush(now=now + 10) == 1  # ann's entry is older than the last copy: not read again
     User.objects.filter(pk=ann.pk).update(last_seen=timezone.now() + timedelta(hours=1))
-    timelines.home_touch(ann.pk, now=now - 30)  # read again (the overlap), but older: never moves it back
-    timelines.home_touch(ben.pk, now=now + 8)
-    assert presence.last_seen_flush(now=now + 20) == 2
+    store.home_touch(ann.pk, now=now - 30)  # read again (the overlap), but older: never moves it back
+    store.home_touch(ben.pk, now=now + 8)
+    assert activity.last_seen_flush(now=now + 20) == 2
     seen = dict(User.objects.filter(pk__in=[ann.pk, ben.pk]).values_list("id", "last_seen"))
     assert seen[ann.pk] > timezone.now() + timedelta(minutes=50)
     assert seen[ben.pk].timestamp() == pytest.approx(now + 8, abs=1e-5)

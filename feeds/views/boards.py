@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from feeds import selectors
-from feeds.rebuild import refuse_while_rebuilding
+from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.models import Board
 from feeds.rules import BOARD_KINDS, editor_config
 from feeds.services import activity, boards as services

@@ -7,8 +7,8 @@ import time
 
 from django.db import connection
 
-from feeds.presence import last_seen_flush
-from feeds import timelines
+from feeds.timelines.activity import last_seen_flush
+from feeds.timelines import store
 from social.models import User
 from social.services import follow_create, follow_delete, user_create
 
@@ -40,7 +40,7 @@ def test_follows_both_ways_and_the_last_seen_copy_never_deadlock(transactional_d
     def copy_last_seen() -> None:  # everyone seen again: the copy updates all their rows each time
         now = time.time()
         for person in (*others, ann, bob):
-            timelines.home_touch(person.pk, now=now)
+            store.home_touch(person.pk, now=now)
         last_seen_flush(now=now)
 
     threads = [threading.Thread(target=run, args=(work,)) for work in (ann_follows_bob, bob_follows_ann, copy_last_seen)]

@@ -29,7 +29,7 @@ from redis.exceptions import NoScriptError
 
 from feeds import keys
 from feeds.models import Board
-from feeds.scripts import scripts
+from feeds.discovery.scripts import scripts
 from ugcsite.redis import REDIS_FAILURES, get_redis
 from ugcsite.testing import ApiClient
 

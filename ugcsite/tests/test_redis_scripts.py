@@ -5,8 +5,10 @@ plain Redis (make test) and on the cluster (make test-cluster)."""
 import redis
 from django.conf import settings
 
-from feeds import keys, timelines
+from feeds import keys
+from feeds.timelines import store
 from feeds.scripts import scripts
+from feeds.timelines.scripts import scripts as timeline_scripts
 from ugcsite.redis import get_redis
 
 USER_ID = 42
@@ -36,12 +38,12 @@ def noscript_answers(node: redis.Redis) -> int:
 def test_direct_and_pipelined_scripts_run_after_every_primary_flushed_its_script_cache(redis_data):
     meta = keys.timeline_meta(USER_ID)
     scripts.hset_max(keys=[meta], args=["m_archived_max", 5])  # both scripts cached, as on a live site
-    timelines.home_touch(USER_ID)
+    store.home_touch(USER_ID)
     redis_data.delete(meta, keys.active(USER_ID))
 
     for node in primaries():
         node.script_flush()
-        assert node.script_exists(scripts.hset_max.sha, scripts.touch.sha) == [False, False]
+        assert node.script_exists(scripts.hset_max.sha, timeline_scripts.touch.sha) == [False, False]
     noscript_before = noscript_answers(holder(meta))
 
     # A direct call (EVALSHA): the node answers NOSCRIPT, the runner loads the script and calls again.
@@ -53,7 +55,7 @@ def test_direct_and_pipelined_scripts_run_after_every_primary_flushed_its_script
     assert [node.script_exists(scripts.hset_max.sha) for node in primaries()] == [[True]] * len(primaries())
 
     # A call queued in a pipeline (EVAL, with plain commands around it) works on the empty cache too.
-    assert timelines.home_touch(USER_ID) is True  # was idle: flagged for regeneration
+    assert store.home_touch(USER_ID) is True  # was idle: flagged for regeneration
     assert redis_data.hget(meta, "regenerate") == "1"
-    assert timelines.home_touch(USER_ID) is False  # active now
-    assert holder(keys.active(USER_ID)).script_exists(scripts.touch.sha) == [True]
+    assert store.home_touch(USER_ID) is False  # active now
+    assert holder(keys.active(USER_ID)).script_exists(timeline_scripts.touch.sha) == [True]

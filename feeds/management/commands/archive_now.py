@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from feeds import archive
+from feeds.timelines import archive
 from feeds.rules import Timeline
 
 

@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from feeds import rebuild
+from feeds.timelines import rebuild
 from feeds.models import Board
 from ugcsite.redis import key_count
 
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
         if if_empty and not user_ids:
             return
-        # While it runs, empty timelines answer 503 (feeds.rebuild.refuse_while_rebuilding);
+        # While it runs, empty timelines answer 503 (feeds.timelines.rebuild.refuse_while_rebuilding);
         # emptied again meanwhile, it starts over.
         for attempt in range(1, ATTEMPTS + 1):
             mark = rebuild.RebuildMark()

@@ -9,8 +9,9 @@ from itertools import islice
 
 from django.conf import settings
 
-from feeds import archive, hybrid, keys, timelines
-from feeds.ids import min_board_id_at
+from feeds import keys
+from feeds.timelines import archive, hybrid, merge, store
+from feeds.timelines.ids import min_board_id_at
 from feeds.models import Board
 from feeds.rules import Timeline
 from social import graph
@@ -19,7 +20,7 @@ from ugcsite.redis import get_redis
 
 def pushed_followees(user_id: int) -> list[int]:
     """The followees whose boards a user's P must hold: all but the big ones their pages merge
-    whole (feeds.hybrid; one that fell back is kept: its newer boards are pushed again)."""
+    whole (feeds.timelines.hybrid; one that fell back is kept: its newer boards are pushed again)."""
     merged = hybrid.merged_whole(user_id)
     return [followee_id for followee_id in graph.following_ids(user_id) if followee_id not in merged]
 
@@ -43,13 +44,13 @@ def home_regenerate(user_id: int) -> tuple[int, int] | None:
             below = ids[-1] if ids else None
             ids += islice(archive.archived_ids_desc(followee_id, Timeline.PROFILE, below=below), hot - len(ids))
         streams.append(ids)
-    newest = list(islice(timelines.desc_unique(*streams), hot))
+    newest = list(islice(merge.desc_unique(*streams), hot))
     client = get_redis()
     key = keys.home_timeline(user_id)
     older = client.zrevrangebyscore(key, f"({newest[-1]}", "-inf", start=0, num=1) if newest else []
     if newest:
         client.zadd(key, {board_id: board_id for board_id in newest})
-    timelines.home_regenerated(user_id)
+    store.home_regenerated(user_id)
     if not newest:
         return None
     lower = max(archive.archived_max(user_id, Timeline.HOME), int(older[0]) if older else 0)
@@ -75,7 +76,7 @@ def idle_sweep(*, now: float | None = None, batch: int = 500) -> int:
     """Archive the whole P of every user idle longer than IDLE_AFTER, then drop it from Redis
     (a P is history, never just expired), and raise P's A to the id of their last activity:
     whatever fan-out skipped came after it, so on their return home_gap_fill starts there even
-    when P held nothing to archive (its followees all merged, feeds.hybrid, or silent).
+    when P held nothing to archive (its followees all merged, feeds.timelines.hybrid, or silent).
     O(buckets + idle users x |P|), offline. Returns how many."""
     client = get_redis()
     cutoff = (time.time() if now is None else now) - settings.IDLE_AFTER.total_seconds()

@@ -9,8 +9,9 @@ import time
 import pytest
 from websockets.sync.client import connect
 
-from feeds import notifications, timelines
-from feeds.live import people
+from feeds import notifications
+from feeds.timelines import store
+from feeds.live import online
 from feeds.models import Notification
 from feeds.services import boards as board_services, follows as follow_services
 from social import tokens
@@ -56,9 +57,9 @@ def test_a_post_and_a_notification_reach_the_reader_online(world, run):
     server, alice, bob = world["server"], world["alice"], world["bob"]
     me = Me(server, token=world["tokens"]["bob"])
     assert me.hello == {"type": "hello", "username": "bob", "unread": 0}
-    assert people.online_of([bob.pk, world["carol"].pk]) == [bob.pk]  # carol has no socket
+    assert online.online_of([bob.pk, world["carol"].pk]) == [bob.pk]  # carol has no socket
     board = run(board_services.board_create, author=alice, title="New", kind="sketch", tags=[], doc=dict(DOC))
-    assert board.pk in timelines.home_ids(bob.pk)  # the real fan-out ran
+    assert board.pk in store.home_ids(bob.pk)  # the real fan-out ran
     assert me.recv() == {"type": "feed", "board_id": board.pk}
     run(follow_services.follow_create, follower=alice, followee=bob)
     assert me.recv() == {"type": "unread", "unread": 1}
@@ -68,16 +69,16 @@ def test_a_post_and_a_notification_reach_the_reader_online(world, run):
     run(notifications.notifications_mark_read, bob.pk)  # read on another page: this one's badge goes
     assert me.recv() == {"type": "unread", "unread": 0}
     me.close()
-    wait_for(lambda: people.online_of([bob.pk]) == [], what="bob's online record removed when his socket closed")
+    wait_for(lambda: online.online_of([bob.pk]) == [], what="bob's online record removed when his socket closed")
 
 
 def test_a_reader_offline_is_told_nothing_and_costs_one_lookup(world, run):
     alice, bob, carol = world["alice"], world["bob"], world["carol"]
     me = Me(world["server"], token=world["tokens"]["bob"])
     # carol is offline: the batch's one ZMSCORE finds only bob; nobody sends to carol's group.
-    assert people.feed_delivered([bob.pk, carol.pk], 12345) == 1
+    assert online.feed_delivered([bob.pk, carol.pk], 12345) == 1
     assert me.recv() == {"type": "feed", "board_id": 12345}
-    assert people.feed_delivered([carol.pk], 12346) == 0
+    assert online.feed_delivered([carol.pk], 12346) == 0
     carol_socket = Me(world["server"], token=world["tokens"]["carol"])  # online from now: gets later posts only
     with pytest.raises(TimeoutError):
         carol_socket.recv(timeout=1)  # nothing was queued for her while she was away
@@ -101,11 +102,11 @@ def test_who_may_connect(world, client):
 def test_the_plain_redis_down_fails_no_fanout_and_no_notification(world, run, settings):
     alice, bob = world["alice"], world["bob"]
     settings.CHANNEL_LAYER_URL = "redis://127.0.0.1:1/0"  # nothing listens there
-    people._plain.cache_clear()
+    online._plain.cache_clear()
     try:
         board = run(board_services.board_create, author=alice, title="Still", kind="sketch", tags=[], doc=dict(DOC))
         run(follow_services.follow_create, follower=alice, followee=bob)
     finally:
-        people._plain.cache_clear()
-    assert board.pk in timelines.home_ids(bob.pk)
+        online._plain.cache_clear()
+    assert board.pk in store.home_ids(bob.pk)
     assert Notification.objects.filter(recipient=bob, read=False).count() == 1

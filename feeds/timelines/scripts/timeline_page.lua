@@ -3,9 +3,9 @@
 -- above the timeline's archived max A comes back whole; anything else says why, so the caller
 -- goes the longer way (feeds.selectors): a page reaching below A, a returning idle reader whose
 -- P waits for regeneration. On a plain Redis a home page of a reader who follows big authors
--- (hybrid fan-out, feeds.hybrid) merges their M here too, each below its pull_below, when every
+-- (hybrid fan-out, feeds.timelines.hybrid) merges their M here too, each below its pull_below, when every
 -- head reaches above its own A and the merge reads at most ARGV[15] ids; otherwise, and always
--- on a cluster, it answers "big" and the caller merges (feeds.timelines.home_page).
+-- on a cluster, it answers "big" and the caller merges (feeds.timelines.pages.home_page).
 -- Every declared key is the owner's ({u:N}, one slot). G hashes, and the big authors' M and tm,
 -- are other slots: they are read here only on a plain Redis, by the key spellings ARGV[7..12]
 -- give (feeds.keys.parts), never on a cluster (the caller reads them by node instead).

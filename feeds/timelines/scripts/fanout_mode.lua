@@ -1,4 +1,4 @@
--- Keep an author's fan-out mode in step with their follower count (hybrid fan-out, feeds.hybrid):
+-- Keep an author's fan-out mode in step with their follower count (hybrid fan-out, feeds.timelines.hybrid):
 -- past the threshold they become big (merged into each reader's page, not pushed); back at or
 -- under it, pushed again. Run after every change of F, so the mode flips as the count crosses.
 -- KEYS[1]  F[a], the author's followers (f:{u:a})

@@ -24,7 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from feeds import keys
-from feeds.ids import min_board_id_at
+from feeds.timelines.ids import min_board_id_at
 from feeds.models import ArchiveRun, TimelineChunk
 from feeds.rules import Timeline
 from feeds.scripts import scripts

@@ -1,6 +1,6 @@
 """Who gets what: fan-out of a new board, retraction of a deleted or hidden one (or of a
 suspended author's), follow back-fill, unfollow clean-up, the restore after a suspension, and
-the marking of a big author's followers (hybrid fan-out, feeds.hybrid), each in bounded steps
+the marking of a big author's followers (hybrid fan-out, feeds.timelines.hybrid), each in bounded steps
 for Celery (feeds.tasks). Every walk of an author's followers goes
 through ``followers_step``. Storage work only: no tasks are enqueued here.
 """
@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from feeds import boardcache, hybrid, keys, timelines
+from feeds import keys
+from feeds.timelines import boardcache, hybrid, store
 from feeds.discovery import indexes
-from feeds.live import people
+from feeds.live import online
 from feeds.models import Board
-from feeds.archive import archived_max
+from feeds.timelines.archive import archived_max
 from feeds.rules import Timeline
 from social import graph
 from social.graph import FollowerCursor
@@ -35,11 +36,11 @@ def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch
     """Deliver a board to the next ``batch_size`` followers after ``cursor`` (``then`` as in
     followers_step). One ZRANGEBYSCORE plus one pipeline: O(batch log |P|). Idempotent: a
     retried batch re-adds what is there already. Then one ZMSCORE on the plain Redis and a live
-notice to those of the batch who are online (feeds.live.people). Returns the followers whose P now waits for
+notice to those of the batch who are online (feeds.live.online). Returns the followers whose P now waits for
     the archiver."""
     followers = followers_step(author_id, cursor, batch_size, then)
-    waiting = timelines.home_deliver(followers, author_id, [board_id])
-    people.feed_delivered(followers, board_id)  # the online ones see "1 new board" (never raises)
+    waiting = store.home_deliver(followers, author_id, [board_id])
+    online.feed_delivered(followers, board_id)  # the online ones see "1 new board" (never raises)
     return waiting
 
 
@@ -54,14 +55,14 @@ def big_mark_batch(*, author_id: int, cursor: FollowerCursor, batch_size: int, t
 def retract_batch(*, board_ids: list[int], author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> None:
     """Take boards of one author out of the next ``batch_size`` followers' P (a delete or a
     hide: one board; a suspension: all it hid). O(batch x b log |P|) for b boards."""
-    timelines.home_remove(followers_step(author_id, cursor, batch_size, then), board_ids)
+    store.home_remove(followers_step(author_id, cursor, batch_size, then), board_ids)
 
 
 def follow_backfill(*, follower_id: int, followee_id: int) -> list[int]:
     """Bring the followee's newest boards into the follower's P (if the follow still holds).
     O(n log |P|) for n = FOLLOW_BACKFILL_COUNT. Returns [follower_id] if P now waits for archival."""
-    board_ids = timelines.profile_recent_ids(followee_id, settings.FOLLOW_BACKFILL_COUNT)
-    return timelines.home_deliver([follower_id], followee_id, board_ids)
+    board_ids = store.profile_recent_ids(followee_id, settings.FOLLOW_BACKFILL_COUNT)
+    return store.home_deliver([follower_id], followee_id, board_ids)
 
 
 def board_authors(board_ids: list[int]) -> dict[int, int]:
@@ -83,10 +84,10 @@ def unfollow_cleanup(*, follower_id: int, followee_id: int) -> int:
     """
     if graph.is_following(follower_id=follower_id, followee_id=followee_id):
         return 0  # followed again before this ran: the new follow's back-fill owns the feed
-    ids = timelines.home_ids(follower_id)
+    ids = store.home_ids(follower_id)
     authors = board_authors(ids)
     stale = [board_id for board_id in ids if authors.get(board_id) == followee_id]
-    timelines.home_remove([follower_id], stale)
+    store.home_remove([follower_id], stale)
     return len(stale)
 
 
@@ -100,11 +101,11 @@ def author_restore(*, author_id: int) -> None:
     for board in restored.iterator(chunk_size=1000):
         indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
     ids = list(restored.filter(id__gt=mark).order_by("-id").values_list("id", flat=True))
-    timelines.timeline_replace(keys.profile_timeline(author_id), ids)
+    store.timeline_replace(keys.profile_timeline(author_id), ids)
     if hybrid.author_is_big(author_id):
         return  # not pushed: every follower's page merges the rebuilt M
     recent = ids[: settings.FOLLOW_BACKFILL_COUNT]
     cursor = FollowerCursor()
     while cursor is not None:
         followers, cursor = graph.followers_batch(author_id, cursor, settings.FANOUT_BATCH_SIZE)
-        timelines.home_deliver(followers, author_id, recent)
+        store.home_deliver(followers, author_id, recent)

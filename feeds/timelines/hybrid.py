@@ -1,6 +1,6 @@
 """Hybrid fan-out: an author with more than FANOUT_PUSH_MAX_FOLLOWERS followers is *big*: a new
 board of theirs is not pushed into every follower's P; each reader's feed page merges the big
-authors' M at read time instead (feeds.timelines.home_page).
+authors' M at read time instead (feeds.timelines.pages.home_page).
 
 The state, each fact in its owner's slot:
 - the author's mode, two fields of their timeline facts (``tm:{u:a}``), flipped by one script
@@ -18,7 +18,7 @@ The state, each fact in its owner's slot:
   read, never a wrong page: the page merges P with M and shows each id once.
 
 A page of a reader following k big authors costs O(k log |M|) more: on a plain Redis inside the
-page's one script call (feeds.timelines.page_warm), on a cluster (or a deep page) one more
+page's one script call (feeds.timelines.pages.page_warm), on a cluster (or a deep page) one more
 pipelined round trip; the set of big followees is found in the reader's own slot, O(|fb|).
 
 Storage only: Redis in, Redis out; no tasks are enqueued here.
@@ -32,8 +32,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from feeds import keys
-from feeds.ids import ID_LIMIT, min_board_id_at
-from feeds.scripts import scripts
+from feeds.timelines.ids import ID_LIMIT, min_board_id_at
+from feeds.timelines.scripts import scripts
 from social import keys as social_keys
 from ugcsite.redis import get_redis, run_by_node
 

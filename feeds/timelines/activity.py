@@ -1,7 +1,7 @@
 """Who is active, kept where a lost Redis finds it again.
 
 Activity lives in Redis: the active mark ``a:{u:N}`` (a TTL of IDLE_AFTER: fan-out reaches only
-users who have it) and the last-seen index (feeds.timelines.home_touch writes both, at most once
+users who have it) and the last-seen index (feeds.timelines.store.home_touch writes both, at most once
 a minute per user and process). Beat copies the last-seen index into ``User.last_seen`` every
 ACTIVITY_FLUSH_SECONDS, reading only the entries seen since the previous copy, in batches; a
 rebuild puts the marks and the index back from that column. A crash loses at most one interval

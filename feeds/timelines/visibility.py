@@ -1,8 +1,8 @@
 """The Redis side of a board becoming visible or leaving: its G entry, its place in its author's
-M and the discovery indexes. Idempotent, so a change that the outbox sends again (feeds.outbox)
+M and the discovery indexes. Idempotent, so a change that the outbox sends again (feeds.timelines.outbox)
 can redo it. Storage only: no tasks."""
 
-from feeds import boardcache, timelines
+from feeds.timelines import boardcache, store
 from feeds.discovery import counters, indexes
 from feeds.models import Board
 from ugcsite.redis import get_redis
@@ -15,7 +15,7 @@ def board_show(board: Board) -> int:
     indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
     pipe = get_redis().pipeline(transaction=False)
     boardcache.board_cache_put(board, pipe=pipe)
-    timelines.profile_add_and_size(board.author_id, board.id, pipe=pipe)
+    store.profile_add_and_size(board.author_id, board.id, pipe=pipe)
     return pipe.execute()[-1]
 
 
@@ -24,5 +24,5 @@ def board_unshow(board_id: int, author_id: int) -> None:
     indexes.board_unindex(board_id)
     pipe = get_redis().pipeline(transaction=False)
     boardcache.board_cache_delete(board_id, pipe=pipe)
-    timelines.profile_remove(author_id, board_id, pipe=pipe)
+    store.profile_remove(author_id, board_id, pipe=pipe)
     pipe.execute()

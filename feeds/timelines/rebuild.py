@@ -19,9 +19,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Max
 
-from feeds import archive, hybrid, keys, presence, timelines
+from feeds import keys
+from feeds.timelines import activity, archive, hybrid, store
 from feeds.discovery import counters, indexes, trending
-from feeds.ids import max_board_id_at
+from feeds.timelines.ids import max_board_id_at
 from feeds.models import Board, TimelineChunk
 from feeds.rules import Timeline
 from social import graph, reading
@@ -124,7 +125,7 @@ def rebuild_graph(user_ids, progress) -> None:
 
 def rebuild_big_authors(user_ids, progress) -> None:
     """Each author's fan-out mode from their follower count (after rebuild_graph), and every
-    follower of a big author marked so their pages merge the author's M (feeds.hybrid), F walked
+    follower of a big author marked so their pages merge the author's M (feeds.timelines.hybrid), F walked
     in batches as the marking task does. O(users + followers of big authors)."""
     for user_id in user_ids:
         if hybrid.author_recount(user_id).big:
@@ -147,7 +148,7 @@ def rebuild_profiles(user_ids, progress) -> None:
     for user_id in user_ids:
         mark = archive.archived_max(user_id, Timeline.PROFILE)
         ids = [board_id for board_id in by_author.get(user_id, ()) if board_id > mark]
-        timelines.timeline_replace(keys.profile_timeline(user_id), ids)
+        store.timeline_replace(keys.profile_timeline(user_id), ids)
         if len(ids) >= due:
             archive.flag_waiting(Timeline.PROFILE, [user_id])
         progress()
@@ -217,7 +218,7 @@ def rebuild_home(user_ids, progress) -> None:
         # P's head first, then what goes below it, then A: while a rebuild runs, a reader whose
         # A is in Redis already has their head too (a page never comes from the archive alone).
         head, below = (ids[:hot], ids[hot:]) if len(ids) > hot + settings.HOME_TIMELINE_SLACK else (ids, [])
-        timelines.timeline_replace(keys.home_timeline(user_id), head)
+        store.timeline_replace(keys.home_timeline(user_id), head)
         if below:
             archive.chunks_write(user_id, Timeline.HOME, below)
         archive.mark_raise(user_id, Timeline.HOME, mark)
@@ -230,11 +231,11 @@ def rebuild_activity(user_ids, progress) -> None:
     """The active marks and the last-seen index from ``User.last_seen`` (users within
     IDLE_AFTER only), after copying what the index holds now into it (a rebuild over a Redis
     that was not lost keeps the newest activity). One query, O(users)."""
-    presence.last_seen_flush()
+    activity.last_seen_flush()
     cutoff = datetime.fromtimestamp(time.time() - settings.IDLE_AFTER.total_seconds(), tz=UTC)
     wanted = set(user_ids)
     seen = get_user_model().objects.filter(last_seen__gte=cutoff).values_list("id", "last_seen")
-    presence.activity_restore((user_id, at.timestamp()) for user_id, at in seen.iterator(chunk_size=10_000)
+    activity.activity_restore((user_id, at.timestamp()) for user_id, at in seen.iterator(chunk_size=10_000)
                               if user_id in wanted)
     progress(len(user_ids))
 

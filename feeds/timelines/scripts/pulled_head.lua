@@ -1,5 +1,5 @@
 -- The newest ids of a big (or once big) author's M that a reader's feed page merges: strictly
--- below the page's bound and below the author's pull_below (feeds.hybrid), with M's archived
+-- below the page's bound and below the author's pull_below (feeds.timelines.hybrid), with M's archived
 -- max, so the reader knows whether M's archive must be read too. One call per author, all of a
 -- page's calls in one pipeline (each call in its author's slot).
 -- KEYS[1]  M[a] (m:{u:a})
