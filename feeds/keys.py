@@ -22,6 +22,12 @@ def parts(key_of) -> tuple[str, str]:
     return before, after
 
 
+def spelling(name: str, key_of) -> dict[str, str]:
+    """``parts(key_of)`` as a script's named arguments ``<name>_before`` and ``<name>_after``."""
+    before, after = parts(key_of)
+    return {f"{name}_before": before, f"{name}_after": after}
+
+
 def profile_timeline(user_id: int) -> str:
     """Sorted set M: the user's own board ids, score = id. Example: ``m:{u:42}``."""
     return f"m:{_user_tag(user_id)}"

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from feeds import keys, notifications
 from feeds.timelines import archive, boardcache, pages
 from feeds.timelines.boardcache import summary_from_fields
+from feeds.timelines.pages import PageStatus
 from feeds.discovery import counters, indexes, queries
 from feeds.models import Board, BoardEditor
 from feeds.rules import Timeline
@@ -133,7 +134,7 @@ def profile_boards(user_id: int, *, offset: int | None, before: int | None, limi
     Warm (above M's archived max): one round trip on a plain Redis (pages.page_warm, G
     included), two on a cluster; O(log |M| + limit). Past it, a chunk row or two."""
     warm = pages.page_warm(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit)
-    if warm.status == "page":
+    if warm.status == PageStatus.PAGE:
         return _warm_answer(user_id, Timeline.PROFILE, warm)
     archived = archive.archived_max(user_id, Timeline.PROFILE, stored=warm.stored_mark)
     page = pages.page(user_id, Timeline.PROFILE, offset=offset, before=before, limit=limit, archived=archived)
@@ -153,9 +154,9 @@ def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: in
     call services.activity.home_feed_ready first."""
     warm = pages.page_warm(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, touch=touch,
                                stop_if_regenerate=stop_if_regenerate)
-    if warm.status == "page":
+    if warm.status == PageStatus.PAGE:
         return _warm_answer(user_id, Timeline.HOME, warm)
-    if warm.status == "regenerate":
+    if warm.status == PageStatus.REGENERATE:
         return None
     page = pages.home_page(user_id, offset=offset, before=before, limit=limit,
                                prefetched=(warm.big, warm.stored_mark))

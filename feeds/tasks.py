@@ -57,6 +57,8 @@ def _outbox_walk(task, board_id: int, action: str, cursor_score: float | None, c
                  cursor_after: int | None, generation: int | None) -> tuple[dict, list, int]:
     """A board's walk counted on its outbox row: the first batch reads the row's generation and
     every batch passes it on; each queued batch counts one up (``feeds.timelines.outbox``)."""
+    # COMPAT(remove after 2026-12-31): a batch queued by the release before 2026-11-24 has no generation and is not
+    # counted; once no such message can be queued, None means only "the first batch".
     if generation is None:  # the first batch (or a batch sent by the previous release: not counted)
         generation = outbox_generation(board_id, action) if cursor_score is None else NOT_COUNTED
     walk, sent = _walk(task, board_id, cursor_score, cursor_done, cursor_after, generation=generation,

@@ -113,11 +113,13 @@ def followers_batch(user_id: int, cursor: FollowerCursor, count: int) -> tuple[l
     Followers added during a walk are reached if they sort after the cursor; removed ones are
     simply not returned, and never make the walk skip anyone."""
     score, done, after = cursor
+    # COMPAT(remove after 2026-12-31): cursors queued by the release before 2026-11-24 carry no ``after`` and walk by
+    # offset; once none can be queued, only the start of a walk has None here.
     if after is None:  # the start of a walk, or a cursor sent by the previous release: by offset
         low = "-inf" if score == float("-inf") else repr(score)
         rows = get_redis().zrangebyscore(keys.followers(user_id), low, "+inf", start=done, num=count, withscores=True)
     else:
-        flat = scripts.followers_after(keys=[keys.followers(user_id)], args=[repr(score), after, count])
+        flat = scripts.followers_after(keys=[keys.followers(user_id)], score=repr(score), after=after, count=count)
         rows = [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
     if not rows:
         return [], None

@@ -21,14 +21,13 @@ from itertools import groupby
 
 from django.conf import settings
 from django.db import connection, transaction
-from redis.exceptions import ResponseError
 
 from social import keys
 from social.models import Read, User
 from social.scripts import scripts
-from ugcsite.redis import get_redis, run_by_node
+from ugcsite.redis import get_redis, rename_aside, run_by_node
+from ugcsite.sql import ROWS_PER_STATEMENT, execute_columns
 
-ROWS_PER_STATEMENT = 10_000
 
 
 def _retention() -> int:
@@ -44,7 +43,7 @@ def read_record(user_id: int, board_id: int, *, now: float | None = None, pipe=N
     # slot); the buffer lies in another slot and stands alone.
     client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
     scripts.read_add(keys=[keys.reads(user_id), keys.read_ids(user_id)],
-                     args=[board_id, now, now - _retention(), _retention()], client=client)
+                     board_id=board_id, at=now, cutoff=now - _retention(), retention=_retention(), client=client)
     client.hset(keys.reads_pending(user_id), keys.read_field(user_id, board_id), repr(float(now)))
     if pipe is None:
         client.execute()
@@ -58,17 +57,8 @@ def reads_flush() -> int:
     Offline, O(reads since the last flush). Returns the reads written."""
     client = get_redis()
     buckets = [keys.reads_flushing_bucket(b) for b in range(keys.READS_PENDING_BUCKETS)]
-    pipe = client.pipeline(transaction=False)
-    for bucket in buckets:
-        pipe.exists(bucket)
-    waiting = pipe.execute()
-    for number, (bucket, leftover) in enumerate(zip(buckets, waiting)):
-        if not leftover:  # else a flush died after its rename: write that batch first
-            try:
-                client.rename(keys.reads_pending_bucket(number), bucket)
-            except ResponseError as error:  # no such key: nobody in the bucket read since
-                if "no such key" not in str(error).lower():
-                    raise
+    for number, bucket in enumerate(buckets):  # a bucket a flush that died left is written first
+        rename_aside(client, keys.reads_pending_bucket(number), bucket)
     pipe = client.pipeline(transaction=False)
     for bucket in buckets:
         pipe.hgetall(bucket)
@@ -78,16 +68,15 @@ def reads_flush() -> int:
             latest[keys.parse_read_field(field)] = float(at)
     rows = [(reader, board, at) for (reader, board), at in latest.items()]
     with transaction.atomic(), connection.cursor() as cursor:
-        for start in range(0, len(rows), ROWS_PER_STATEMENT):
-            readers, boards, times = zip(*rows[start:start + ROWS_PER_STATEMENT])
-            cursor.execute(
-                f"INSERT INTO {Read._meta.db_table} AS r (day, reader_id, board_id, read_at) "
-                "SELECT (to_timestamp(d.t) AT TIME ZONE 'UTC')::date, d.reader, d.board, to_timestamp(d.t) "
-                f"FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS d(reader, board, t) "
-                f"JOIN {User._meta.db_table} u ON u.id = d.reader "
-                "ON CONFLICT (day, reader_id, board_id) DO UPDATE SET read_at = GREATEST(r.read_at, EXCLUDED.read_at)",
-                [list(readers), list(boards), list(times)],
-            )
+        execute_columns(
+            cursor,
+            f"INSERT INTO {Read._meta.db_table} AS r (day, reader_id, board_id, read_at) "
+            "SELECT (to_timestamp(d.t) AT TIME ZONE 'UTC')::date, d.reader, d.board, to_timestamp(d.t) "
+            f"FROM unnest(%s::bigint[], %s::bigint[], %s::float8[]) AS d(reader, board, t) "
+            f"JOIN {User._meta.db_table} u ON u.id = d.reader "
+            "ON CONFLICT (day, reader_id, board_id) DO UPDATE SET read_at = GREATEST(r.read_at, EXCLUDED.read_at)",
+            rows,
+        )
     for bucket in buckets:
         client.delete(bucket)  # one key a DEL: a cluster takes no other
     return len(rows)
@@ -168,7 +157,8 @@ def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | 
     cutoff = (time.time() if now is None else now) - _retention()
     answers = run_by_node(scripts.readers_of, reader_ids, key=keys.reads,
                           keys_of=lambda r: [keys.reads(r), keys.read_ids(r)],
-                          args=[cutoff, len(board_ids), *board_ids], per_call=READERS_PER_CALL,
+                          args=scripts.readers_of.args(cutoff=cutoff, count=len(board_ids), board_ids=board_ids),
+                          per_call=READERS_PER_CALL,
                           scratch=(lambda first: "") if settings.REDIS_CLUSTER else keys.reads_query)
     for group, pairs in answers:
         for i in range(0, len(pairs), 2):

@@ -77,16 +77,37 @@ def used_memory() -> int:
 
 
 class Script:
-    """One Lua script. ``script(keys=[...], args=[...])`` runs it at once (EVALSHA, reloaded on
-    NOSCRIPT); ``script(keys=..., args=..., client=pipe)`` queues it in a pipeline (EVAL)."""
+    """One Lua script, called by name. Its file declares its arguments on one line,
+    ``--- ARGV: offset limit ttl`` (a last name ending in ``...``, as ``ids...``, takes a list:
+    the rest of ARGV), and the runner puts ``local ARG = {offset = ARGV[1], ...}`` before the
+    body (after a ``#!lua`` line), so the Lua reads ``ARG.offset`` and ``ARG.ids_at``, the index
+    of the list's first item. ``script(keys=[...], offset=0, limit=20, ttl=60)`` runs it at once
+    (EVALSHA, reloaded on NOSCRIPT); with ``client=pipe`` it is queued in a pipeline (EVAL).
+    None is sent as "", the scripts' word for "not given". ``args=`` (a list, positional) is for
+    run_by_node, which adds its own tail after the named arguments (``script.args(...)``)."""
 
-    def __init__(self, name: str, source: str):
+    def __init__(self, name: str, source: str, *, common: str = ""):
         self.name = name
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
+        self.names, self.rest = _declared_arguments(name, source)
+        shebang, body = (source.split("\n", 1) if source.startswith("#!") else ("", source))
+        parts = [shebang, _argument_table(self.names, self.rest), common, body]
+        self.source = "\n".join(part for part in parts if part)
+        self.sha = hashlib.sha1(self.source.encode()).hexdigest()
 
-    def __call__(self, *, keys: Iterable[str] = (), args: Iterable = (), client=None):
-        keys, args = list(keys), list(args)
+    def args(self, **named) -> list:
+        """ARGV in the declared order; a TypeError names what is missing or unknown. The list may be
+        left out: run_by_node puts the owners' keys there."""
+        declared = [*self.names, *([self.rest] if self.rest else [])]
+        unknown, missing = named.keys() - set(declared), set(self.names) - named.keys()
+        if unknown or missing:
+            raise TypeError(f"{self.name}.lua takes {', '.join(declared) or 'no arguments'}; "
+                            f"unknown: {', '.join(sorted(unknown)) or 'none'}, missing: {', '.join(sorted(missing)) or 'none'}")
+        values = ["" if named[name] is None else named[name] for name in self.names]
+        return [*values, *named.get(self.rest, ())] if self.rest else values
+
+    def __call__(self, *, keys: Iterable[str] = (), client=None, args: Iterable | None = None, **named):
+        keys = list(keys)
+        args = list(args) if args is not None else self.args(**named)
         if client is not None:
             return client.execute_command("EVAL", self.source, len(keys), *keys, *args)
         connection = get_redis()
@@ -97,19 +118,61 @@ class Script:
             return connection.evalsha(self.sha, len(keys), *keys, *args)
 
 
+_RESERVED = {"keys", "client", "args"}
+
+
+def _declared_arguments(name: str, source: str) -> tuple[list[str], str | None]:
+    """The names of a script's ``--- ARGV:`` line: (fixed names, the list's name or None)."""
+    lines = [line for line in source.splitlines() if line.startswith("--- ARGV:")]
+    if len(lines) != 1:
+        raise ValueError(f"{name}.lua must declare its arguments on one '--- ARGV:' line")
+    names = lines[0].removeprefix("--- ARGV:").split()
+    rest = names.pop()[:-3] if names and names[-1].endswith("...") else None
+    wrong = [n for n in [*names, rest or "x"] if not n.isidentifier() or n in _RESERVED or n.endswith("...")]
+    if wrong:
+        raise ValueError(f"{name}.lua declares bad argument names: {wrong}")
+    return names, rest
+
+
+def _argument_table(names: list[str], rest: str | None) -> str:
+    """The Lua line that names ARGV (see Script)."""
+    fields = [f"{n} = ARGV[{i}]" for i, n in enumerate(names, 1)]
+    if rest:
+        fields.append(f"{rest}_at = {len(names) + 1}")
+    return "local ARG = {" + ", ".join(fields) + "}" if fields else ""
+
+
 class Scripts:
-    """The Lua scripts of one folder, one per ``.lua`` file: ``scripts.<name>`` is its Script."""
+    """The Lua scripts of one folder, one per ``.lua`` file: ``scripts.<name>`` is its Script.
+    A ``_common.lua`` in the folder (functions several scripts share) is put before each body."""
 
     def __init__(self, folder: Path):
         self._folder = folder
+        common = folder / "_common.lua"
+        self._common = common.read_text() if common.exists() else ""
 
     def __getattr__(self, name: str) -> Script:
         path = self._folder / f"{name}.lua"
         if name.startswith("_") or not path.exists():
             raise AttributeError(name)
-        script = Script(name, path.read_text())
+        script = Script(name, path.read_text(), common=self._common)
         setattr(self, name, script)
         return script
+
+
+def rename_aside(client, source: str, target: str) -> bool:
+    """Move ``source`` to ``target`` for a flush to write it (one slot: both keys share a hash
+    tag), unless ``target`` is there already: a flush that died before deleting it left it,
+    and it is written first. False when neither exists (nothing to flush). O(1)."""
+    if client.exists(target):
+        return True
+    try:
+        client.rename(source, target)
+    except ResponseError as error:  # no such key: nothing since the last flush
+        if "no such key" not in str(error).lower():
+            raise
+        return False
+    return True
 
 
 def by_node(owners: Iterable[int], *, key: Callable[[int], str]) -> list[tuple[redis.Redis, list[int]]]:

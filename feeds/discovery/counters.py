@@ -14,16 +14,15 @@ from datetime import timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
-from redis.exceptions import ResponseError
 
 from feeds import keys
 from feeds.discovery.indexes import popular_add_view
 from feeds.discovery.trending import TRENDING_HOURS, current_hour, hour_expiry
 from feeds.models import Board, BoardViewHour, ViewFlush
 from feeds.scripts import scripts
-from ugcsite.redis import get_redis
+from ugcsite.redis import get_redis, rename_aside
+from ugcsite.sql import execute_columns
 
-ROWS_PER_STATEMENT = 10_000
 
 
 def view_record(board_id: int, *, now: float | None = None) -> None:
@@ -36,7 +35,7 @@ def view_record(board_id: int, *, now: float | None = None) -> None:
     pipe.zincrby(hour_key, 1, board_id)
     pipe.expireat(hour_key, hour_expiry(hour))
     popular_add_view(board_id, pipe=pipe)
-    scripts.hincrby_if_exists(keys=[keys.board(board_id)], args=["views", 1], client=pipe)
+    scripts.hincrby_if_exists(keys=[keys.board(board_id)], field="views", increment=1, client=pipe)
     pipe.execute()
 
 
@@ -64,13 +63,8 @@ def views_flush() -> int:
     the number of boards updated. Offline, O(boards viewed since the last flush)."""
     client = get_redis()
     batch = keys.views_flushing()
-    if not client.exists(batch):
-        try:
-            client.rename(keys.views_pending(), batch)
-        except ResponseError as error:  # no such key: nothing viewed since the last flush
-            if "no such key" not in str(error).lower():
-                raise
-            return 0
+    if not rename_aside(client, keys.views_pending(), batch):
+        return 0
     client.hsetnx(batch, keys.VIEWS_BATCH_FIELD, uuid.uuid4().hex)
     fields = client.hgetall(batch)
     totals: dict[int, int] = {}
@@ -95,24 +89,19 @@ def views_flush() -> int:
 def _views_write(totals: dict[int, int], hourly: dict[tuple[int, int], int]) -> None:
     """Add the counts to PostgreSQL (inside the caller's transaction). O(rows)."""
     with connection.cursor() as cursor:
-        rows = list(totals.items())
-        for start in range(0, len(rows), ROWS_PER_STATEMENT):
-            ids, deltas = zip(*rows[start:start + ROWS_PER_STATEMENT])
-            cursor.execute(
-                f"UPDATE {Board._meta.db_table} AS b SET views = b.views + d.n "
-                "FROM unnest(%s::bigint[], %s::bigint[]) AS d(id, n) WHERE b.id = d.id",
-                [list(ids), list(deltas)],
-            )
-        rows = [(board_id, hour, n) for (board_id, hour), n in hourly.items()]
-        table = BoardViewHour._meta.db_table
-        for start in range(0, len(rows), ROWS_PER_STATEMENT):
-            ids, hours, deltas = zip(*rows[start:start + ROWS_PER_STATEMENT])
-            cursor.execute(
-                f"INSERT INTO {table} AS h (hour, board_id, views) "
-                "SELECT * FROM unnest(%s::int[], %s::bigint[], %s::bigint[]) "
-                "ON CONFLICT (hour, board_id) DO UPDATE SET views = h.views + EXCLUDED.views",
-                [list(hours), list(ids), list(deltas)],
-            )
+        execute_columns(
+            cursor,
+            f"UPDATE {Board._meta.db_table} AS b SET views = b.views + d.n "
+            "FROM unnest(%s::bigint[], %s::bigint[]) AS d(id, n) WHERE b.id = d.id",
+            list(totals.items()),
+        )
+        execute_columns(
+            cursor,
+            f"INSERT INTO {BoardViewHour._meta.db_table} AS h (hour, board_id, views) "
+            "SELECT * FROM unnest(%s::int[], %s::bigint[], %s::bigint[]) "
+            "ON CONFLICT (hour, board_id) DO UPDATE SET views = h.views + EXCLUDED.views",
+            [(hour, board_id, n) for (board_id, hour), n in hourly.items()],
+        )
 
 
 def view_hours_recent(*, now: float | None = None) -> dict[int, dict[int, int]]:

@@ -45,7 +45,7 @@ def query(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]]:
     total, ids = scripts.discover(
         keys=[keys.query_cache(digest), keys.query_cache_generation(digest), keys.index_generation(),
               keys.sort(q.sort), *q.filter_keys()],
-        args=[offset, limit, settings.DISCOVERY_CACHE_MS],
+        offset=offset, limit=limit, ttl_ms=settings.DISCOVERY_CACHE_MS, g_before=None, g_after=None,
     )
     return int(total), [int(i) for i in ids]
 
@@ -62,7 +62,7 @@ def query_hydrated(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]
     total, ids, hashes = scripts.discover(
         keys=[keys.query_cache(digest), keys.query_cache_generation(digest), keys.index_generation(),
               keys.sort(q.sort), *q.filter_keys()],
-        args=[offset, limit, settings.DISCOVERY_CACHE_MS, *keys.parts(keys.board)],
+        offset=offset, limit=limit, ttl_ms=settings.DISCOVERY_CACHE_MS, **keys.spelling("g", keys.board),
     )
     ids = [int(i) for i in ids]
     return int(total), ids, {i: dict(zip(flat[::2], flat[1::2])) for i, flat in zip(ids, hashes) if flat}

@@ -106,8 +106,9 @@ def live_load(board_id: int) -> Board | None:
             board.doc_json = _json(doc)
             Board.objects.filter(pk=board.pk).update(doc_json=board.doc_json)
         head, count, points, flat = _doc_args(doc)
-        scripts.live_load(keys=BoardRef.of(board).state_keys(), args=[
-            "load", board.live_seq, secrets.token_hex(8), head, count, points, LIVE_REPLAY_KEEP, _ttl(), "", "", *flat])
+        scripts.live_load(keys=BoardRef.of(board).state_keys(), mode="load", seq=board.live_seq,
+                          generation=secrets.token_hex(8), head=head, elements=count, points=points,
+                          log_kept=LIVE_REPLAY_KEEP, ttl=_ttl(), doc=None, by=None, items=flat)
     return board
 
 
@@ -116,8 +117,9 @@ def live_reset(board: Board, doc: dict, *, by: str) -> int | None:
     it. Call under the board's row lock (feeds.services.boards.board_update). The new seq, or
     None when the board is not live (PostgreSQL alone holds its doc). O(elements)."""
     head, count, points, flat = _doc_args(doc)
-    seq, done = scripts.live_load(keys=BoardRef.of(board).state_keys(), args=[
-        "reset", 0, secrets.token_hex(8), head, count, points, LIVE_REPLAY_KEEP, _ttl(), _json(doc), by, *flat])
+    seq, done = scripts.live_load(keys=BoardRef.of(board).state_keys(), mode="reset", seq=0,
+                                  generation=secrets.token_hex(8), head=head, elements=count, points=points,
+                                  log_kept=LIVE_REPLAY_KEEP, ttl=_ttl(), doc=_json(doc), by=by, items=flat)
     return int(seq) if done else None
 
 
@@ -134,9 +136,10 @@ def live_apply(ref: BoardRef, *, gen: str, kind: str, element_id: str, element: 
     """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
     holds), or OpRefused. One script call, O(log elements + size of the element)."""
     element_json = _json(element) if element is not None else ""
-    answer = scripts.live_apply(keys=ref.state_keys(), args=[
-        kind, element_id, element_json, element_points(element) if element else 0, gen, by, client_op_id,
-        _json(op), LIVE_REPLAY_KEEP, MAX_ELEMENTS, MAX_POINTS, _ttl()])
+    answer = scripts.live_apply(
+        keys=ref.state_keys(), kind=kind, element_id=element_id, element=element_json,
+        points=element_points(element) if element else 0, generation=gen, by=by, client_op=client_op_id,
+        op=_json(op), log_kept=LIVE_REPLAY_KEEP, max_elements=MAX_ELEMENTS, max_points=MAX_POINTS, ttl=_ttl())
     if len(answer) == 1:
         raise OpRefused(answer[0])
     return int(answer[0]), int(answer[1])
@@ -189,7 +192,7 @@ def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogE
 
 def live_mark_compacted(ref: BoardRef, seq: int) -> None:
     """Record that PostgreSQL holds the doc up to ``seq`` (never lowers the mark). O(1)."""
-    common_scripts.hset_max(keys=[keys.live_meta(*ref.key_args)], args=["compacted", seq])
+    common_scripts.hset_max(keys=[keys.live_meta(*ref.key_args)], field="compacted", value=seq)
 
 
 # --- boards waiting for compaction -------------------------------------------------------------

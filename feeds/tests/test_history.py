@@ -312,7 +312,7 @@ def load_tier(w: World, redis, settings, kind: str, tier: str) -> int:
             archive.timeline_archive(kind, owner, on_committed=die_on_second)
         assert redis.zscore(key, committed[1][0]) is not None  # committed, not trimmed
         third = [int(i) for i in redis.zrange(key, chunk, 2 * chunk - 1)]
-        scripts.hset_max(keys=[keys.timeline_meta(owner)], args=[mark_field(kind), max(third)])
+        scripts.hset_max(keys=[keys.timeline_meta(owner)], field=mark_field(kind), value=max(third))
         assert TimelineChunk.objects.filter(owner_id=owner, timeline=kind).count() == 2
     else:
         chunks, moved = archive.timeline_archive(kind, owner)
@@ -513,7 +513,7 @@ def test_a_crash_after_the_mark_before_the_commit_loses_nothing(world, redis_dat
     key = keys.timeline_key(kind, owner)
     oldest = [int(i) for i in redis_data.zrange(key, 0, 99)]
     # step 1 of timeline_archive (the mark), then the process dies: no row, ids in the head
-    scripts.hset_max(keys=[keys.timeline_meta(owner)], args=[mark_field(kind), max(oldest)])
+    scripts.hset_max(keys=[keys.timeline_meta(owner)], field=mark_field(kind), value=max(oldest))
     assert archive.archived_max(owner, kind) == max(oldest)
     assert not TimelineChunk.objects.filter(owner_id=owner).exists()
     fetch = selector_fetch(kind, owner)

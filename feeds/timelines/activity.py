@@ -19,11 +19,11 @@ from django.db import connection
 
 from feeds import keys
 from ugcsite.redis import get_redis
+from ugcsite.sql import execute_columns
 
 # Entries are re-read this long after a copy: a request that took its time before writing its
 # last-seen entry is still copied (writing one twice changes nothing).
 FLUSH_OVERLAP_SECONDS = 60
-ROWS_PER_STATEMENT = 10_000
 
 
 def last_seen_flush(*, now: float | None = None) -> int:
@@ -40,16 +40,15 @@ def last_seen_flush(*, now: float | None = None) -> int:
     seen = sorted((int(user_id), at) for rows in pipe.execute() for user_id, at in rows)
     table = get_user_model()._meta.db_table
     with connection.cursor() as cursor:
-        for start in range(0, len(seen), ROWS_PER_STATEMENT):
-            ids, times = zip(*seen[start:start + ROWS_PER_STATEMENT])
-            # The rows locked lowest id first, as a follow locks its two (social.services): an
-            # UPDATE ... FROM locks in its join's order, which deadlocked with a follow.
-            cursor.execute(
-                f"WITH locked AS MATERIALIZED (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) "
-                f"UPDATE {table} AS u SET last_seen = GREATEST(u.last_seen, to_timestamp(d.t)) "
-                "FROM unnest(%s::bigint[], %s::float8[]) AS d(id, t), locked WHERE u.id = d.id AND locked.id = u.id",
-                [list(ids), list(ids), list(times)],
-            )
+        # The rows locked lowest id first, as a follow locks its two (social.services): an
+        # UPDATE ... FROM locks in its join's order, which deadlocked with a follow.
+        execute_columns(
+            cursor,
+            f"WITH locked AS MATERIALIZED (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) "
+            f"UPDATE {table} AS u SET last_seen = GREATEST(u.last_seen, to_timestamp(d.t)) "
+            "FROM unnest(%s::bigint[], %s::float8[]) AS d(id, t), locked WHERE u.id = d.id AND locked.id = u.id",
+            seen, arrange=lambda ids, times: [ids, ids, times],
+        )
     client.set(keys.last_seen_flushed(), repr(now))
     return len(seen)
 

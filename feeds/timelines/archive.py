@@ -78,14 +78,14 @@ def archived_max(user_id: int, kind: str, *, stored: str | None = None) -> int:
     if value is not None:
         return int(value)
     found = TimelineChunk.objects.filter(owner_id=user_id, timeline=kind).aggregate(m=Max("last_id"))["m"] or 0
-    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], found])
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=found)
     return found
 
 
 def mark_raise(user_id: int, kind: str, value: int) -> None:
     """Raise A of a timeline to at least ``value`` without archiving anything (every archived id
     is still at most A): readers and regeneration then treat what lies below as history. O(1)."""
-    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], value])
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=value)
 
 
 def marks_put(user_id: int, marks: dict[str, int]) -> None:
@@ -128,7 +128,7 @@ def _archive_oldest_chunk(client, key: str, kind: str, user_id: int, on_committe
     if not ids:
         return 0
     # 1. readers must look in the archive for ids up to here from now on
-    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids[0]])
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=ids[0])
     # 2. the chunk, committed (a second write of the same range inserts nothing)
     with transaction.atomic():
         TimelineChunk.objects.bulk_create(
@@ -159,7 +159,7 @@ def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:
     Raises A first, as timeline_archive does. O(n)."""
     if not ids_desc:
         return 0
-    scripts.hset_max(keys=[keys.timeline_meta(user_id)], args=[_MAX_FIELD[kind], ids_desc[0]])
+    scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=ids_desc[0])
     size = settings.TIMELINE_CHUNK
     rows = [
         TimelineChunk(owner_id=user_id, timeline=kind, first_id=part[-1], last_id=part[0], ids=part)

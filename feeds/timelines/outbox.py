@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from feeds.models import Outbox
 
-NOT_COUNTED = -1  # the walk of a board with no outbox row (or one sent by the previous release)
+# The walk of a board with no outbox row, or COMPAT(remove after 2026-12-31) one sent by the release before 2026-11-24.
+NOT_COUNTED = -1
 
 
 def outbox_add(board_id: int, action: str) -> None:

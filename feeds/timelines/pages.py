@@ -7,6 +7,7 @@ Storage only: Redis and the archive in, ids and hashes out.
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from itertools import islice
 
 from django.conf import settings
@@ -60,10 +61,26 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 
+class PageStatus(StrEnum):
+    """What timeline_page.lua answers (its first word)."""
+    PAGE = "page"  # the page, whole
+    REGENERATE = "regenerate"  # the reader was idle: regenerate P, then read
+    BIG = "big"  # the reader follows big authors whose M the caller merges (home_page)
+    DEEP = "deep"  # the page reaches below A: the archive is needed
+
+
+def _spellings() -> dict[str, str | None]:
+    """The key spellings timeline_page.lua reads G, M and tm by on a plain Redis; None on a
+    cluster, where they lie in other slots (the caller reads them by node)."""
+    found = {**keys.spelling("g", keys.board), **keys.spelling("m", keys.profile_timeline),
+             **keys.spelling("tm", keys.timeline_meta)}
+    return dict.fromkeys(found) if settings.REDIS_CLUSTER else found
+
+
 @dataclass(frozen=True)
 class WarmPage:
     """What timeline_page.lua answered (see page_warm)."""
-    status: str  # "page", "regenerate", "big" or "deep"
+    status: PageStatus
     stored_mark: str | None  # A as tm[u] holds it (None: not in Redis)
     ids: list[int]  # "page": the ids to show, newest first (hits and misses of G)
     hashes: dict[int, dict]  # "page" on a plain Redis: G of the hits; misses are absent
@@ -89,17 +106,16 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
     key_list = [keys.timeline_key(kind, user_id), keys.timeline_meta(user_id)]
     if home:
         key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id)]
-    others = [""] * 6 if settings.REDIS_CLUSTER else [
-        *keys.parts(keys.board), *keys.parts(keys.profile_timeline), *keys.parts(keys.timeline_meta)]
-    status, mark, payload = scripts.timeline_page(keys=key_list, args=[
-        limit + 1, "" if before is not None else (offset or 0), "" if before is None else before,
-        archive.mark_field(kind), int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
-        1 if stop_if_regenerate else 0, *others,
-        archive.mark_field(Timeline.PROFILE), hybrid.PULL_BELOW, hybrid.SCRIPT_MERGE_MAX_IDS,
-    ])
-    if status != "page":
-        big = [int(a) for a in payload] if status == "big" else []
-        return WarmPage(status, mark, [], {}, None, False, big)
+    status, mark, payload = scripts.timeline_page(
+        keys=key_list, want=limit + 1, offset=None if before is not None else (offset or 0), before=before,
+        mark_field=archive.mark_field(kind), touch_ttl=int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
+        stop_if_regenerate=1 if stop_if_regenerate else 0, **_spellings(),
+        m_mark_field=archive.mark_field(Timeline.PROFILE), pull_below_field=hybrid.PULL_BELOW,
+        merge_max=hybrid.SCRIPT_MERGE_MAX_IDS)
+    status = PageStatus(status)
+    if status != PageStatus.PAGE:
+        big = [int(a) for a in payload] if status == PageStatus.BIG else []
+        return WarmPage(status=status, stored_mark=mark, ids=[], hashes={}, last=None, has_more=False, big=big)
     has_more, last, *pairs = payload
     ids, hashes = [], {}
     for i in range(0, len(pairs), 2):
@@ -107,7 +123,8 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
         ids.append(board_id)
         if flat:
             hashes[board_id] = dict(zip(flat[::2], flat[1::2]))
-    return WarmPage(status, mark, ids, hashes, int(last) if last is not None else None, bool(has_more), [])
+    return WarmPage(status=status, stored_mark=mark, ids=ids, hashes=hashes,
+                    last=int(last) if last is not None else None, has_more=bool(has_more), big=[])
 
 
 def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[int, dict], list[int], list[int]]:
@@ -118,7 +135,8 @@ def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[
     key_list = [keys.timeline_key(kind, user_id)]
     if kind == Timeline.HOME:
         key_list.append(social_keys.following(user_id))
-    answers = scripts.page_visible(keys=key_list, args=[*keys.parts(keys.board), *board_ids])
+    g_before, g_after = keys.parts(keys.board)
+    answers = scripts.page_visible(keys=key_list, g_before=g_before, g_after=g_after, board_ids=board_ids)
     found, misses, dropped = {}, [], []
     for board_id, flat in zip(board_ids, answers):
         if flat == 0:
@@ -158,8 +176,8 @@ def _home_streams(user_id: int, *, before: int | None, want: int | None,
     for author_id in big:
         scripts.pulled_head(
             keys=[keys.profile_timeline(author_id), keys.timeline_meta(author_id)], client=pipe,
-            args=["" if before is None else before, -1 if want is None else want,
-                  archive.mark_field(Timeline.PROFILE), hybrid.PULL_BELOW],
+            before=before, count=-1 if want is None else want,
+            mark_field=archive.mark_field(Timeline.PROFILE), pull_below_field=hybrid.PULL_BELOW,
         )
     home, *heads = pipe.execute()
     streams = with_archive(user_id, Timeline.HOME, list(map(int, home)), archived, below=before, want=want)

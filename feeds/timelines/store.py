@@ -33,7 +33,8 @@ def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[in
     answers = run_by_node(
         scripts.home_deliver, follower_ids, key=keys.home_timeline, per_call=settings.FANOUT_SCRIPT_CHUNK,
         keys_of=lambda f: [keys.home_timeline(f), social_keys.following(f), keys.active(f)],
-        args=[author_id, hot + settings.HOME_TIMELINE_SLACK, hot + settings.TIMELINE_CHUNK, len(board_ids), *board_ids],
+        args=scripts.home_deliver.args(author=author_id, cap=hot + settings.HOME_TIMELINE_SLACK, due=hot + settings.TIMELINE_CHUNK,
+                                       count=len(board_ids), board_ids=board_ids),
     )
     return [call[i - 1] for call, flagged in answers for i in flagged]
 
@@ -44,7 +45,7 @@ def home_touch(user_id: int, *, now: float | None = None) -> bool:
     One round trip, O(log n)."""
     ttl = int(settings.IDLE_AFTER.total_seconds())
     pipe = get_redis().pipeline(transaction=False)
-    scripts.touch(keys=[keys.active(user_id), keys.timeline_meta(user_id)], args=[ttl], client=pipe)
+    scripts.touch(keys=[keys.active(user_id), keys.timeline_meta(user_id)], ttl=ttl, client=pipe)
     pipe.zadd(keys.last_seen(user_id), {user_id: time.time() if now is None else now})
     return bool(pipe.execute()[0])
 

@@ -1,11 +1,12 @@
+--- ARGV: score after count
 -- The next followers of a walk of F (social.graph.followers_batch): the ``count`` members that
 -- come after (score, member) in F's order (by score, ties by the members' bytes), wherever
 -- that member is now. A rank or an offset would shift when a follower before the cursor leaves
 -- F during the walk (an unfollow), and the walk would skip one; (score, member) does not move.
 -- KEYS[1]  F of the author
--- ARGV[1]  the score of the last follower visited, ARGV[2] that follower (member), ARGV[3] count
+-- score  the score of the last follower visited, after that follower (member), count count
 -- Returns  member, score, member, score, ... (as ZRANGE ... WITHSCORES)
-local key, score, after, count = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])
+local key, score, after, count = KEYS[1], ARG.score, ARG.after, tonumber(ARG.count)
 
 local function le(a, b)  -- a <= b in the byte order Redis sorts tied members by
     local n = math.min(#a, #b)

@@ -1,4 +1,5 @@
 #!lua flags=allow-cross-slot-keys
+--- ARGV: cutoff count board_ids...
 -- Social reading: which of these readers read any of these boards since a cut-off. One call
 -- answers many readers: the board ids cross the wire once and only the hits come back. The
 -- asked ids go into a scratch set first (an intset: board ids are integers), and each reader's
@@ -12,27 +13,28 @@
 -- ugcsite.redis.run_by_node) and the flag above lets the script touch several slots. The
 -- scratch set is in the first reader's slot, so on the same node, and is deleted before the
 -- call returns. On a Redis Cluster one command may not name keys of two slots, even in a script
--- allowed to cross slots, so there (ARGV[3+B] empty) each reader is answered alone: their
+-- allowed to cross slots, so there (the scratch set "") each reader is answered alone: their
 -- recent reads walked against a table of the asked ids, O(reads), or, when they hold many more
 -- reads than ids are asked, ZMSCORE of the ids, O(N) probes.
 -- KEYS     none
--- ARGV[1]  the cut-off (epoch seconds): older reads do not count
--- ARGV[2]  B, how many board ids follow
--- ARGV[3 .. 2+B]  board ids
--- ARGV[3+B]       the scratch set rq:{u:<first reader>}, or "" on a cluster
--- ARGV[4+B ..]    pairs: the read set r:{u:<id>} and the id set rs:{u:<id>} of each reader
+-- cutoff  the cut-off (epoch seconds): older reads do not count
+-- count  B, how many board ids follow
+-- board_ids...    B board ids
+-- then            the scratch set rq:{u:<first reader>}, or "" on a cluster
+-- then            pairs: the read set r:{u:<id>} and the id set rs:{u:<id>} of each reader
 -- Returns  a flat list of pairs {reader position (1-based, among the readers), board position
 --          (1-based, among the board ids)} for every read found
-local cutoff = tonumber(ARGV[1])
-local count = tonumber(ARGV[2])
+local cutoff = tonumber(ARG.cutoff)
+local count = tonumber(ARG.count)
+local first, last = ARG.board_ids_at, ARG.board_ids_at + count - 1  -- the board ids in ARGV
 local position = {}
-for i = 3, 2 + count do
-    position[ARGV[i]] = i - 2
+for i = first, last do
+    position[ARGV[i]] = i - first + 1
 end
-local scratch = ARGV[3 + count]
+local scratch = ARGV[last + 1]
 if scratch ~= '' then
     redis.call('DEL', scratch)
-    redis.call('SADD', scratch, unpack(ARGV, 3, 2 + count))
+    redis.call('SADD', scratch, unpack(ARGV, first, last))
 end
 
 -- The reads of one reader among the asked ids, newer than the cut-off, without the id set.
@@ -45,10 +47,10 @@ local function alone(reads)
             end
         end
     else
-        local scores = redis.call('ZMSCORE', reads, unpack(ARGV, 3, 2 + count))
+        local scores = redis.call('ZMSCORE', reads, unpack(ARGV, first, last))
         for b = 1, count do
             if scores[b] and tonumber(scores[b]) >= cutoff then
-                hits[#hits + 1] = ARGV[2 + b]
+                hits[#hits + 1] = ARGV[first + b - 1]
             end
         end
     end
@@ -57,7 +59,7 @@ end
 
 local found = {}
 local reader = 0
-for k = 4 + count, #ARGV, 2 do
+for k = last + 2, #ARGV, 2 do
     reader = reader + 1
     local reads, ids = ARGV[k], ARGV[k + 1]
     local hits = {}

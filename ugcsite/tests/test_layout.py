@@ -24,7 +24,7 @@ def _modules() -> dict[str, Path]:
 
 MODULES = _modules()
 # The site's platform: modules of ugcsite that import no app, so every app may use them.
-PLATFORM = {"ugcsite.redis", "ugcsite.errors", "ugcsite.http", "ugcsite.metrics", "ugcsite.ratelimits", "ugcsite.logs"}
+PLATFORM = {"ugcsite.redis", "ugcsite.errors", "ugcsite.http", "ugcsite.metrics", "ugcsite.ratelimits", "ugcsite.logs", "ugcsite.sql"}
 
 
 def _imports(path: Path, *, top_level: bool) -> set[str]:

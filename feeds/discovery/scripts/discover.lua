@@ -1,3 +1,4 @@
+--- ARGV: offset limit ttl_ms g_before g_after
 -- A discovery query: intersect the filter sets with a sort order, page it and count it, in
 -- one call. The intersection is cached (with a TTL) for as long as the index generation it
 -- was computed at is current. ZINTERSTORE walks the smallest input and probes the others,
@@ -5,22 +6,22 @@
 -- KEYS[1]  the query's cache (sorted set), KEYS[2] its generation (string)
 -- KEYS[3]  the index generation counter, KEYS[4] the sort order (sorted set)
 -- KEYS[5..] the filter sets (kind, tags, author)
--- ARGV[1]  offset, ARGV[2] limit, ARGV[3] the cache's TTL in milliseconds
--- ARGV[4], ARGV[5]  optional: the G key's text before and after a board id (feeds.keys.parts),
+-- offset  offset, limit limit, ttl_ms the cache's TTL in milliseconds
+-- g_before, g_after  optional: the G key's text before and after a board id (feeds.keys.parts),
 --          on a plain Redis only (G hashes live in other slots): the page's G hashes come back too
 -- Returns  {total, {id, id, ...}} best first (ties: the larger id, i.e. the newer board, first),
---          with ARGV[4]: {total, ids, {hash, hash, ...}}, each the flat HGETALL of G ({} for a miss)
-local offset = tonumber(ARGV[1])
-local stop = offset + tonumber(ARGV[2]) - 1
+--          with g_before: {total, ids, {hash, hash, ...}}, each the flat HGETALL of G ({} for a miss)
+local offset = tonumber(ARG.offset)
+local stop = offset + tonumber(ARG.limit) - 1
 
 local function answer(source)
     local ids = redis.call('ZREVRANGE', source, offset, stop)
-    if not ARGV[4] or ARGV[4] == '' then
+    if not ARG.g_before or ARG.g_before == '' then
         return {redis.call('ZCARD', source), ids}
     end
     local hashes = {}
     for i, id in ipairs(ids) do
-        hashes[i] = redis.call('HGETALL', ARGV[4] .. id .. ARGV[5])
+        hashes[i] = redis.call('HGETALL', ARG.g_before .. id .. ARG.g_after)
     end
     return {redis.call('ZCARD', source), ids, hashes}
 end
@@ -36,7 +37,7 @@ if redis.call('GET', KEYS[2]) ~= generation or redis.call('EXISTS', KEYS[1]) == 
     command[#command + 1] = 1
     for i = 5, #KEYS do command[#command + 1] = 0 end
     redis.call(unpack(command))
-    redis.call('SET', KEYS[2], generation, 'PX', ARGV[3])
-    redis.call('PEXPIRE', KEYS[1], ARGV[3])
+    redis.call('SET', KEYS[2], generation, 'PX', ARG.ttl_ms)
+    redis.call('PEXPIRE', KEYS[1], ARG.ttl_ms)
 end
 return answer(KEYS[1])

@@ -1,3 +1,4 @@
+--- ARGV:
 -- A live board's doc as it stands, with the seq it stands at (read in one step, so the doc and
 -- the seq agree).
 -- KEYS[1]  meta hash (lm:), KEYS[2] elements hash (le:), KEYS[3] order zset (lz:)

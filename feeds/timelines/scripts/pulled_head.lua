@@ -1,16 +1,17 @@
+--- ARGV: before count mark_field pull_below_field
 -- The newest ids of a big (or once big) author's M that a reader's feed page merges: strictly
 -- below the page's bound and below the author's pull_below (feeds.timelines.hybrid), with M's archived
 -- max, so the reader knows whether M's archive must be read too. One call per author, all of a
 -- page's calls in one pipeline (each call in its author's slot).
 -- KEYS[1]  M[a] (m:{u:a})
 -- KEYS[2]  the author's timeline facts (tm:{u:a})
--- ARGV[1]  the page's bound, exclusive: a board id, or "" for none
--- ARGV[2]  how many ids at most (-1: every one)
--- ARGV[3]  the field of M's archived max, ARGV[4] the field pull_below
+-- before  the page's bound, exclusive: a board id, or "" for none
+-- count  how many ids at most (-1: every one)
+-- mark_field  the field of M's archived max, pull_below_field the field pull_below
 -- Returns  {M's archived max or nil, pull_below or nil, ids newest first ...}
 -- Ids stay strings throughout: a Lua number would print an 18-digit id in exponent form.
-local facts = redis.call('HMGET', KEYS[2], ARGV[3], ARGV[4])
-local high = ARGV[1]
+local facts = redis.call('HMGET', KEYS[2], ARG.mark_field, ARG.pull_below_field)
+local high = ARG.before
 if facts[2] and (high == '' or tonumber(facts[2]) < tonumber(high)) then
     high = facts[2]
 end
@@ -19,7 +20,7 @@ if high ~= '' then
     range_high = '(' .. high
 end
 local reply = {facts[1], facts[2]}
-for _, id in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[1], range_high, '-inf', 'LIMIT', 0, tonumber(ARGV[2]))) do
+for _, id in ipairs(redis.call('ZREVRANGEBYSCORE', KEYS[1], range_high, '-inf', 'LIMIT', 0, tonumber(ARG.count))) do
     reply[#reply + 1] = id
 end
 return reply

@@ -1,27 +1,28 @@
--- A warm page of one timeline (P or M) in one call: the ids, and on a plain Redis (ARGV[7] set)
+--- ARGV: want offset before mark_field touch_ttl stop_if_regenerate g_before g_after m_before m_after tm_before tm_after m_mark_field pull_below_field merge_max
+-- A warm page of one timeline (P or M) in one call: the ids, and on a plain Redis (g_before set)
 -- their G hashes and the visibility check, with the reader's activity touch. A page that lies
 -- above the timeline's archived max A comes back whole; anything else says why, so the caller
 -- goes the longer way (feeds.selectors): a page reaching below A, a returning idle reader whose
 -- P waits for regeneration. On a plain Redis a home page of a reader who follows big authors
 -- (hybrid fan-out, feeds.timelines.hybrid) merges their M here too, each below its pull_below, when every
--- head reaches above its own A and the merge reads at most ARGV[15] ids; otherwise, and always
+-- head reaches above its own A and the merge reads at most merge_max ids; otherwise, and always
 -- on a cluster, it answers "big" and the caller merges (feeds.timelines.pages.home_page).
 -- Every declared key is the owner's ({u:N}, one slot). G hashes, and the big authors' M and tm,
--- are other slots: they are read here only on a plain Redis, by the key spellings ARGV[7..12]
+-- are other slots: they are read here only on a plain Redis, by the key spellings g_before .. tm_after
 -- give (feeds.keys.parts), never on a cluster (the caller reads them by node instead).
 -- KEYS[1]  the timeline (P[u] or M[u]), KEYS[2] the owner's timeline facts tm[u]
 -- KEYS[3..5] home only: fb[u] (big followees), following[u], active[u]
--- ARGV[1]  how many ids to read: the page's limit + 1 (the last tells whether more exist)
--- ARGV[2]  offset, or "" when paging by ARGV[3]
--- ARGV[3]  before: a board id (exclusive), or ""
--- ARGV[4]  the field of A in tm[u]
--- ARGV[5]  home only: the active mark's TTL in seconds, or 0 for no touch
--- ARGV[6]  home only: 1 to stop when P waits for regeneration (the field "regenerate" of tm[u])
--- ARGV[7], ARGV[8]  the G key's text before and after the board id; "" when G is not read here
--- ARGV[9], ARGV[10]  the M key's text before and after a user id ("" when G is not read here)
--- ARGV[11], ARGV[12] the tm key's text before and after a user id
--- ARGV[13], ARGV[14] the fields of M's A and of pull_below in tm[a]
--- ARGV[15] the most ids a merge with big followees' M may read here (0: never merge here)
+-- want  how many ids to read: the page's limit + 1 (the last tells whether more exist)
+-- offset  offset, or "" when paging by before
+-- before  before: a board id (exclusive), or ""
+-- mark_field  the field of A in tm[u]
+-- touch_ttl  home only: the active mark's TTL in seconds, or 0 for no touch
+-- stop_if_regenerate  home only: 1 to stop when P waits for regeneration (the field "regenerate" of tm[u])
+-- g_before, g_after  the G key's text before and after the board id; "" when G is not read here
+-- m_before, m_after  the M key's text before and after a user id ("" when G is not read here)
+-- tm_before, tm_after the tm key's text before and after a user id
+-- m_mark_field, pull_below_field the fields of M's A and of pull_below in tm[a]
+-- merge_max the most ids a merge with big followees' M may read here (0: never merge here)
 -- Returns {status, A or nil, payload}:
 --   "page":  payload = {has_more, the page's last id (or nil), id, hash, id, hash, ...}: a hash
 --            is the flat HGETALL of G
@@ -31,20 +32,20 @@
 --   "big":   payload = the reader's big followees: the caller merges their M (two more trips).
 --   "deep":  the page reaches below A (or A is unknown here): the archive is needed.
 -- Cost: O(log |T| + limit) plus, with G, O(limit) hash reads and following probes; merging k big
--- followees' M adds O(k log |M| + n log n) for the n <= ARGV[15] ids read.
+-- followees' M adds O(k log |M| + n log n) for the n <= merge_max ids read.
 -- Ids stay strings, compared as numbers: every board id is below 2^53, exact in a Lua number.
-local want = tonumber(ARGV[1])
+local want = tonumber(ARG.want)
 local home = #KEYS >= 5
-if home and tonumber(ARGV[5]) > 0 then
-    if not redis.call('SET', KEYS[5], '1', 'EX', ARGV[5], 'GET') then
+if home and tonumber(ARG.touch_ttl) > 0 then
+    if not redis.call('SET', KEYS[5], '1', 'EX', ARG.touch_ttl, 'GET') then
         redis.call('HSET', KEYS[2], 'regenerate', '1')
     end
 end
-local facts = redis.call('HMGET', KEYS[2], ARGV[4], 'regenerate')
+local facts = redis.call('HMGET', KEYS[2], ARG.mark_field, 'regenerate')
 local mark = facts[1]
 local big = {}
 if home then
-    if ARGV[6] == '1' and facts[2] then
+    if ARG.stop_if_regenerate == '1' and facts[2] then
         return {'regenerate', mark, {}}
     end
     big = redis.call('ZRANGE', KEYS[3], 0, -1)
@@ -70,25 +71,25 @@ end
 
 local ids
 if #big > 0 then
-    local offset = ARGV[3] == '' and tonumber(ARGV[2]) or 0
+    local offset = ARG.before == '' and tonumber(ARG.offset) or 0
     local count = offset + want
-    if ARGV[9] == '' or count * (#big + 1) > tonumber(ARGV[15]) then
+    if ARG.m_before == '' or count * (#big + 1) > tonumber(ARG.merge_max) then
         return {'big', mark, big}
     end
-    local all = head(KEYS[1], ARGV[3], count, archived)
+    local all = head(KEYS[1], ARG.before, count, archived)
     if not all then
         return {'big', mark, big}
     end
     for _, author in ipairs(big) do
-        local facts_a = redis.call('HMGET', ARGV[11] .. author .. ARGV[12], ARGV[13], ARGV[14])
+        local facts_a = redis.call('HMGET', ARG.tm_before .. author .. ARG.tm_after, ARG.m_mark_field, ARG.pull_below_field)
         if not facts_a[1] then
             return {'big', mark, big}  -- M's A unknown here (Redis lost it): the caller reads it
         end
-        local high = ARGV[3]
+        local high = ARG.before
         if facts_a[2] and (high == '' or tonumber(facts_a[2]) < tonumber(high)) then
             high = facts_a[2]
         end
-        local m = head(ARGV[9] .. author .. ARGV[10], high, count, tonumber(facts_a[1]))
+        local m = head(ARG.m_before .. author .. ARG.m_after, high, count, tonumber(facts_a[1]))
         if not m then
             return {'big', mark, big}
         end
@@ -114,13 +115,13 @@ if #big > 0 then
             end
         end
     end
-elseif ARGV[3] ~= '' then
-    ids = head(KEYS[1], ARGV[3], want, archived)
+elseif ARG.before ~= '' then
+    ids = head(KEYS[1], ARG.before, want, archived)
     if not ids then
         return {'deep', mark, {}}
     end
 else
-    local offset = tonumber(ARGV[2])
+    local offset = tonumber(ARG.offset)
     if archived > 0 and offset + want > redis.call('ZCOUNT', KEYS[1], '(' .. mark, '+inf') then
         return {'deep', mark, {}}
     end
@@ -128,28 +129,16 @@ else
 end
 local shown = math.min(#ids, want - 1)
 local payload = {#ids == want and 1 or 0, ids[shown] or false}
-local read_g = ARGV[7] ~= ''
+local read_g = ARG.g_before ~= ''
 local followed = {}
 for i = 1, shown do
     local id = ids[i]
     local hash = {}
     local keep = true
     if read_g then
-        hash = redis.call('HGETALL', ARGV[7] .. id .. ARGV[8])
+        hash = redis.call('HGETALL', ARG.g_before .. id .. ARG.g_after)
         if home and #hash > 0 then
-            local author
-            for f = 1, #hash, 2 do
-                if hash[f] == 'author_id' then
-                    author = hash[f + 1]
-                    break
-                end
-            end
-            if author then
-                if followed[author] == nil then
-                    followed[author] = redis.call('ZSCORE', KEYS[4], author) ~= false
-                end
-                keep = followed[author]
-            end
+            keep = still_followed(hash, KEYS[4], followed)
         end
     end
     if keep then
