@@ -37,7 +37,7 @@ def noscript_answers(node: redis.Redis) -> int:
 
 def test_direct_and_pipelined_scripts_run_after_every_primary_flushed_its_script_cache(redis_data):
     meta = keys.timeline_meta(USER_ID)
-    scripts.hset_max(keys=[meta], args=["m_archived_max", 5])  # both scripts cached, as on a live site
+    scripts.hset_max(keys=[meta], field="m_archived_max", value=5)  # both scripts cached, as on a live site
     store.home_touch(USER_ID)
     redis_data.delete(meta, keys.active(USER_ID))
 
@@ -47,8 +47,8 @@ def test_direct_and_pipelined_scripts_run_after_every_primary_flushed_its_script
     noscript_before = noscript_answers(holder(meta))
 
     # A direct call (EVALSHA): the node answers NOSCRIPT, the runner loads the script and calls again.
-    assert scripts.hset_max(keys=[meta], args=["m_archived_max", 7]) == "7"
-    assert scripts.hset_max(keys=[meta], args=["m_archived_max", 3]) == "7"  # never lowered
+    assert scripts.hset_max(keys=[meta], field="m_archived_max", value=7) == "7"
+    assert scripts.hset_max(keys=[meta], field="m_archived_max", value=3) == "7"  # never lowered
     assert redis_data.hget(meta, "m_archived_max") == "7"
     assert noscript_answers(holder(meta)) > noscript_before, "the direct call never met NOSCRIPT"
     # Loaded again on every primary (a cluster loads it everywhere), not only where it ran.
