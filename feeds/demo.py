@@ -1,4 +1,4 @@
-"""Drawings for the demo world: small scenes made of the document's own elements (API.md).
+"""Drawings for the demo world: small scenes made of the document's own elements (docs/api.md).
 
 Each maker takes a seeded ``random.Random`` and returns ``(title, kind, tags, doc)``.
 """

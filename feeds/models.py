@@ -64,7 +64,7 @@ class Board(models.Model):
 
 
 class BoardEditor(models.Model):
-    """Someone the board's author invited to draw on it (API.md, "Shared boards, live"): they may
+    """Someone the board's author invited to draw on it (docs/api.md, "Shared boards, live"): they may
     change its drawing, nothing else. The board keeps its one author for feeds and profiles."""
 
     board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="editor_rows")

@@ -1,4 +1,4 @@
-"""The facts of a board and of a timeline, spelled once (API.md, "Boards").
+"""The facts of a board and of a timeline, spelled once (docs/api.md, "Boards").
 
 The validators (feeds.validation), the models, the OpenAPI document, the pages and the editor
 (``static/js/editor.js``, through ``editor_config()`` embedded in its page) all read them here.
@@ -46,7 +46,7 @@ MAX_POINTS = 100_000  # in all paths of a drawing
 STROKE_WIDTH = (1, 64)
 TEXT_SIZE = (8, 128)
 MAX_TEXT = 500
-# An element's id (API.md, "Shared boards, live"): kept as sent, unique within a drawing; the
+# An element's id (docs/api.md, "Shared boards, live"): kept as sent, unique within a drawing; the
 # server gives one of ELEMENT_ID_GENERATED characters to an element sent without.
 ELEMENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 ELEMENT_ID_GENERATED = 12
@@ -90,7 +90,7 @@ SEARCH_DOC_TEXT_MAX = 100_000
 
 
 class NotificationKind(models.TextChoices):
-    """What a notification tells (API.md, "Search, notifications"). The value is the API's ``kind``."""
+    """What a notification tells (docs/api.md, "Search, notifications"). The value is the API's ``kind``."""
 
     FOLLOW = "follow", "followed you"
     INVITE = "invite", "invited you to draw"

@@ -1,4 +1,4 @@
-"""Search of boards by title, tags and the text in their drawings (API.md, "Search"):
+"""Search of boards by title, tags and the text in their drawings (docs/api.md, "Search"):
 PostgreSQL full-text search over ``Board.search_vector`` (a stored generated column, so it is
 current after every create, update and delete) with its GIN index. Only published boards
 match: hidden, deleted and suspended authors' boards never do."""

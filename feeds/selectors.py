@@ -46,7 +46,7 @@ def board_get_visible(board_id: int) -> Board:
 
 def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
     """A published board that ``user`` may change (its author; staff too with ``staff_may``),
-    or ``BoardNotFound`` / ``NotBoardAuthor`` (in that order: API.md's 404 before 403)."""
+    or ``BoardNotFound`` / ``NotBoardAuthor`` (in that order: docs/api.md's 404 before 403)."""
     board = board_get_visible(board_id)
     if board.author_id != user.pk and not (staff_may and user.is_staff):
         raise NotBoardAuthor()
@@ -54,7 +54,7 @@ def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
 
 
 def board_summary(board: Board) -> dict:
-    """The summary form of API.md."""
+    """The summary form of docs/api.md."""
     return summary_from_fields(boardcache.fields_of(board))
 
 
@@ -203,7 +203,7 @@ def discover(query, *, offset: int, limit: int) -> dict:
 
 
 def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) -> dict[str, list[str]]:
-    """API.md's reading answer: for each visible board asked for, the usernames of the people
+    """docs/api.md's reading answer: for each visible board asked for, the usernames of the people
     the viewer follows who share their reads and read it in the window. One pipeline to check
     the boards exist, one query for which followees share (and their names), then the N x M
     question over those alone."""
@@ -214,7 +214,7 @@ def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) ->
 
 
 def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: float | None = None) -> dict:
-    """API.md's popular answer: ``all`` by views (reads = views), ``trending`` by views in the
+    """docs/api.md's popular answer: ``all`` by views (reads = views), ``trending`` by views in the
     last 24 hours (reads = those views), ``following`` by how many of the viewer's followees
     read each board in the window (reads = that number; only people who share their reads
     count). Invisible boards are left out."""
@@ -233,7 +233,7 @@ def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: f
 
 
 def search(query: str, *, kind: str, offset: int, limit: int) -> dict:
-    """API.md's search answer: people (``kind`` "users", by name: social.search) or boards
+    """docs/api.md's search answer: people (``kind`` "users", by name: social.search) or boards
     (by title, tags and drawing text: feeds.search), best match first, with the total. Boards
     are hydrated from G like every list (one pipeline; misses from PostgreSQL)."""
     if kind == "users":
@@ -247,7 +247,7 @@ def search(query: str, *, kind: str, offset: int, limit: int) -> dict:
 
 
 def notifications_list(user, *, offset: int, limit: int) -> dict:
-    """API.md's notifications answer: the unread count and a page, latest first, each with its
+    """docs/api.md's notifications answer: the unread count and a page, latest first, each with its
     kept actors' names (suspended people left out), the count of actors and the board (null
     when there is none or it is gone). Three queries and one G pipeline, whatever the page."""
     rows = notifications.notifications_page(user.pk, offset=offset, limit=limit)

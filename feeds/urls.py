@@ -1,4 +1,4 @@
-"""Pages about boards (API.md, "Pages"), and the ``board_id`` path converter (here and in
+"""Pages about boards (docs/api.md, "Pages"), and the ``board_id`` path converter (here and in
 ugcsite.urls' API paths)."""
 
 from django.urls import path, register_converter

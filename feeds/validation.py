@@ -1,4 +1,4 @@
-"""The shapes API.md fixes for boards and drawings, checked with pydantic.
+"""The shapes docs/api.md fixes for boards and drawings, checked with pydantic.
 
 Numbers are integers or decimals, never booleans or strings (strict types); NaN and infinities
 never get this far (ugcsite.http.parse_json_object refuses them). Unknown keys are refused.
@@ -123,7 +123,7 @@ def new_element_id() -> str:
 
 def doc_with_ids(doc: dict) -> dict:
     """A valid doc (as sent) whose elements without an ``id`` get a fresh one, the others kept
-    as sent (API.md: a GET always returns ids). ``doc`` itself is left as it was (a copy is
+    as sent (docs/api.md: a GET always returns ids). ``doc`` itself is left as it was (a copy is
     returned when an id was given)."""
     if all("id" in element for element in doc["elements"]):
         return doc

@@ -3,7 +3,7 @@ cluster): sign-up, tokens, follow, post, feed, discover, reading, delete. Standa
 
     python3 scripts/api_smoke.py [http://127.0.0.1:8000]
 
-Prints each step; exits 1 at the first answer that is not what API.md says.
+Prints each step; exits 1 at the first answer that is not what docs/api.md says.
 """
 
 import json

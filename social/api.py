@@ -1,4 +1,4 @@
-"""API: tokens, profiles and follow lists (API.md, "Accounts and auth", "Follow graph").
+"""API: tokens, profiles and follow lists (docs/api.md, "Accounts and auth", "Follow graph").
 Signing up, following someone, social reading and popular boards touch feeds: they are in
 feeds.api.people."""
 
@@ -40,7 +40,7 @@ def tokens_create(request):
 
 
 def token_current_delete(request):
-    """API.md, "Operations": the token this call was made with stops working at once."""
+    """docs/api.md, "Operations": the token this call was made with stops working at once."""
     if request.api_token is None:
         raise ApiError(401, "Send the token to revoke as 'Authorization: Bearer <token>'; "
                             "this call ends a token, not a browser session.")
@@ -94,7 +94,7 @@ def following(request, username: str):
 tokens_view = endpoint(POST=tokens_create)
 token_current = endpoint(DELETE=token_current_delete)
 me_view = endpoint(GET=me, PATCH=me_patch)
-# API.md: every API body at most 2 MiB, a picture too (the settings page takes 5 MB); the 413 says "picture".
+# docs/api.md: every API body at most 2 MiB, a picture too (the settings page takes 5 MB); the 413 says "picture".
 me_avatar = body_max(settings.API_MAX_BODY_BYTES, "picture")(endpoint(PUT=me_avatar_put, DELETE=me_avatar_delete))
 profile = endpoint(GET=user_profile)
 followers_view = endpoint(GET=followers)

@@ -9,7 +9,7 @@ User = get_user_model()
 
 
 class SignupForm(forms.Form):
-    """The rules of POST /api/v1/users (API.md), with the messages a person needs."""
+    """The rules of POST /api/v1/users (docs/api.md), with the messages a person needs."""
 
     username = forms.RegexField(
         regex=USERNAME_RE, max_length=USERNAME_MAX,
@@ -39,7 +39,7 @@ class SignupForm(forms.Form):
 
 
 class SettingsForm(forms.ModelForm):
-    """The settings of PATCH /api/v1/me (API.md): the model's limits, the messages a person needs."""
+    """The settings of PATCH /api/v1/me (docs/api.md): the model's limits, the messages a person needs."""
 
     class Meta:
         model = User

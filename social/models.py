@@ -81,7 +81,7 @@ class User(AbstractUser):
         super().save(*args, **kwargs)
         if new_password or not self.is_active:
             # However it happened (the admin's form, a shell, a service), a new password or a
-            # suspension ends every token at once (API.md, "Operations"): the rows go, and each
+            # suspension ends every token at once (docs/api.md, "Operations"): the rows go, and each
             # one's cache entry with it (token_deleted below).
             self.api_tokens.all().delete()
 

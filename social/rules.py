@@ -1,4 +1,4 @@
-"""The facts of an account, spelled once (API.md, "Accounts and auth"): the model's validator,
+"""The facts of an account, spelled once (docs/api.md, "Accounts and auth"): the model's validator,
 the API's body models, the OpenAPI document and the pages read them here."""
 
 import re
@@ -8,7 +8,7 @@ USERNAME_RE = re.compile(USERNAME_PATTERN.removesuffix("$") + r"\Z")  # Python's
 USERNAME_MAX = 30
 USERNAME_WORDS = "3-30 characters of A-Z, a-z, 0-9 and _"
 PASSWORD_LENGTH = (8, 128)
-# A person's own settings (API.md, "Search, notifications, your own settings").
+# A person's own settings (docs/api.md, "Search, notifications, your own settings").
 DISPLAY_NAME_MAX = 50
 BIO_MAX = 300
 # Search of people (GET /api/v1/search?type=users): the query's length, and how alike a typo

@@ -1,4 +1,4 @@
-"""Search of people by username and display name (API.md, "Search"): PostgreSQL's pg_trgm over
+"""Search of people by username and display name (docs/api.md, "Search"): PostgreSQL's pg_trgm over
 ``User.search_name`` (lower case, no accents; a stored generated column, so it is current after
 every write). Suspended people are no one here either."""
 

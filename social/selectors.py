@@ -27,7 +27,7 @@ def user_get_by_name(username: str) -> User:
 
 
 def profile(user, *, viewer=None) -> dict:
-    """The profile object of API.md ("Follow graph"). No row counting: ``followers`` and
+    """The profile object of docs/api.md ("Follow graph"). No row counting: ``followers`` and
     ``following`` are the sizes of the lists as served (suspended people are in neither), one
     Redis round trip; ``boards`` is stored."""
     viewer_id = viewer.pk if viewer is not None and viewer.pk != user.pk else None

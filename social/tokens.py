@@ -1,6 +1,6 @@
 """Bearer tokens of the API: made, looked up (cached in Redis, social.token_cache) and revoked.
 
-A token stops working on the next request however it goes (API.md, "Operations"): deleted
+A token stops working on the next request however it goes (docs/api.md, "Operations"): deleted
 (here, in the admin, by any ORM delete: the post_delete signal in social.models), expired (its
 cache entry never outlives it, and carries its expiry), or its user suspended or given a new
 password (``User.save`` deletes the user's tokens). Storage only.

@@ -1,4 +1,4 @@
-"""Pages about people (API.md, "Pages"): accounts and the follow lists. The 'people' namespace
+"""Pages about people (docs/api.md, "Pages"): accounts and the follow lists. The 'people' namespace
 also holds sign-up, the profile and the follow button of feeds.views.people (ugcsite.urls joins them)."""
 
 from django.urls import path

@@ -1,4 +1,4 @@
-"""Operations (API.md, "Operations"): is the process up, can it serve, and its metrics."""
+"""Operations (docs/api.md, "Operations"): is the process up, can it serve, and its metrics."""
 
 from django.conf import settings
 from django.db import connection

@@ -3,7 +3,7 @@ validation and paging. It imports no app of the site: how a bearer token names a
 an authenticated call records are the settings ``API_TOKEN_USER`` and ``API_CALLER_SEEN``.
 
 A view module declares one function per method and joins them with ``endpoint(GET=..., PUT=...)``.
-Order of answers (API.md): 401, then 404, then 403, then 400, so bodies are parsed inside the
+Order of answers (docs/api.md): 401, then 404, then 403, then 400, so bodies are parsed inside the
 handler, after it has loaded what it needs and checked who may touch it. A write whose body is
 not JSON is a 415 between the 401 and the 404 (``json_body_required``). Handlers and what
 they call raise ``ugcsite.errors`` (domain errors) or ``ApiError``; both become answers here.
@@ -159,7 +159,7 @@ def endpoint(**handlers: Callable) -> Callable:
                 _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
             if getattr(handler, "login_required", False) and request.api_user is None:
                 raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
-            # 415 after the 401s (API.md puts 401 first) and before anything the handler loads
+            # 415 after the 401s (docs/api.md puts 401 first) and before anything the handler loads
             # (404, 403) or counts (a sign-up's rate limit): the body's type is a fact of the
             # request alone, as a 405 or a 413 is, so a form post to sign-up is refused unread.
             if request.method not in SAFE_METHODS and not getattr(handler, "takes_bytes", False):
@@ -185,7 +185,7 @@ JSON_MEDIA_TYPE = "application/json"
 
 
 def json_body_required(request: HttpRequest) -> None:
-    """A 415 unless the request's body is JSON (API.md): ``Content-Type: application/json``,
+    """A 415 unless the request's body is JSON (docs/api.md): ``Content-Type: application/json``,
     parameters such as ``charset=utf-8`` allowed. A cross-site HTML form sends only
     application/x-www-form-urlencoded, multipart/form-data or text/plain: it never reaches a
     handler, nor does a JSON text sent under another name or none. A write with no body (a PUT
@@ -336,7 +336,7 @@ STORABLE_SCHEMA = {"pattern": STORABLE_PATTERN, "description": "no NUL character
 Text = Annotated[StrictStr, AfterValidator(_storable), Field(json_schema_extra=STORABLE_SCHEMA)]
 
 
-# Paging (API.md, "Timelines": ``limit`` 1-100, default 20, ``offset`` >= 0). Every integer a
+# Paging (docs/api.md, "Timelines": ``limit`` 1-100, default 20, ``offset`` >= 0). Every integer a
 # client sends has an upper bound, checked here before it reaches Redis or PostgreSQL:
 # OFFSET_MAX lies far past any list a person pages through, and keeps offset + limit an exact
 # integer wherever it goes (Lua prints numbers with 14 significant digits; Redis ranges and
@@ -344,7 +344,7 @@ Text = Annotated[StrictStr, AfterValidator(_storable), Field(json_schema_extra=S
 LIMIT_DEFAULT = 20
 LIMIT_MAX = 100
 OFFSET_MAX = 10**9
-# Every id of the API is a positive integer below 2^53 (API.md, "Boards"), so ``before`` needs
+# Every id of the API is a positive integer below 2^53 (docs/api.md, "Boards"), so ``before`` needs
 # no more than that: anything above names no item.
 ID_LIMIT = 2**53
 ID_DIGITS = len(str(ID_LIMIT - 1))  # 16: a longer number names no item
@@ -371,7 +371,7 @@ def _int_param(request: HttpRequest, name: str, default: int | None, low: int, h
 
 
 def paging(request: HttpRequest, *, allow_before: bool = False) -> dict:
-    """``offset``/``limit`` (and ``before`` where allowed) of a list endpoint (API.md), or a 400."""
+    """``offset``/``limit`` (and ``before`` where allowed) of a list endpoint (docs/api.md), or a 400."""
     limit = _int_param(request, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX)
     offset = _int_param(request, "offset", None, 0, OFFSET_MAX)
     before = _int_param(request, "before", None, 1, ID_LIMIT) if allow_before else None

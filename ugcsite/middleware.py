@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError, ClusterDownError)
 RETRY_AFTER_SECONDS = 5
 
-# Pages load nothing from other hosts and run no inline script (API.md, "Pages").
+# Pages load nothing from other hosts and run no inline script (docs/api.md, "Pages").
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
     "script-src 'self'",

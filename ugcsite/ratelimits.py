@@ -1,4 +1,4 @@
-"""Rate limits (API.md, "Limits"): counts in fixed one-minute windows on the plain Redis of
+"""Rate limits (docs/api.md, "Limits"): counts in fixed one-minute windows on the plain Redis of
 Django's cache (never the data Redis: a cluster is fine for the data). Imports no app: services
 of any app call ``attempt``.
 

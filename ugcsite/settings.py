@@ -185,7 +185,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE: dict = {}  # filled below, beside the settings of each scheduled task
 
-AUTH_PASSWORD_VALIDATORS: list = []  # API.md fixes the password rule (8-128 characters)
+AUTH_PASSWORD_VALIDATORS: list = []  # docs/api.md fixes the password rule (8-128 characters)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -208,7 +208,7 @@ STORAGES = {
     },
 }
 
-# API.md: bodies of at most 2 MiB; larger ones answer 413 (ugcsite.middleware).
+# docs/api.md: bodies of at most 2 MiB; larger ones answer 413 (ugcsite.middleware).
 API_MAX_BODY_BYTES = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
@@ -218,7 +218,7 @@ API_TOKEN_USER = "social.tokens.token_user_id"
 API_CALLER_SEEN = "feeds.services.activity.user_seen"
 # ...and what every read (GET) of the API counts against the read limits (below).
 API_READ_LIMIT = "ugcsite.ratelimits.read_attempt"
-# Rate limits (API.md, "Limits"; ugcsite.ratelimits), each a count per minute, 0 turns it off:
+# Rate limits (docs/api.md, "Limits"; ugcsite.ratelimits), each a count per minute, 0 turns it off:
 # sign-ups and log-ins per client address (and log-ins per account); writes (boards created or
 # edited, follows, invites) per user and per address. Counted on the cache's plain Redis.
 RATE_LIMIT_AUTH_PER_MINUTE = int(os.environ.get("RATE_LIMIT_AUTH_PER_MINUTE", "30"))

@@ -1,3 +1,3 @@
-"""The JSON API of feeds (API.md): ``boards`` (a board and its preview), ``timelines``
+"""The JSON API of feeds (docs/api.md): ``boards`` (a board and its preview), ``timelines``
 (profiles, the home feed, discovery) and ``people`` (following someone, social reading,
 popular boards: the calls that join social's graph with the boards)."""

@@ -1,4 +1,4 @@
-"""API: boards (API.md, "Boards")."""
+"""API: boards (docs/api.md, "Boards")."""
 
 from django.http import HttpResponse
 

@@ -1,4 +1,4 @@
-"""API: a person's notifications (API.md, "Search, notifications, your own settings")."""
+"""API: a person's notifications (docs/api.md, "Search, notifications, your own settings")."""
 
 from typing import Annotated
 

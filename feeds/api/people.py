@@ -1,4 +1,4 @@
-"""API: signing up, following someone, social reading and popular boards (API.md, "Accounts
+"""API: signing up, following someone, social reading and popular boards (docs/api.md, "Accounts
 and auth", "Follow graph", "Social reading"): social's accounts, graph and read sets joined
 with the feeds and the boards."""
 

@@ -1,4 +1,4 @@
-"""API: search of people and boards (API.md, "Search, notifications, your own settings")."""
+"""API: search of people and boards (docs/api.md, "Search, notifications, your own settings")."""
 
 from feeds import selectors
 from feeds.rules import SEARCH_TYPES

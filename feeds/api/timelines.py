@@ -1,4 +1,4 @@
-"""API: timelines and discovery (API.md, "Timelines", "Discovery")."""
+"""API: timelines and discovery (docs/api.md, "Timelines", "Discovery")."""
 
 from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""The live channel of a board, ``/ws/boards/{id}`` (API.md, "Shared boards, live").
+"""The live channel of a board, ``/ws/boards/{id}`` (docs/api.md, "Shared boards, live").
 
 One consumer per connection. It authenticates (a bearer token on the upgrade, or the session
 cookie from the site's own origin), says hello with the doc (or, with ``?since=``, the ops

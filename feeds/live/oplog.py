@@ -169,7 +169,7 @@ class LogEntry:
     doc: dict | None  # the doc of a reset
 
     def message(self) -> dict:
-        """The op message of API.md (for an op entry)."""
+        """The op message of docs/api.md (for an op entry)."""
         return {"type": "op", "seq": self.seq, "by": self.by, "client_op_id": self.client_op_id, "op": self.op}
 
 

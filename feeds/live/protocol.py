@@ -1,4 +1,4 @@
-"""The messages of the live channel (API.md, "Shared boards, live"), checked with the same
+"""The messages of the live channel (docs/api.md, "Shared boards, live"), checked with the same
 element models and canvas rule as the REST ``doc`` (feeds.validation): one validator for both."""
 
 import json

@@ -45,7 +45,7 @@ def enqueue(task, *args) -> None:
 
 
 def _doc_text(doc: dict) -> str:
-    doc = doc_with_ids(doc)  # every stored element has an id (API.md, "Shared boards, live")
+    doc = doc_with_ids(doc)  # every stored element has an id (docs/api.md, "Shared boards, live")
     # ASCII with escapes: any JSON string (NUL, lone surrogates) survives PostgreSQL and reads back as sent.
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 

@@ -1,4 +1,4 @@
-"""Editors of a board (API.md, "Shared boards, live"): the author invites people to draw on a
+"""Editors of a board (docs/api.md, "Shared boards, live"): the author invites people to draw on a
 board with them, and removes them; an editor may leave. Only the drawing is theirs to change.
 
 ``editor_invite`` is the one place an invitation happens, so what follows one (a notification,

@@ -1,4 +1,4 @@
-/* Geometry of the drawing's elements (API.md, "Boards"), for the editor (static/js/editor.js):
+/* Geometry of the drawing's elements (docs/api.md, "Boards"), for the editor (static/js/editor.js):
    what a point touches (the eraser, the select tool), an element's bounds (the selection box),
    and an element moved by (dx, dy) so that it still lies on the canvas, as the API requires
    (every point of a path, a text's anchor, a whole rectangle or ellipse). Elements are never

@@ -1,6 +1,6 @@
 /* The whiteboard editor of /new and /b/<id>/edit.
 
-   The document model is exactly the drawing format of API.md: {width, height, background,
+   The document model is exactly the drawing format of docs/api.md: {width, height, background,
    elements}, elements of type path, text, rect and ellipse. The canvas keeps the document's
    logical size (800x600 for a new board) and is scaled to its CSS size: pointer positions are
    mapped from CSS pixels to document units, clamped to the canvas and rounded to 0.1, and the
@@ -30,7 +30,7 @@
   const canvas = document.getElementById("board-canvas");
   if (!form || !canvas || !canvas.getContext) return;
 
-  // --- limits of API.md, from the server's one definition (feeds/rules.py, embedded by the page)
+  // --- limits of docs/api.md, from the server's one definition (feeds/rules.py, embedded by the page)
   const config = JSON.parse(document.getElementById("editor-config").textContent);
   const MAX_ELEMENTS = config.maxElements;
   const MAX_POINTS = config.maxPoints;

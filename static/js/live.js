@@ -1,4 +1,4 @@
-/* Shared boards, live (API.md, "Shared boards, live"): the client of /ws/boards/<id>, used by the
+/* Shared boards, live (docs/api.md, "Shared boards, live"): the client of /ws/boards/<id>, used by the
    editor (static/js/editor.js) and by a board's page, which watches.
 
    The server's order is the truth. `confirmed` is the doc as of the last seq the server sent;
@@ -40,7 +40,7 @@
     return size + "px sans-serif";
   }
 
-  /* Draw one element of API.md's drawing format on a 2D context in document units. */
+  /* Draw one element of docs/api.md's drawing format on a 2D context in document units. */
   function drawElement(ctx, element) {
     ctx.lineCap = "round";
     ctx.lineJoin = "round";
