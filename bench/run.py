@@ -19,17 +19,19 @@ from pathlib import Path
 import django
 
 RESULTS = Path(__file__).resolve().parent / "results"
+SERVICES_SH = str(Path(__file__).resolve().parent.parent / "scripts" / "services.sh")
 
 
 def ensure_tool(binary: str, package: str) -> bool:
+    """Whether ``binary`` is on PATH, after installing ``package`` with apt when it is missing and
+    this runs as root. The install is scripts/services.sh's apt_install, the one rule for apt here:
+    the lists fetched once a run (UGC_APT_UPDATED), the dpkg lock waited for."""
     if shutil.which(binary):
         return True
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        print(f"installing {package} from the distribution's packages")
-        apt = ["apt-get", "-o", "DPkg::Lock::Timeout=300", "-qq"]
-        noninteractive = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run([*apt, "update"], check=False, stdout=subprocess.DEVNULL, env=noninteractive)
-        subprocess.run([*apt, "install", "-y", package], check=False, stdout=subprocess.DEVNULL, env=noninteractive)
+    installed = subprocess.run(["bash", "-c", 'source "$0" && can_apt && apt_install "$1" "$1"', SERVICES_SH, package],
+                               check=False)
+    if installed.returncode == 0:
+        os.environ["UGC_APT_UPDATED"] = "1"  # the next tool of this run needs no second update
     if not shutil.which(binary):
         print(f"warning: {binary} not found (install {package}); its figures are skipped")
         return False

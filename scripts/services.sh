@@ -33,14 +33,32 @@ ensure_postgres() {
 
 can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }
 
-# apt_install WHAT PACKAGE...: from the distribution's packages, waiting up to 5 minutes for another
-# apt (a second set-up, unattended upgrades at boot) to let go of the dpkg lock.
+APT=(apt-get -o DPkg::Lock::Timeout=300 -qq)
+
+# apt_update: the distribution's package lists, fetched once a run: UGC_APT_UPDATED, exported,
+# tells the scripts and benchmarks this run starts that it is done. DPkg::Lock::Timeout does not
+# cover the lists' own lock (apt-get update fails at once while another update holds it), so
+# that is tried again every 5 s for up to 5 minutes.
+apt_update() {
+    [ -n "${UGC_APT_UPDATED:-}" ] && return
+    local i err
+    for i in $(seq 1 60); do
+        err=$(DEBIAN_FRONTEND=noninteractive "${APT[@]}" update 2>&1 >/dev/null) \
+            && { export UGC_APT_UPDATED=1; return; }
+        [[ "$err" == *"Could not get lock"* ]] || break
+        sleep 5
+    done
+    die "apt-get update failed: $err"
+}
+
+# apt_install WHAT PACKAGE...: from the distribution's packages, on lists fetched this run, waiting
+# up to 5 minutes for another apt (a second set-up, unattended upgrades at boot) to let go of the
+# dpkg lock.
 apt_install() {
     local what=$1; shift
     say "Installing $what from the distribution's packages"
-    local apt=(apt-get -o DPkg::Lock::Timeout=300 -qq)
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" update >/dev/null
-    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y "$@" >/dev/null \
+    apt_update
+    DEBIAN_FRONTEND=noninteractive "${APT[@]}" install -y "$@" >/dev/null \
         || die "apt-get could not install $*; install it by hand and run again."
 }
 
