@@ -24,7 +24,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def measure() -> dict:
     from django.conf import settings
 
-    from feeds import keys, timelines
+    from feeds import keys
+    from feeds.timelines import store
     from social import keys as social_keys
     from social import reading
     from ugcsite.redis import get_redis
@@ -45,7 +46,7 @@ def measure() -> dict:
     for board in range(1, 5):
         started = time.perf_counter()
         for i in range(0, followers, batch):
-            timelines.home_deliver(ids[i:i + batch], author, [board])
+            store.home_deliver(ids[i:i + batch], author, [board])
         rates.append(followers / (time.perf_counter() - started))
     rng = random.Random(2026)
     now = time.time()

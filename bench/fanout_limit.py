@@ -56,7 +56,7 @@ def _followers_key() -> str:
 
 def deliver_all(board_id: int, *, batch: int) -> float:
     """Walk F[AUTHOR] a batch at a time and deliver, as the fan-out tasks do. Returns seconds."""
-    from feeds import fanout
+    from feeds.timelines import fanout
     from social.graph import FollowerCursor
 
     cursor = FollowerCursor()

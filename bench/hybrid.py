@@ -69,7 +69,8 @@ def run(args) -> None:
 
     from bench import measure
     from bench.world import DOC, _copy
-    from feeds import hybrid, keys, rebuild, selectors, tasks, timelines
+    from feeds import keys, selectors, tasks
+    from feeds.timelines import hybrid, rebuild, store
     from feeds.timelines.ids import board_id_time, next_board_id
     from feeds.models import Board
     from feeds.services import activity
@@ -148,7 +149,7 @@ def run(args) -> None:
         activity.home_feed_ready(user_id=reader)  # a new reader's first read regenerates P: done here
     app.conf.task_always_eager = False
     pushed = sorted((r[0] for r in rows), reverse=True)[: settings.HOME_TIMELINE_HOT]
-    timelines.timeline_replace(keys.home_timeline(pushed_reader), pushed)
+    store.timeline_replace(keys.home_timeline(pushed_reader), pushed)
     assert set(hybrid.big_followees(hybrid_reader)) == set(big) and not hybrid.big_followees(plain_reader)
     assert not hybrid.big_followees(pushed_reader)
     first = _ids(selectors.home_feed(hybrid_reader, offset=0, before=None, limit=20))

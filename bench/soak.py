@@ -754,7 +754,7 @@ def check_listeners(listeners: list[dict], *, load_end: float) -> dict:
     of a board by someone they do not follow is counted as unexpected."""
     from django.contrib.auth import get_user_model
 
-    from feeds import hybrid
+    from feeds.timelines import hybrid
     from feeds.models import Board
     from social.models import Follow
 

@@ -137,7 +137,7 @@ def build_redis(world: World) -> dict:
     archival of every timeline past its window. Returns the archival's figures."""
     import time
 
-    from feeds import archive, rebuild
+    from feeds.timelines import archive, rebuild
 
     rebuild.recount_profiles()
     users = world.user_ids
@@ -177,7 +177,8 @@ def activate(user_ids) -> None:
 def feed_history(user_id: int, depth: int) -> int:
     """Give a reader's feed an archived history (as months of fan-out and archival would have):
     the followees' boards older than the head, written as P chunks by the archive's own code."""
-    from feeds import archive, keys
+    from feeds import keys
+    from feeds.timelines import archive
     from ugcsite.redis import get_redis
 
     oldest = get_redis().zrange(keys.home_timeline(user_id), 0, 0)
