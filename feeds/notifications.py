@@ -5,10 +5,12 @@ feeds.services.notifications decides who is told what."""
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.db.models import F, Func, IntegerField
 
 from feeds.live import online
 from feeds.models import Notification
 from feeds.rules import NOTIFICATION_ACTORS_KEPT, NOTIFICATION_BUCKET_SECONDS
+from social import hiding
 
 _TABLE = Notification._meta.db_table
 # One row per recipient: a new actor joins the unread row of its (kind, board, day) at the
@@ -34,6 +36,9 @@ def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, boa
     keep k bounded (one follow: k = 1; a board's editors: at most MAX_EDITORS + 1). On commit, one
     ZMSCORE on the plain Redis and a live count to each recipient online."""
     recipients = sorted({r for r in recipient_ids if r != actor_id})  # sorted: concurrent batches lock rows alike
+    if recipients:  # nobody is told what someone they block, or who blocks them, did (one ZMSCORE)
+        blocked = hiding.hidden_among(actor_id, recipients, bits=hiding.BLOCKED_EITHER_WAY)
+        recipients = [r for r in recipients if r not in blocked]
     if not recipients:
         return
     with connection.cursor() as cursor:
@@ -43,15 +48,28 @@ def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, boa
     transaction.on_commit(lambda: online.unread_changed(recipients, notifications_unread))
 
 
-def notifications_page(recipient_id: int, *, offset: int, limit: int) -> list[Notification]:
-    """A page of someone's notifications, latest first. O(log n + offset + limit) on its index."""
-    return list(Notification.objects.filter(recipient_id=recipient_id).order_by("-created_at", "-id")[offset:offset + limit])
+def _shown(rows, hidden: list[int]):
+    """``rows`` without those whose every actor the recipient does not see (blocked or muted:
+    every actor kept is hidden, and no other acted). Left in place: an unmute shows them again."""
+    if not hidden:
+        return rows
+    return rows.exclude(actors__contained_by=hidden,
+                        actor_count__lte=Func(F("actors"), function="cardinality", output_field=IntegerField()))
+
+
+def notifications_page(recipient_id: int, *, offset: int, limit: int, hidden: list[int]) -> list[Notification]:
+    """A page of someone's notifications, latest first, without those only people in ``hidden``
+    caused (social.hiding.hidden_all). O(log n + offset + limit) on its index."""
+    rows = _shown(Notification.objects.filter(recipient_id=recipient_id), hidden)
+    return list(rows.order_by("-created_at", "-id")[offset:offset + limit])
 
 
 def notifications_unread(recipient_id: int) -> int:
-    """How many of someone's notifications are unread: O(unread) on a partial index (rows, not
-    actions: a thousand follows in a day are one)."""
-    return Notification.objects.filter(recipient_id=recipient_id, read=False).count()
+    """How many of someone's notifications are unread, leaving out those only people they do
+    not see caused: O(unread) on a partial index (rows, not actions: a thousand follows in a day
+    are one), and one Redis read of the people they do not see."""
+    rows = Notification.objects.filter(recipient_id=recipient_id, read=False)
+    return _shown(rows, hiding.hidden_all(recipient_id)).count()
 
 
 def notifications_mark_read(recipient_id: int, *, ids: list[int] | None = None) -> int:

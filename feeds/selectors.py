@@ -14,7 +14,7 @@ from feeds.discovery import counters, indexes, queries
 from feeds.models import Board, BoardEditor
 from feeds.rules import Timeline
 from feeds.search import boards_search
-from social import graph, reading
+from social import graph, hiding, reading
 from social import keys as social_keys
 from social.avatars import avatar_url
 from social.search import people_search
@@ -42,6 +42,31 @@ def board_get_visible(board_id: int) -> Board:
     if board is None:
         raise BoardNotFound(board_id)
     return board
+
+
+def board_get_for(board_id: int, viewer) -> Board:
+    """board_get_visible, for what ``viewer`` (or None) may see: a board whose author blocks the
+    viewer is no board to them (BoardNotFound). One more O(1) Redis read for a signed-in viewer."""
+    board = board_get_visible(board_id)
+    viewer_id = _viewer_id(viewer)
+    if viewer_id is not None and viewer_id != board.author_id and hiding.blocked_by(viewer_id, board.author_id):
+        raise BoardNotFound(board_id)
+    return board
+
+
+def _viewer_id(viewer) -> int | None:
+    """The id of a signed-in viewer; None for no one (or Django's anonymous user)."""
+    return viewer.pk if viewer is not None and viewer.is_authenticated else None
+
+
+def _shown_to(viewer, found: dict[int, dict]) -> dict[int, dict]:
+    """The hydrated boards of ``found`` whose authors ``viewer`` sees: not blocked either way,
+    not muted (social.hiding). One ZMSCORE in the viewer's slot, O(authors); nothing for no one."""
+    viewer_id = _viewer_id(viewer)
+    if viewer_id is None or not found:
+        return found
+    hidden = hiding.hidden_among(viewer_id, {int(fields["author_id"]) for fields in found.values()})
+    return {i: f for i, f in found.items() if int(f["author_id"]) not in hidden} if hidden else found
 
 
 def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
@@ -103,10 +128,18 @@ def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dic
     if kind == Timeline.HOME and found:
         # A feed shows only boards of people the reader follows now: an unfollow's clean-up
         # may lag, and archived chunks keep what was delivered while they were followed.
+        # The authors the reader blocks, is blocked by or mutes are left out too, but stay in P.
         authors = sorted({int(fields["author_id"]) for fields in found.values()})
-        followed = {a for a, score in zip(authors, get_redis().zmscore(social_keys.following(user_id), authors)) if score}
-        found = {i: f for i, f in found.items() if int(f["author_id"]) in followed}
-    stale = [board_id for board_id in ids if board_id not in found]
+        pipe = get_redis().pipeline(transaction=False)  # both sets in the reader's slot
+        pipe.zmscore(social_keys.following(user_id), authors)
+        pipe.zmscore(social_keys.hidden(user_id), authors)
+        following, hidden = pipe.execute()
+        followed = {a for a, score in zip(authors, following, strict=True) if score}
+        unseen = {a for a, score in zip(authors, hidden, strict=True) if score}
+        stale = [board_id for board_id in ids if board_id not in found or int(found[board_id]["author_id"]) not in followed]
+        found = {i: f for i, f in found.items() if int(f["author_id"]) in followed - unseen}
+    else:
+        stale = [board_id for board_id in ids if board_id not in found]
     if stale:  # deleted, hidden or unfollowed: drop them from the head now (no-op for archived ids)
         get_redis().zrem(keys.timeline_key(kind, user_id), *stale)
     return found
@@ -191,14 +224,16 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
     return {"items": items, "next": str(page[-1]) if more else None}
 
 
-def discover(query, *, offset: int, limit: int) -> dict:
+def discover(query, *, offset: int, limit: int, viewer=None) -> dict:
     """A discovery query: exact total and the page, hydrated. On a plain Redis one script call
     answers both (queries.query_hydrated); on a cluster one call for the query, one pipeline for
-    the boards. G misses touch PostgreSQL (boards_hydrate)."""
+    the boards. G misses touch PostgreSQL (boards_hydrate). A signed-in viewer's page leaves
+    out whom they do not see (_shown_to; the total still counts them)."""
     total, ids, found = queries.query_hydrated(query, offset=offset, limit=limit)
     misses = [board_id for board_id in ids if board_id not in found]
     if misses:
         found = {**found, **boards_hydrate(misses)}
+    found = _shown_to(viewer, found)
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 
@@ -207,7 +242,8 @@ def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) ->
     the viewer follows who share their reads and read it in the window. One pipeline to check
     the boards exist, one query for which followees share (and their names), then the N x M
     question over those alone."""
-    visible = [board_id for board_id in board_ids if board_id in boards_hydrate(board_ids)]
+    shown = _shown_to(viewer, boards_hydrate(board_ids))
+    visible = [board_id for board_id in board_ids if board_id in shown]
     readers = sharing_readers(graph.following_ids(viewer.pk))
     found = reading.readers_of(visible, readers, now=now)
     return {str(board_id): [readers[r] for r in ids] for board_id, ids in found.items()}
@@ -222,43 +258,52 @@ def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: f
         counts = reading.read_counts(sharing_readers(graph.following_ids(viewer.pk)), now=now)
         # most reads first, ties newest first; boards that are gone drop out at hydration
         ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
-        found = boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]])
+        found = _shown_to(viewer, boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]]))
         page = [(board_id, reads) for board_id, reads in ranked if board_id in found][offset:offset + limit]
     else:
         # the sort orders hold visible boards only (discovery drops the rest at once)
         page = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset=offset, limit=limit)]
-        found = boards_hydrate([board_id for board_id, _ in page])
+        found = _shown_to(viewer, boards_hydrate([board_id for board_id, _ in page]))
     return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
                       for board_id, reads in page if board_id in found]}
 
 
-def search(query: str, *, kind: str, offset: int, limit: int) -> dict:
+def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> dict:
     """docs/api.md's search answer: people (``kind`` "users", by name: social.search) or boards
     (by title, tags and drawing text: feeds.search), best match first, with the total. Boards
-    are hydrated from G like every list (one pipeline; misses from PostgreSQL)."""
+    are hydrated from G like every list (one pipeline; misses from PostgreSQL). A signed-in
+    viewer's page leaves out whom they do not see, people and boards (the total counts them)."""
     if kind == "users":
         people, total = people_search(query, offset=offset, limit=limit)
+        viewer_id = _viewer_id(viewer)
+        if viewer_id is not None:
+            hidden = hiding.hidden_among(viewer_id, [p["id"] for p in people], bits=hiding.BLOCKED_EITHER_WAY)
+            people = [p for p in people if p["id"] not in hidden]
         return {"total": total, "items": [
             {"id": p["id"], "username": p["username"], "display_name": p["display_name"],
              "avatar_url": avatar_url(p["username"], p["avatar_version"])} for p in people]}
     ids, total = boards_search(query, offset=offset, limit=limit)
-    found = boards_hydrate(ids)
+    found = _shown_to(viewer, boards_hydrate(ids))
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 
 def notifications_list(user, *, offset: int, limit: int) -> dict:
     """docs/api.md's notifications answer: the unread count and a page, latest first, each with its
     kept actors' names (suspended people left out), the count of actors and the board (null
-    when there is none or it is gone). Three queries and one G pipeline, whatever the page."""
-    rows = notifications.notifications_page(user.pk, offset=offset, limit=limit)
-    actor_ids = {actor for row in rows for actor in row.actors}
+    when there is none or it is gone). Whom the person does not see (blocked either way,
+    muted) leaves the names and the count, and a notice only they caused leaves the page.
+    Three queries, one read of social.hiding and one G pipeline, whatever the page."""
+    hidden = hiding.hidden_all(user.pk)
+    rows = notifications.notifications_page(user.pk, offset=offset, limit=limit, hidden=hidden)
+    unseen = set(hidden)
+    actor_ids = {actor for row in rows for actor in row.actors} - unseen
     names = dict(get_user_model().objects.filter(pk__in=actor_ids, is_active=True).values_list("id", "username"))
     found = boards_hydrate(sorted({row.board_id for row in rows if row.board_id}))
     return {"unread": notifications.notifications_unread(user.pk), "items": [{
         "id": row.pk,
         "kind": row.kind,
         "actors": [names[actor] for actor in row.actors if actor in names],
-        "actor_count": row.actor_count,
+        "actor_count": row.actor_count - len(unseen.intersection(row.actors)),
         "board": summary_from_fields(found[row.board_id]) if row.board_id in found else None,
         "created_at": row.created_at.isoformat(),
         "read": row.read,

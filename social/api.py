@@ -76,17 +76,17 @@ def me_avatar_delete(request):
 
 
 def user_profile(request, username: str):
-    return selectors.profile(selectors.user_get_by_name(username), viewer=request.api_user)
+    return selectors.profile(selectors.user_get_for(username, request.api_user), viewer=request.api_user)
 
 
 def followers(request, username: str):
-    user = selectors.user_get_by_name(username)
+    user = selectors.user_get_for(username, request.api_user)
     page = paging(request)
     return selectors.followers_list(user, offset=page["offset"], limit=page["limit"])
 
 
 def following(request, username: str):
-    user = selectors.user_get_by_name(username)
+    user = selectors.user_get_for(username, request.api_user)
     page = paging(request)
     return selectors.following_list(user, offset=page["offset"], limit=page["limit"])
 

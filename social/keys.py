@@ -23,6 +23,13 @@ def following(user_id: int) -> str:
     return f"fg:{_user_tag(user_id)}"
 
 
+def hidden(user_id: int) -> str:
+    """Sorted set of the people a user does not see, each scored by why, a sum of bits
+    (social.hiding: 1 they block them, 2 they are blocked by them, 4 they mute them); a person
+    with no bit left leaves the set. Example: ``hx:{u:42}``."""
+    return f"hx:{_user_tag(user_id)}"
+
+
 def counts(user_id: int) -> str:
     """Hash of the profile counters: ``followers``, ``following``, ``boards``. Example: ``c:{u:42}``."""
     return f"c:{_user_tag(user_id)}"

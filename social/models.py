@@ -107,6 +107,43 @@ class Follow(models.Model):
         return f"{self.follower_id} -> {self.followee_id}"
 
 
+class Block(models.Model):
+    """``blocker`` blocked ``blocked``: no follow and no invitation between them either way,
+    neither sees the other's boards in any list, and ``blocked`` gets 404 for ``blocker``'s
+    profile and boards (feeds.services.safety). Mirrored in Redis by social.hiding."""
+
+    blocker = models.ForeignKey(User, on_delete=models.CASCADE, related_name="blocks_made", db_index=False)
+    blocked = models.ForeignKey(User, on_delete=models.CASCADE, related_name="blocks_received")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["blocker", "blocked"], name="block_unique_pair"),
+            models.CheckConstraint(condition=~models.Q(blocker=models.F("blocked")), name="block_not_self"),
+        ]
+
+    def __str__(self):
+        return f"{self.blocker_id} blocks {self.blocked_id}"
+
+
+class Mute(models.Model):
+    """``muter`` does not see ``muted``'s boards or notifications; ``muted`` is not told and
+    nothing else changes (a follow stays). Mirrored in Redis by social.hiding."""
+
+    muter = models.ForeignKey(User, on_delete=models.CASCADE, related_name="mutes_made", db_index=False)
+    muted = models.ForeignKey(User, on_delete=models.CASCADE, related_name="mutes_received")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["muter", "muted"], name="mute_unique_pair"),
+            models.CheckConstraint(condition=~models.Q(muter=models.F("muted")), name="mute_not_self"),
+        ]
+
+    def __str__(self):
+        return f"{self.muter_id} mutes {self.muted_id}"
+
+
 class Read(models.Model):
     """That a person read a board on a day (UTC), with the latest time that day: social reading
     written through to PostgreSQL in batches from a Redis buffer (social.reading.reads_flush),

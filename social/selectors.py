@@ -1,9 +1,11 @@
 """Reads about people for views and the API."""
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
-from social import graph
+from social import graph, hiding
 from social.avatars import avatar_url
+from social.models import Block, Mute
 from social.rules import USERNAME_RE
 from ugcsite.errors import NotFound
 
@@ -24,6 +26,35 @@ def user_get_by_name(username: str) -> User:
     if user is None:
         raise UserNotFound(username)
     return user
+
+
+def user_get_for(username: str, viewer) -> User:
+    """user_get_by_name, for what ``viewer`` may see: someone who blocks the viewer is no one to
+    them (UserNotFound: their profile and boards answer 404). One more O(1) Redis read."""
+    user = user_get_by_name(username)
+    viewer_id = getattr(viewer, "pk", None)  # None: no one signed in (or Django's anonymous user)
+    if viewer_id is not None and viewer_id != user.pk and hiding.blocked_by(viewer_id, user.pk):
+        raise UserNotFound(username)
+    return user
+
+
+def block_between(first_id: int, second_id: int) -> bool:
+    """Whether either of two people blocks the other, from PostgreSQL (the source of truth, for
+    writes that must not race a block: a follow, an invitation). One indexed query."""
+    return Block.objects.filter(Q(blocker_id=first_id, blocked_id=second_id) |
+                                Q(blocker_id=second_id, blocked_id=first_id)).exists()
+
+
+def blocks_list(user) -> list[dict]:
+    """``{"id", "username"}`` of everyone ``user`` blocks, the latest first. O(n) for their n blocks."""
+    rows = Block.objects.filter(blocker=user).order_by("-created_at", "-id").values_list("blocked_id", "blocked__username")
+    return [{"id": user_id, "username": username} for user_id, username in rows]
+
+
+def mutes_list(user) -> list[dict]:
+    """``{"id", "username"}`` of everyone ``user`` mutes, the latest first. O(n) for their n mutes."""
+    rows = Mute.objects.filter(muter=user).order_by("-created_at", "-id").values_list("muted_id", "muted__username")
+    return [{"id": user_id, "username": username} for user_id, username in rows]
 
 
 def profile(user, *, viewer=None) -> dict:

@@ -13,11 +13,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 
-from social import graph
+from social import graph, hiding
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
-from social.models import Avatar, Follow
-from social.selectors import UserNotFound
-from ugcsite.errors import Conflict, Invalid
+from social.models import Avatar, Block, Follow, Mute
+from social.selectors import UserNotFound, block_between
+from ugcsite.errors import Conflict, Invalid, NotAllowed
 from ugcsite.ratelimits import attempt
 from ugcsite.redis import get_redis
 
@@ -32,6 +32,16 @@ class UsernameTaken(Conflict):
 class FollowSelf(Invalid):
     def __init__(self):
         super().__init__("You cannot follow yourself.")
+
+
+class FollowBlocked(NotAllowed):
+    def __init__(self, username: str):
+        super().__init__(f"You cannot follow {username}: one of you blocked the other.")
+
+
+class BlockSelf(Invalid):
+    def __init__(self, verb: str):
+        super().__init__(f"You cannot {verb} yourself.")
 
 
 def user_create(*, username: str, password: str, is_staff: bool = False) -> User:
@@ -115,6 +125,10 @@ def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
                                               (follower, {"following_count": F("following_count") + 1})):
                 if not User.objects.filter(pk=person.pk, is_active=True).update(**counts):
                     raise UserNotFound(person.username)  # leaving the block rolls the edge back
+            # Asked with both rows locked: a block (which locks them too, block_create) either
+            # committed first and is seen here, or waits and then ends this edge itself.
+            if block_between(follower.pk, followee.pk):
+                raise FollowBlocked(followee.username)
     transaction.on_commit(lambda: graph.follow_add(
         follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp()))
     return edge, created
@@ -130,6 +144,49 @@ def follow_delete(*, follower: User, followee: User) -> bool:
                                               (follower, {"following_count": Greatest(F("following_count") - 1, 0)})):
                 User.objects.filter(pk=person.pk).update(**counts)
     transaction.on_commit(lambda: graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk))
+    return bool(deleted)
+
+
+def block_create(*, blocker: User, blocked: User) -> bool:
+    """Record that ``blocker`` blocks ``blocked`` (idempotent), both people's rows locked in id
+    order first, as a follow locks them, so a follow between them either committed before (and
+    the caller ends it in this transaction) or waits and then sees the block. Redis's hidden
+    sets on commit. O(1). True if it is new."""
+    if blocker.pk == blocked.pk:
+        raise BlockSelf("block")
+    with transaction.atomic():
+        list(User.objects.select_for_update().filter(pk__in=[blocker.pk, blocked.pk]).order_by("pk").values_list("pk"))
+        _, created = Block.objects.get_or_create(blocker=blocker, blocked=blocked)
+    transaction.on_commit(lambda: hiding.block_set(blocker.pk, blocked.pk, on=True))
+    return created
+
+
+def block_delete(*, blocker: User, blocked: User) -> bool:
+    """Lift a block (idempotent); no follow comes back. Redis on commit. O(1). True if there was one."""
+    if blocker.pk == blocked.pk:
+        raise BlockSelf("unblock")
+    deleted, _ = Block.objects.filter(blocker=blocker, blocked=blocked).delete()
+    transaction.on_commit(lambda: hiding.block_set(blocker.pk, blocked.pk, on=False))
+    return bool(deleted)
+
+
+def mute_create(*, muter: User, muted: User) -> bool:
+    """``muter`` no longer sees ``muted``'s boards and notifications (idempotent); ``muted`` is
+    not told. Redis on commit. O(1). True if it is new."""
+    if muter.pk == muted.pk:
+        raise BlockSelf("mute")
+    _, created = Mute.objects.get_or_create(muter=muter, muted=muted)
+    transaction.on_commit(lambda: hiding.mute_set(muter.pk, muted.pk, on=True))
+    return created
+
+
+def mute_delete(*, muter: User, muted: User) -> bool:
+    """Unmute (idempotent): everything comes back, what they made meanwhile included (nothing
+    was removed). O(1). True if there was a mute."""
+    if muter.pk == muted.pk:
+        raise BlockSelf("unmute")
+    deleted, _ = Mute.objects.filter(muter=muter, muted=muted).delete()
+    transaction.on_commit(lambda: hiding.mute_set(muter.pk, muted.pk, on=False))
     return bool(deleted)
 
 

@@ -142,7 +142,7 @@ def avatar(request, username: str):
 # --- the follow graph ----------------------------------------------------------------------------
 
 def _people(request, username: str, which: str):
-    person = selectors.user_get_by_name(username)
+    person = selectors.user_get_for(username, request.user)
     number = page_number(request, page_size=PEOPLE_PAGE_SIZE)
     offset = (number - 1) * PEOPLE_PAGE_SIZE
     listing = selectors.followers_list if which == "followers" else selectors.following_list

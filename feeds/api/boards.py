@@ -31,7 +31,7 @@ def board_create(request):
 
 
 def board_read(request, board_id: int):
-    board = selectors.board_get_visible(board_id)
+    board = selectors.board_get_for(board_id, request.api_user)
     services.board_record_view(board=board, reader=request.api_user)
     return _json(selectors.board_full_json(board))
 
@@ -59,7 +59,7 @@ def board_delete(request, board_id: int):
 
 
 def editors_list(request, board_id: int):
-    board = selectors.board_get_visible(board_id)
+    board = selectors.board_get_for(board_id, request.api_user)
     return {"items": selectors.board_editors(board.pk)}
 
 
@@ -85,7 +85,7 @@ def editor_delete(request, board_id: int, username: str):
 
 
 def board_preview(request, board_id: int):
-    board = selectors.board_get_visible(board_id)
+    board = selectors.board_get_for(board_id, request.api_user)
     response = HttpResponse(render_svg(board.doc, title=board.title), content_type="image/svg+xml; charset=utf-8")
     response["Content-Security-Policy"] = SVG_POLICY
     response["Cache-Control"] = "public, max-age=60"

@@ -8,10 +8,10 @@ from django.http import HttpResponse, JsonResponse
 from pydantic import Field, StrictStr
 
 from feeds import selectors
-from feeds.services import accounts, follows
+from feeds.services import accounts, follows, safety
 from social import services as people
 from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
-from social.selectors import user_get_by_name
+from social.selectors import blocks_list, mutes_list, user_get_by_name
 from ugcsite.http import ID_DIGITS, ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
 from ugcsite.ratelimits import write_attempt
 
@@ -49,6 +49,48 @@ def follow_delete(request, username: str):
 
 
 @login_required
+def block_put(request, username: str):
+    other = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    safety.block_create(blocker=request.api_user, blocked=other)
+    return HttpResponse(status=204)
+
+
+@login_required
+def block_delete(request, username: str):
+    other = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    safety.block_delete(blocker=request.api_user, blocked=other)
+    return HttpResponse(status=204)
+
+
+@login_required
+def mute_put(request, username: str):
+    other = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    safety.mute_create(muter=request.api_user, muted=other)
+    return HttpResponse(status=204)
+
+
+@login_required
+def mute_delete(request, username: str):
+    other = user_get_by_name(username)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    safety.mute_delete(muter=request.api_user, muted=other)
+    return HttpResponse(status=204)
+
+
+@login_required
+def my_blocks(request):
+    return {"items": blocks_list(request.api_user)}
+
+
+@login_required
+def my_mutes(request):
+    return {"items": mutes_list(request.api_user)}
+
+
+@login_required
 def reading(request):
     raw = request.GET.get("ids", "")
     parts = [part.strip() for part in raw.split(",") if part.strip()]
@@ -73,5 +115,9 @@ def popular(request):
 
 users = endpoint(POST=users_create)
 follow = endpoint(PUT=follow_put, DELETE=follow_delete)
+block = endpoint(PUT=block_put, DELETE=block_delete)
+mute = endpoint(PUT=mute_put, DELETE=mute_delete)
+blocks_view = endpoint(GET=my_blocks)
+mutes_view = endpoint(GET=my_mutes)
 reading_view = endpoint(GET=reading)
 popular_view = endpoint(GET=popular)

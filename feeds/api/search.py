@@ -23,7 +23,7 @@ def search_params(request) -> tuple[str, str]:
 def search(request):
     page = paging(request)
     query, kind = search_params(request)
-    return selectors.search(query, kind=kind, offset=page["offset"], limit=page["limit"])
+    return selectors.search(query, kind=kind, offset=page["offset"], limit=page["limit"], viewer=request.api_user)
 
 
 search_view = endpoint(GET=search)

@@ -8,7 +8,7 @@ from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
 from feeds.services.activity import home_feed_read, home_feed_ready
 from social.rules import USERNAME_RE
-from social.selectors import user_get_by_name
+from social.selectors import user_get_for
 from ugcsite.http import ApiError, endpoint, login_required, paging
 
 
@@ -26,7 +26,7 @@ def query_filters(request, *, allow_author: bool) -> Query:
 
 
 def user_boards(request, username: str):
-    author = user_get_by_name(username)
+    author = user_get_for(username, request.api_user)
     return refuse_while_rebuilding(selectors.profile_boards(author.pk, **paging(request, allow_before=True)))
 
 
@@ -48,7 +48,7 @@ def discover(request):
         raise ApiError(400, f"sort must be {', '.join(SORTS[:-1])} or {SORTS[-1]}; it was {sort[:40]!r}.")
     if query.author is not None and not USERNAME_RE.match(query.author):
         return {"total": 0, "items": []}  # no such user can exist
-    return selectors.discover(replace(query, sort=sort), offset=page["offset"], limit=page["limit"])
+    return selectors.discover(replace(query, sort=sort), offset=page["offset"], limit=page["limit"], viewer=request.api_user)
 
 
 profile_boards = endpoint(GET=user_boards)

@@ -36,6 +36,7 @@ from feeds.rules import (
     LIVE_CURSORS_PER_SECOND, LIVE_FLOOD_CLOSE_AFTER, LIVE_MAX_FRAME, LIVE_OPS_BURST, LIVE_OPS_PER_SECOND,
     MAX_ELEMENTS, MAX_POINTS,
 )
+from social import hiding
 from ugcsite.http import whole_number
 from ugcsite.redis import REDIS_FAILURES
 
@@ -186,6 +187,8 @@ class BoardConsumer(LiveSocket):
         board = await _db(oplog.live_load)(self.board_id)
         if board is None:
             return CLOSE_NOT_FOUND
+        if self.user is not None and self.user.pk != board.author_id and await _thread(hiding.blocked_by)(self.user.pk, board.author_id):
+            return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
         self.ref = BoardRef.of(board)
         self.username = self.user.username if self.user is not None else None
         self.can_edit = await _db(selectors.board_may_draw)(board, self.user)

@@ -11,7 +11,8 @@ from feeds.live import broadcast
 from feeds.models import Board, BoardEditor
 from feeds.rules import MAX_EDITORS
 from feeds.services.notifications import notify_invite
-from ugcsite.errors import Invalid
+from social.selectors import block_between
+from ugcsite.errors import Invalid, NotAllowed
 
 
 class AuthorIsNoEditor(Invalid):
@@ -24,12 +25,20 @@ class TooManyEditors(Invalid):
         super().__init__(f"A board has at most {MAX_EDITORS} editors; remove one before inviting another.")
 
 
+class InviteBlocked(NotAllowed):
+    def __init__(self, username: str):
+        super().__init__(f"You cannot invite {username} to draw: one of you blocked the other.")
+
+
 def editor_invite(*, board: Board, user, invited_by=None) -> bool:
     """Let ``user`` draw on ``board`` (idempotent) and tell them ("X invited you to draw Y").
     True if they were not an editor yet. One indexed insert and one notification upsert (and a
     count of the board's editors, at most MAX_EDITORS rows)."""
     if user.pk == board.author_id:
         raise AuthorIsNoEditor()
+    inviters = {board.author_id, invited_by.pk if invited_by is not None else board.author_id}
+    if any(block_between(inviter, user.pk) for inviter in inviters):
+        raise InviteBlocked(user.username)
     with transaction.atomic():
         if BoardEditor.objects.filter(board=board, user=user).exists():
             return False

@@ -105,7 +105,8 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
     home = kind == Timeline.HOME
     key_list = [keys.timeline_key(kind, user_id), keys.timeline_meta(user_id)]
     if home:
-        key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id)]
+        key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id),
+                     social_keys.hidden(user_id)]
     status, mark, payload = scripts.timeline_page(
         keys=key_list, want=limit + 1, offset=None if before is not None else (offset or 0), before=before,
         mark_field=archive.mark_field(kind), touch_ttl=int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
@@ -134,13 +135,15 @@ def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[
     one round trip. Not for a cluster (G lies in other slots)."""
     key_list = [keys.timeline_key(kind, user_id)]
     if kind == Timeline.HOME:
-        key_list.append(social_keys.following(user_id))
+        key_list += [social_keys.following(user_id), social_keys.hidden(user_id)]
     g_before, g_after = keys.parts(keys.board)
     answers = scripts.page_visible(keys=key_list, g_before=g_before, g_after=g_after, board_ids=board_ids)
     found, misses, dropped = {}, [], []
     for board_id, flat in zip(board_ids, answers):
         if flat == 0:
             dropped.append(board_id)
+        elif flat == -1:
+            continue  # the reader does not see its author (blocked or muted)
         elif flat:
             found[board_id] = dict(zip(flat[::2], flat[1::2]))
         else:

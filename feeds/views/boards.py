@@ -105,7 +105,7 @@ def front_page(request):
 
 
 def board_detail(request, board_id: int):
-    board = selectors.board_get_visible(board_id)
+    board = selectors.board_get_for(board_id, request.user)
     viewer = request.user if request.user.is_authenticated else None
     views = services.board_record_view(board=board, reader=viewer)
     return render(request, "feeds/board.html", {

@@ -64,7 +64,7 @@ def discover_page(request):
     if query.author is not None and not USERNAME_RE.match(query.author):
         answer = {"total": 0, "items": []}  # no such person can exist
     else:
-        answer = selectors.discover(query, offset=offset, limit=PAGE_SIZE)
+        answer = selectors.discover(query, offset=offset, limit=PAGE_SIZE, viewer=request.user)
     facets = indexes.facets()
     kinds = [{"name": name, "count": count, "active": name == query.kind,
               "url": _link(query, kind=None if name == query.kind else name)} for name, count in facets["kinds"].items()]
@@ -93,7 +93,7 @@ def popular_page(request):
         scope = "all"
     if scope == "following" and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    answer = selectors.popular_list(scope=scope, limit=PAGE_SIZE, viewer=request.user if scope == "following" else None)
+    answer = selectors.popular_list(scope=scope, limit=PAGE_SIZE, viewer=request.user)
     entries = cards([item["board"] for item in answer["items"]])
     for entry, item in zip(entries, answer["items"]):
         entry["reads"] = item["reads"]

@@ -40,7 +40,7 @@ def signup(request):
 
 
 def profile(request, username: str):
-    person = people.user_get_by_name(username)
+    person = people.user_get_for(username, request.user)
     if person.username != username:  # one address per person: the stored spelling
         return redirect("people:profile", person.username)
     viewer = request.user if request.user.is_authenticated else None

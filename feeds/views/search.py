@@ -29,7 +29,7 @@ def search_page(request):
         return render(request, "feeds/search.html", context, status=400)
     number = page_number(request, page_size=SEARCH_PAGE_SIZE)
     offset = (number - 1) * SEARCH_PAGE_SIZE
-    answer = selectors.search(query, kind=kind, offset=offset, limit=SEARCH_PAGE_SIZE)
+    answer = selectors.search(query, kind=kind, offset=offset, limit=SEARCH_PAGE_SIZE, viewer=request.user)
     context.update({
         "total": answer["total"],
         "people": answer["items"] if kind == "users" else [],

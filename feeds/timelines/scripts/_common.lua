@@ -1,18 +1,26 @@
 -- Functions the timeline scripts share: ugcsite.redis.Scripts puts this file before each body
 -- of this folder (after the script's #!lua line and its ARG table).
 
--- Whether a home page keeps a board whose G hash is `hash` (a flat HGETALL, not empty): its
--- author is still in `following` (the reader's following set), asked once per author
--- (`followed` remembers the answers of one call). A hash without an author is kept.
-local function still_followed(hash, following, followed)
+-- What a home page does with a board whose G hash is `hash` (a flat HGETALL, not empty), by its
+-- author: 'gone' when the reader no longer follows them (`following`, their following set: the
+-- id leaves P), 'hidden' when the reader blocks, is blocked by or mutes them (`hidden`, their
+-- hidden set, social.hiding: the id stays, for an unmute), else 'keep'. Each author is asked
+-- once per call (`answers` remembers). A hash without an author is kept.
+local function home_shows(hash, following, hidden, answers)
     for f = 1, #hash, 2 do
         if hash[f] == 'author_id' then
             local author = hash[f + 1]
-            if followed[author] == nil then
-                followed[author] = redis.call('ZSCORE', following, author) ~= false
+            if answers[author] == nil then
+                if redis.call('ZSCORE', following, author) == false then
+                    answers[author] = 'gone'
+                elseif redis.call('ZSCORE', hidden, author) ~= false then
+                    answers[author] = 'hidden'
+                else
+                    answers[author] = 'keep'
+                end
             end
-            return followed[author]
+            return answers[author]
         end
     end
-    return true
+    return 'keep'
 end

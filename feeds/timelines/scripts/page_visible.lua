@@ -3,27 +3,30 @@
 -- timeline_page.lua hands back (merged with big followees' M, or reaching the archive), on a
 -- plain Redis only: G hashes live in other slots, read by the key spelling g_before and g_after
 -- give (feeds.keys.parts).
--- KEYS[1]  the timeline (P[u] or M[u]); KEYS[2] home only: following[u] (same slot)
+-- KEYS[1]  the timeline (P[u] or M[u]); KEYS[2], KEYS[3] home only: following[u], hx[u] (same slot)
 -- g_before, g_after  the G key's text before and after the board id
 -- board_ids...  the page's board ids
 -- Returns  one entry per id: the flat HGETALL of G, {} for a miss (the caller loads it from
 --          PostgreSQL), or 0 for a board whose author the reader no longer follows (taken out
---          of the timeline here; a no-op for an archived id). Cost O(ids) hash reads and probes.
+--          of the timeline here; a no-op for an archived id), or -1 for one whose author the
+--          reader does not see (blocked or muted: left in place). Cost O(ids) hash reads and probes.
 local home = #KEYS >= 2
 local followed = {}
 local reply = {}
 for i = ARG.board_ids_at, #ARGV do
     local id = ARGV[i]
     local hash = redis.call('HGETALL', ARG.g_before .. id .. ARG.g_after)
-    local keep = true
+    local shows = 'keep'
     if home and #hash > 0 then
-        keep = still_followed(hash, KEYS[2], followed)
+        shows = home_shows(hash, KEYS[2], KEYS[3], followed)
     end
-    if keep then
+    if shows == 'keep' then
         reply[#reply + 1] = hash
-    else
+    elseif shows == 'gone' then
         redis.call('ZREM', KEYS[1], id)
         reply[#reply + 1] = 0
+    else
+        reply[#reply + 1] = -1
     end
 end
 return reply

@@ -11,7 +11,7 @@
 -- are other slots: they are read here only on a plain Redis, by the key spellings g_before .. tm_after
 -- give (feeds.keys.parts), never on a cluster (the caller reads them by node instead).
 -- KEYS[1]  the timeline (P[u] or M[u]), KEYS[2] the owner's timeline facts tm[u]
--- KEYS[3..5] home only: fb[u] (big followees), following[u], active[u]
+-- KEYS[3..6] home only: fb[u] (big followees), following[u], active[u], hx[u] (whom u does not see)
 -- want  how many ids to read: the page's limit + 1 (the last tells whether more exist)
 -- offset  offset, or "" when paging by before
 -- before  before: a board id (exclusive), or ""
@@ -27,7 +27,8 @@
 --   "page":  payload = {has_more, the page's last id (or nil), id, hash, id, hash, ...}: a hash
 --            is the flat HGETALL of G
 --            ({} for a miss, which the caller loads from PostgreSQL; G is not read: all {}).
---            Ids whose author the reader no longer follows are left out and taken out of P.
+--            Ids whose author the reader no longer follows are left out and taken out of P;
+--            ids whose author the reader does not see (hx[u]) are left out and stay.
 --   "regenerate": the reader was idle (or P is flagged): regenerate P, then read.
 --   "big":   payload = the reader's big followees: the caller merges their M (two more trips).
 --   "deep":  the page reaches below A (or A is unknown here): the archive is needed.
@@ -134,17 +135,17 @@ local followed = {}
 for i = 1, shown do
     local id = ids[i]
     local hash = {}
-    local keep = true
+    local shows = 'keep'
     if read_g then
         hash = redis.call('HGETALL', ARG.g_before .. id .. ARG.g_after)
         if home and #hash > 0 then
-            keep = still_followed(hash, KEYS[4], followed)
+            shows = home_shows(hash, KEYS[4], KEYS[6], followed)
         end
     end
-    if keep then
+    if shows == 'keep' then
         payload[#payload + 1] = id
         payload[#payload + 1] = hash
-    else
+    elseif shows == 'gone' then
         redis.call('ZREM', KEYS[1], id)
     end
 end
