@@ -40,4 +40,5 @@ people_urlpatterns = [
     path("signup", people.signup, name="signup"),
     path("u/<str:username>", people.profile, name="profile"),
     path("u/<str:username>/follow", people.follow, name="follow"),
+    path("u/<str:username>/safety", people.safety_action, name="safety"),
 ]

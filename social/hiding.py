@@ -63,6 +63,13 @@ def blocked_by(user_id: int, other_id: int) -> bool:
     return bool(score and int(score) & BLOCKED_BY)
 
 
+def bits_of(user_id: int, other_id: int) -> int:
+    """Why the user does not see ``other_id``: a sum of BLOCKS, BLOCKED_BY and MUTES (0: they
+    do see them). O(1)."""
+    score = get_redis().zscore(keys.hidden(user_id), other_id)
+    return int(score) if score else 0
+
+
 def hidden_stored() -> dict[int, dict[int, int]]:
     """``{owner: {other: bits}}`` from PostgreSQL's blocks and mutes, what the sets must hold
     (rebuild). Two streaming queries, O(blocks + mutes)."""

@@ -93,7 +93,8 @@ def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
     return render(request, "social/settings.html", {
         "form": form, "avatar_error": avatar_error, "avatar_accept": AVATAR_ACCEPT,
         "avatar_max_mb": AVATAR_UPLOAD_MAX // (1024 * 1024),
-        "avatar_src": selectors.profile_avatar_url(request.user)}, status=status)
+        "avatar_src": selectors.profile_avatar_url(request.user),
+        "blocks": selectors.blocks_list(request.user), "mutes": selectors.mutes_list(request.user)}, status=status)
 
 
 @body_max(AVATAR_BODY_MAX, "picture")

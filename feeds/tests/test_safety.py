@@ -204,3 +204,30 @@ def test_the_hidden_sets_come_back_from_postgresql(pair, run, api):
         get_redis().delete(social_keys.hidden(user_id))
     rebuild.rebuild_hidden(list(ids.values()), lambda n=1: None)
     assert {name: get_redis().zrange(social_keys.hidden(ids[name]), 0, -1, withscores=True) for name in ids} == expected
+
+
+def test_the_pages_block_mute_and_list_them_in_settings(pair, run):
+    alice, bob, _ = pair
+    page = Client()
+    page.force_login(User.objects.get(username="alice"))
+    profile = page.get("/u/bob").content.decode()
+    assert "Block bob" in profile and "Mute bob" in profile and "data-follow-button" in profile
+    response = run(page.post, "/u/bob/safety", {"action": "block"})
+    assert response.status_code == 302 and response["Location"] == "/u/bob"
+    profile = page.get("/u/bob").content.decode()  # on-commit work done: the message and the new menu
+    assert "You blocked bob" in profile
+    assert "Unblock bob" in profile and "data-follow-button" not in profile
+    run(page.post, "/u/bob/safety", {"action": "mute"})
+    settings_page = page.get("/settings").content.decode()
+    assert 'data-testid="blocks"' in settings_page and 'data-testid="mutes"' in settings_page
+    response = run(page.post, "/u/bob/safety", {"action": "unblock", "next": "/settings"})
+    assert response["Location"] == "/settings" and 'data-testid="blocks"' not in page.get("/settings").content.decode()
+    assert Block.objects.count() == 0 and Mute.objects.count() == 1
+    assert "Choose block" in run(page.post, "/u/bob/safety", {"action": "nuke"}, follow=True).content.decode()
+    assert "yourself" in run(page.post, "/u/alice/safety", {"action": "mute"}, follow=True).content.decode()
+    # a blocked follow from the page is a message, not an error page
+    run(page.post, "/u/bob/safety", {"action": "block"})
+    other = Client()
+    other.force_login(User.objects.get(username="bob"))
+    assert run(other.post, "/u/alice/follow", {"action": "follow"}).status_code == 302
+    assert not Follow.objects.exists()

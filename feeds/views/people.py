@@ -6,11 +6,11 @@ from django.contrib.auth import login as auth_login
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from feeds.services import accounts, follows
+from feeds.services import accounts, follows, safety
 from feeds.views.boards import before_param, profile_page
-from social import selectors as people
+from social import hiding, selectors as people
 from social.forms import SignupForm
-from social.services import FollowSelf, UsernameTaken
+from social.services import BlockSelf, FollowBlocked, FollowSelf, UsernameTaken
 from social.views import throttle_wait, too_many
 from ugcsite.errors import RateLimited
 from ugcsite.http import client_address, safe_next
@@ -44,12 +44,15 @@ def profile(request, username: str):
     if person.username != username:  # one address per person: the stored spelling
         return redirect("people:profile", person.username)
     viewer = request.user if request.user.is_authenticated else None
+    bits = hiding.bits_of(viewer.pk, person.pk) if viewer is not None and viewer.pk != person.pk else 0
     before = before_param(request)
     page = profile_page(person, before=before)
     return render(request, "social/profile.html", {
         "person": person,
         "info": people.profile(person, viewer=viewer),
         "is_me": viewer is not None and viewer.pk == person.pk,
+        "blocked_by_me": bool(bits & hiding.BLOCKS),
+        "muted_by_me": bool(bits & hiding.MUTES),
         "boards": page["items"],
         "next": page["next"],
         "older": before is not None,
@@ -76,8 +79,41 @@ def follow(request, username: str):
     else:
         try:
             follows.follow_create(follower=request.user, followee=person)
-        except FollowSelf:
-            messages.error(request, "You cannot follow yourself.")
+        except (FollowSelf, FollowBlocked) as error:
+            messages.error(request, str(error))
         else:
             messages.success(request, f"You follow {person.username}: their boards will show in your feed.")
+    return redirect(safe_next(request, back))
+
+
+SAFETY_ACTIONS = {  # the form's action: (the service, its keywords' names, what the person reads after)
+    "block": (safety.block_create, ("blocker", "blocked"),
+              "You blocked {name}: you no longer follow each other, and neither of you sees the other's boards."),
+    "unblock": (safety.block_delete, ("blocker", "blocked"), "You unblocked {name}. Follows between you do not come back."),
+    "mute": (safety.mute_create, ("muter", "muted"), "You muted {name}: their boards and notifications leave your lists. They are not told."),
+    "unmute": (safety.mute_delete, ("muter", "muted"), "You unmuted {name}: their boards and notifications are back."),
+}
+
+
+def safety_action(request, username: str):
+    """POST block, unblock, mute or unmute (``action``) and go back where the button was (the
+    profile, or ``next``: the settings page lists whom you block and mute)."""
+    person = people.user_get_by_name(username)
+    back = reverse("people:profile", args=[person.username])
+    if request.method != "POST":
+        return redirect(back)
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('people:login')}?next={back}")
+    action = SAFETY_ACTIONS.get(request.POST.get("action", ""))
+    if action is None:
+        messages.error(request, "Choose block, unblock, mute or unmute.")
+        return redirect(safe_next(request, back))
+    try:
+        write_attempt(user_id=request.user.pk, address=client_address(request))
+        service, (me, them), done = action
+        service(**{me: request.user, them: person})
+    except (RateLimited, BlockSelf) as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, done.format(name=person.username))
     return redirect(safe_next(request, back))
