@@ -3,10 +3,11 @@ takes a person's boards out of every feed, so it lives here, on top of social's 
 
 from django.contrib import admin, messages
 from django.db import connection
+from django.utils.html import format_html, format_html_join
 
 from feeds.timelines import archive
-from feeds.models import ArchiveRun, Board, TimelineChunk
-from feeds.services import boards as services, moderation
+from feeds.models import ArchiveRun, Board, Report, ReportCase, TimelineChunk
+from feeds.services import boards as services, moderation, reports
 from social.admin import UserAdmin
 from social.models import User
 
@@ -155,3 +156,89 @@ class ArchiveRunAdmin(ReadOnlyAdmin):
 
     def changelist_view(self, request, extra_context=None):
         return super().changelist_view(request, {**(extra_context or {}), "archive": archive.last_run_summary()})
+
+
+class ReportInline(admin.TabularInline):
+    model = Report
+    fields = ("reporter", "reason", "text", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class CaseStatus(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("open", "waiting for staff"), ("closed", "decided")]
+
+    def queryset(self, request, queryset):
+        if self.value() in (None, "open"):
+            return queryset.filter(closed_at__isnull=True)
+        return queryset.filter(closed_at__isnull=False)
+
+    def choices(self, changelist):  # "waiting for staff" is what the queue shows first
+        for lookup, title in self.lookup_choices:
+            yield {"selected": self.value() == lookup or (self.value() is None and lookup == "open"),
+                   "query_string": changelist.get_query_string({self.parameter_name: lookup}), "display": title}
+
+
+@admin.register(ReportCase)
+class ReportCaseAdmin(admin.ModelAdmin):
+    """The moderation queue: one row per reported board or person, most reporters first, with
+    the reasons and what they wrote; the actions decide (feeds.services.reports.case_close),
+    take down or dismiss, and every reporter is told."""
+
+    list_display = ("target", "reporters", "reasons", "auto_hidden", "opened_at", "outcome")
+    list_filter = (CaseStatus, "outcome", "auto_hidden")
+    list_select_related = ("board", "board__author", "person")
+    ordering = ("-reporters", "opened_at")
+    inlines = [ReportInline]
+    readonly_fields = ("board", "person", "reporters", "auto_hidden", "opened_at", "closed_at", "outcome", "closed_by", "texts")
+    fields = readonly_fields
+    actions = ["take_down", "dismiss"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("reports")
+
+    @admin.display(description="reported")
+    def target(self, case):
+        if case.board_id:
+            return format_html('board <a href="/b/{}">{}</a> by {}', case.board_id, case.board.title, case.board.author.username)
+        return format_html('person <a href="/u/{}">{}</a>', case.person.username, case.person.username)
+
+    @admin.display(description="reasons")
+    def reasons(self, case):
+        counts: dict[str, int] = {}
+        for report in case.reports.all():
+            counts[report.get_reason_display()] = counts.get(report.get_reason_display(), 0) + 1
+        return ", ".join(f"{reason} ({n})" for reason, n in sorted(counts.items(), key=lambda item: -item[1]))
+
+    @admin.display(description="what they wrote")
+    def texts(self, case):
+        return format_html_join("", "<p>{}: {}</p>", ((r.reporter.username, r.text) for r in case.reports.select_related("reporter") if r.text))
+
+    @admin.action(description="Take down: hide the board or suspend the person, and tell the reporters", permissions=["change"])
+    def take_down(self, request, queryset):
+        self._close(request, queryset, ReportCase.Outcome.ACTIONED, "taken down")
+
+    @admin.action(description="Dismiss: leave it up (bring back what the reports hid), and tell the reporters", permissions=["change"])
+    def dismiss(self, request, queryset):
+        self._close(request, queryset, ReportCase.Outcome.DISMISSED, "dismissed")
+
+    def _close(self, request, queryset, outcome, verb: str) -> None:
+        done = sum(reports.case_close(case=case, outcome=outcome, staff=request.user) for case in queryset)
+        skipped = queryset.count() - done
+        self.message_user(request, f"{done} case{'s' if done != 1 else ''} {verb}."
+                          + (f" {skipped} were decided already and left as they are." if skipped else ""),
+                          messages.SUCCESS if done else messages.WARNING)

@@ -6,7 +6,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 
-from feeds.rules import BOARD_KINDS, MAX_TAGS, MAX_TITLE, NotificationKind, Timeline
+from feeds.rules import BOARD_KINDS, MAX_TAGS, MAX_TITLE, REPORT_TEXT_MAX, NotificationKind, ReportReason, Timeline
 
 
 class Board(models.Model):
@@ -204,3 +204,53 @@ class Notification(models.Model):
 
     def __str__(self):
         return f"{self.kind} for {self.recipient_id}: {self.actor_count} actor(s)"
+
+
+class ReportCase(models.Model):
+    """One reported board or person while staff have not decided (feeds.services.reports): the
+    reports of it gathered, ``reporters`` of them from distinct people. Past REPORTS_AUTO_HIDE
+    the target is hidden (a board) or suspended (a person) until staff decide, ``auto_hidden``.
+    Closed with an outcome; a new report after that opens a new case."""
+
+    class Outcome(models.TextChoices):
+        ACTIONED = "actioned", "action taken"
+        DISMISSED = "dismissed", "dismissed"
+
+    board = models.ForeignKey(Board, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    person = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    reporters = models.PositiveIntegerField(default=0)
+    auto_hidden = models.BooleanField(default=False)
+    opened_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True, default="")
+    closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(board__isnull=True) ^ models.Q(person__isnull=True), name="report_case_one_target"),
+            models.UniqueConstraint(fields=["board"], condition=models.Q(closed_at__isnull=True), name="report_case_open_board"),
+            models.UniqueConstraint(fields=["person"], condition=models.Q(closed_at__isnull=True), name="report_case_open_person"),
+        ]
+        indexes = [models.Index(fields=["-reporters", "opened_at"], condition=models.Q(closed_at__isnull=True), name="report_case_queue")]
+
+    def __str__(self):
+        return f"board {self.board_id}" if self.board_id else f"person {self.person_id}"
+
+
+class Report(models.Model):
+    """One person's report in a case: why, and what they wrote. Reporting again in an open case
+    replaces their reason and text (one report per person and case)."""
+
+    Reason = ReportReason
+
+    case = models.ForeignKey(ReportCase, on_delete=models.CASCADE, related_name="reports")
+    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=16, choices=ReportReason.choices)
+    text = models.CharField(max_length=REPORT_TEXT_MAX, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["case", "reporter"], name="report_one_per_person")]
+
+    def __str__(self):
+        return f"{self.reason} by {self.reporter_id}"

@@ -48,12 +48,29 @@ def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, boa
     transaction.on_commit(lambda: online.unread_changed(recipients, notifications_unread))
 
 
+def notices_add(*, kind: str, recipient_ids: list[int], board_id: int | None, at: datetime) -> None:
+    """Tell each of ``recipient_ids`` something no person did (staff's decision on a report):
+    a row with no actor, one per recipient, kind, board and day while unread (a second the same
+    day is the same row, moved to the top). One statement, O(k log n)."""
+    recipients = sorted(set(recipient_ids))
+    if not recipients:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_TABLE} (recipient_id, kind, board_id, bucket, actors, actor_count, created_at, read) "
+            "SELECT recipient, %(kind)s, %(board_id)s, %(bucket)s, '{}'::bigint[], 0, %(at)s, false "
+            "FROM unnest(%(recipients)s::bigint[]) AS recipient "
+            "ON CONFLICT (recipient_id, kind, board_id, bucket) WHERE NOT read DO UPDATE SET created_at = EXCLUDED.created_at",
+            {"kind": kind, "board_id": board_id or 0, "bucket": notification_bucket(at), "at": at, "recipients": recipients})
+    transaction.on_commit(lambda: online.unread_changed(recipients, notifications_unread))
+
+
 def _shown(rows, hidden: list[int]):
     """``rows`` without those whose every actor the recipient does not see (blocked or muted:
     every actor kept is hidden, and no other acted). Left in place: an unmute shows them again."""
     if not hidden:
         return rows
-    return rows.exclude(actors__contained_by=hidden,
+    return rows.exclude(actors__contained_by=hidden, actor_count__gt=0,  # a notice with no actor always shows
                         actor_count__lte=Func(F("actors"), function="cardinality", output_field=IntegerField()))
 
 

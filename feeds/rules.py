@@ -95,6 +95,20 @@ class NotificationKind(models.TextChoices):
     FOLLOW = "follow", "followed you"
     INVITE = "invite", "invited you to draw"
     BOARD_CHANGED = "board_changed", "changed a board you edit while you were away"
+    REPORT_ACTIONED = "report_actioned", "staff reviewed your report and took the board or person down"
+    REPORT_DISMISSED = "report_dismissed", "staff reviewed your report and left the board or person up"
+
+
+class ReportReason(models.TextChoices):
+    """Why someone reports a board or a person (docs/api.md, "Safety"): the API's ``reason``."""
+
+    SPAM = "spam", "Spam"
+    ABUSE = "abuse", "Abuse or harassment"
+    ILLEGAL = "illegal", "Illegal content"
+    OTHER = "other", "Something else"
+
+
+REPORT_TEXT_MAX = 1_000  # what a reporter may add in their own words
 
 
 # One notification row gathers every actor of one kind, for one board, in one bucket of

@@ -3,7 +3,7 @@ ugcsite.urls' API paths)."""
 
 from django.urls import path, register_converter
 
-from feeds.views import boards, discovery, notifications, people, search
+from feeds.views import boards, discovery, notifications, people, reports, search
 from ugcsite.http import ID_DIGITS
 
 
@@ -32,6 +32,7 @@ urlpatterns = [
     path("popular", discovery.popular_page, name="popular"),
     path("search", search.search_page, name="search"),
     path("notifications", notifications.notifications_page, name="notifications"),
+    path("report", reports.report_page, name="report"),
 ]
 
 # In the 'people' namespace beside social.urls: signing up readies a feed, a profile shows

@@ -13,6 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.notifications import NotificationsRead
+from feeds.api.reports import ReportCreate
 from feeds.api.people import MAX_READING_IDS, SignUp
 from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTERN, NotificationKind
@@ -157,6 +158,11 @@ def _paths() -> dict:
                     "security": secured, "responses": {"204": _answer("muted"), **_errors(400, 401, 404, 429)}},
             "delete": {"summary": "Unmute (idempotent): everything comes back", "security": secured,
                        "responses": {"204": _answer("not muted"), **_errors(400, 401, 404, 429)}}},
+        "/api/v1/reports": {"post": {
+            "summary": "Report a board or a person to staff (rate limited); enough distinct reporters hide it until staff decide",
+            "security": secured, "requestBody": _body("ReportCreate"),
+            "responses": {"201": _answer("reported", {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}),
+                          **_errors(400, 401, 404, 413, 429)}}},
         "/api/v1/me/blocks": {"get": {"summary": "The people the caller blocks, the latest first", "security": secured,
                                       "responses": {"200": _answer("people", people_items), **_errors(401)}}},
         "/api/v1/me/mutes": {"get": {"summary": "The people the caller mutes, the latest first", "security": secured,
@@ -278,7 +284,7 @@ def _paths() -> dict:
 @lru_cache(maxsize=1)
 def build() -> dict:
     _, schemas = models_json_schema(
-        [(m, "validation") for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc)],
+        [(m, "validation") for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc, ReportCreate)],
         ref_template="#/components/schemas/{model}",
     )
     components = schemas.get("$defs", {})
@@ -310,7 +316,7 @@ def build() -> dict:
         "id", "kind", "actors", "actor_count", "board", "created_at", "read"], "properties": {
         "id": {"type": "integer"}, "kind": {"type": "string", "enum": list(NotificationKind.values)},
         "actors": {"type": "array", "items": {"type": "string"}, "description": "the latest few, newest first"},
-        "actor_count": {"type": "integer", "minimum": 1, "description": "everyone gathered here"},
+        "actor_count": {"type": "integer", "minimum": 0, "description": "everyone gathered here (0: no person did it, as staff's decision on a report)"},
         "board": {"oneOf": [{"$ref": "#/components/schemas/BoardSummary"}, {"type": "null"}]},
         "created_at": {"type": "string", "format": "date-time"}, "read": {"type": "boolean"}}}
     read_ids = NotificationsRead.model_json_schema()["properties"]["ids"]

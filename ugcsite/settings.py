@@ -228,6 +228,10 @@ RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_WRITES
 # person or an honest client does (a page of cards makes 2-3), below what a scraper does.
 RATE_LIMIT_READS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_PER_MINUTE", "1200"))
 RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE", "12000"))
+# Reports (feeds.services.reports): at most this many a minute per person; a board or person
+# reported by REPORTS_AUTO_HIDE distinct people is hidden (suspended) until staff decide.
+RATE_LIMIT_REPORTS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_REPORTS_PER_MINUTE", "10"))
+REPORTS_AUTO_HIDE = int(os.environ.get("REPORTS_AUTO_HIDE", "5"))
 RATE_LIMIT_STORAGE_URL = os.environ.get("RATE_LIMIT_STORAGE_URL", CACHES["default"]["LOCATION"])
 
 # Board cache G: entries live this long after their last fill, so boards nobody reads leave Redis.

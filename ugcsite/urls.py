@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 
 from feeds import urls as board_pages  # registers the board_id converter
 from feeds.api import boards as board_api, notifications as notification_api, people as people_api, search as search_api
-from feeds.api import timelines as timeline_api
+from feeds.api import reports as report_api, timelines as timeline_api
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
 
@@ -17,6 +17,7 @@ api_v1 = [
     path("me", account_api.me_view, name="me"),
     path("me/avatar", account_api.me_avatar, name="me-avatar"),
     path("me/blocks", people_api.blocks_view, name="me-blocks"),
+    path("reports", report_api.reports_view, name="reports"),
     path("me/mutes", people_api.mutes_view, name="me-mutes"),
     path("users/<str:username>", account_api.profile, name="user"),
     path("users/<str:username>/follow", people_api.follow, name="follow"),

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 
 from feeds import keys
+from ugcsite.http import ID_LIMIT  # every board id is below it (each one its own exact sorted-set score)
 from ugcsite.redis import get_redis
 
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z
@@ -24,7 +25,6 @@ SEQUENCE_BITS = 7
 MAX_SEQUENCE = (1 << SEQUENCE_BITS) - 1
 GENERATORS = 1 << GENERATOR_BITS
 
-ID_LIMIT = 1 << 53  # every board id is below this (each one its own exact sorted-set score)
 
 _lock = threading.Lock()
 _state = {"generator": None, "last_ms": -1, "sequence": 0}

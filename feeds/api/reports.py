@@ -1,0 +1,43 @@
+"""API: reporting a board or a person (docs/api.md, "Safety"); staff decide in the admin."""
+
+from typing import Annotated, ClassVar, Literal
+
+from django.http import JsonResponse
+from pydantic import Field, StrictInt, StrictStr
+
+from feeds import selectors
+from feeds.rules import REPORT_TEXT_MAX, ReportReason
+from feeds.services import reports
+from social.rules import USERNAME_PATTERN, USERNAME_WORDS
+from social.selectors import user_get_for
+from ugcsite.http import ID_LIMIT, ApiError, Strict, Text, endpoint, login_required, parse_json_object, validate
+
+Reason = Literal[tuple(ReportReason.values)]  # type: ignore[valid-type]
+
+
+class ReportCreate(Strict):
+    """``{"board": id}`` or ``{"user": username}``, with a reason and, if you like, a few words."""
+
+    pattern_messages: ClassVar[dict[str, str]] = {"user": f"must be {USERNAME_WORDS}"}
+
+    board: Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)] | None = None
+    user: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)] | None = None
+    reason: Reason
+    text: Annotated[Text, Field(max_length=REPORT_TEXT_MAX)] = ""
+
+
+@login_required
+def report_create(request):
+    data = validate(ReportCreate, parse_json_object(request))
+    if (data.board is None) == (data.user is None):
+        raise ApiError(400, 'Name one thing to report: {"board": <id>} or {"user": "<username>"}.')
+    reporter = request.api_user
+    if data.board is not None:
+        target = {"board": selectors.board_get_for(data.board, reporter)}
+    else:
+        target = {"person": user_get_for(data.user, reporter)}
+    report = reports.report_create(reporter=reporter, reason=data.reason, text=data.text, **target)
+    return JsonResponse({"id": report.pk}, status=201)
+
+
+reports_view = endpoint(POST=report_create)
