@@ -6,26 +6,26 @@ The oracle of every walk is plain SQL over PostgreSQL: the published boards of t
 of the people the reader follows (P), newest first. Windows are shrunk with the ``settings``
 fixture so a few hundred boards cross several chunks; boards are bulk-inserted with real
 snowflake ids and put in Redis with pipelines (hydration falls back to PostgreSQL for G misses).
+The oracles, loaders and walkers are in feeds.tests.support, which other timeline tests share.
 """
 
-import math
 import random
-from dataclasses import dataclass, field
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
 
-from feeds import keys, selectors, tasks
+from feeds import keys, tasks
 from feeds.timelines import archive, fanout, store
-from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import ArchiveRun, Board, TimelineChunk
 from feeds.scripts import scripts
+from feeds.tests.support import (
+    LIMITS, PASSWORD, Posted, World, api_fetch, assert_walks_exact, boundaries, bulk_boards, expected_page,
+    got_page, head_ids, ids_of, load_world, selector_fetch, set_windows, sql_archived_ids, sql_chunk_totals,
+    sql_feed, sql_ids_stored_twice, sql_oracle, sql_profile, to_profiles, walk, zadd_many,
+)
 from social.graph import FollowerCursor
-from social.models import Follow, User
-from feeds.services.follows import follow_create
 from social.services import user_create
 from feeds.services import activity
 from feeds.services import boards as board_services
@@ -33,220 +33,9 @@ from feeds.services import moderation
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "password123"
-DOC_JSON = ('{"width":100,"height":100,"background":"#ffffff","elements":[{"type":"path",'
-            '"color":"#000000","width":2,"points":[[1,1],[99,99]]}]}')
-KINDS = ("sketch", "diagram", "note", "comic", "map")
-LIMITS = (1, 7, 20, 100)
-
 
 class Killed(BaseException):
     """The process dies here (not an Exception: nothing in the code under test may catch it)."""
-
-
-# --- SQL oracles -------------------------------------------------------------------------------
-
-def _column(sql: str, params) -> list[int]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [row[0] for row in cursor.fetchall()]
-
-
-def sql_profile(user_id: int) -> list[int]:
-    """The user's published boards, newest first."""
-    return _column(
-        f"SELECT id FROM {Board._meta.db_table} WHERE author_id = %s AND state = 'published' ORDER BY id DESC",
-        [user_id],
-    )
-
-
-def sql_feed(user_id: int) -> list[int]:
-    """The published boards of everyone the user follows, newest first."""
-    return _column(
-        f"SELECT b.id FROM {Board._meta.db_table} b JOIN {Follow._meta.db_table} f ON f.followee_id = b.author_id "
-        "WHERE f.follower_id = %s AND b.state = 'published' ORDER BY b.id DESC",
-        [user_id],
-    )
-
-
-def sql_oracle(kind: str, user_id: int) -> list[int]:
-    return sql_profile(user_id) if kind == "m" else sql_feed(user_id)
-
-
-def sql_archived_ids(user_id: int, kind: str) -> list[int]:
-    """Every id stored in the user's chunks of that timeline (with repeats, if any)."""
-    return _column(
-        f"SELECT unnest(ids) FROM {TimelineChunk._meta.db_table} WHERE owner_id = %s AND timeline = %s",
-        [user_id, kind],
-    )
-
-
-def sql_ids_stored_twice(user_id: int, kind: str) -> list[int]:
-    return _column(
-        f"SELECT id FROM (SELECT unnest(ids) AS id FROM {TimelineChunk._meta.db_table} "
-        "WHERE owner_id = %s AND timeline = %s) s GROUP BY id HAVING count(*) > 1",
-        [user_id, kind],
-    )
-
-
-def sql_chunk_totals() -> tuple[int, int]:
-    """(rows, ids) over the whole archive."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*), coalesce(sum(cardinality(ids)), 0) FROM {TimelineChunk._meta.db_table}")
-        rows, ids = cursor.fetchone()
-    return rows, ids
-
-
-# --- building timelines fast -------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Posted:
-    id: int
-    author_id: int
-
-
-def bulk_boards(authors) -> list[Posted]:
-    """One published board per entry of ``authors`` (User objects), ids ascending in that order:
-    real snowflake ids (feeds.timelines.ids), all rows inserted by one INSERT ... SELECT FROM unnest()."""
-    rows = [Posted(next_board_id(), author.pk) for author in authors]
-    if rows:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {Board._meta.db_table} "
-                "(id, author_id, title, kind, tags, doc_json, created_at, updated_at, views, state) "
-                "SELECT i, a, 'board ' || (i %% 100000), k, '{}', %s, t, t, 0, 'published' "
-                "FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[]) AS x(i, a, k, t)",
-                [DOC_JSON, [r.id for r in rows], [r.author_id for r in rows],
-                 [KINDS[r.id % 5] for r in rows], [board_id_time(r.id) for r in rows]],
-            )
-            counts: dict[int, int] = {}
-            for r in rows:
-                counts[r.author_id] = counts.get(r.author_id, 0) + 1
-            for author_id, count in counts.items():  # as board_create keeps it
-                cursor.execute(f"UPDATE {User._meta.db_table} SET boards_count = boards_count + %s WHERE id = %s",
-                               [count, author_id])
-    return rows
-
-
-def zadd_many(redis, key: str, ids) -> None:
-    pipe = redis.pipeline(transaction=False)
-    ids = list(ids)
-    for start in range(0, len(ids), 1000):
-        pipe.zadd(key, {i: i for i in ids[start:start + 1000]})
-    pipe.execute()
-
-
-def to_profiles(redis, boards: list[Posted]) -> None:
-    """Each board into its author's M, as _board_published does."""
-    by_author: dict[int, list[int]] = {}
-    for board in boards:
-        by_author.setdefault(board.author_id, []).append(board.id)
-    for author_id, ids in by_author.items():
-        zadd_many(redis, keys.profile_timeline(author_id), ids)
-
-
-def head_ids(redis, kind: str, user_id: int) -> list[int]:
-    return [int(i) for i in redis.zrevrange(keys.timeline_key(kind, user_id), 0, -1)]
-
-
-def boundaries(redis, kind: str, user_id: int) -> list[int]:
-    """Where the head ends, as offsets into the timeline: the number of head ids above the
-    archived mark (the first page that needs the archive starts there), and the head's size."""
-    key = keys.timeline_key(kind, user_id)
-    marked = archive.archived_max(user_id, kind)
-    above = redis.zcount(key, f"({marked}", "+inf") if marked else redis.zcard(key)
-    return sorted({above, redis.zcard(key)})
-
-
-# --- reading ------------------------------------------------------------------------------------
-
-def selector_fetch(kind: str, user_id: int):
-    read = selectors.profile_boards if kind == "m" else selectors.home_feed
-
-    def fetch(*, limit, offset=None, before=None):
-        return read(user_id, offset=offset, before=before, limit=limit)
-
-    return fetch
-
-
-def api_fetch(client, path: str):
-    def fetch(*, limit, offset=None, before=None):
-        query = {"limit": limit}
-        if offset is not None:
-            query["offset"] = offset
-        if before is not None:
-            query["before"] = before
-        response = client.get(path, **query)
-        assert response.status_code == 200, response.content
-        return response.json()
-
-    return fetch
-
-
-def ids_of(answer) -> list[int]:
-    return [item["id"] for item in answer["items"]]
-
-
-def walk(fetch, *, limit: int, mode: str, strict: bool = True) -> tuple[list[int], int]:
-    """Every id of a timeline, page by page, following offsets or ``next``; (ids, pages).
-    ``strict``: every non-final page is full and its ``next`` is its last id (no board of the
-    walk was filtered out at hydration)."""
-    got, pages, offset, cursor = [], 0, 0, None
-    while True:
-        answer = fetch(limit=limit, offset=offset) if mode == "offset" else fetch(limit=limit, before=cursor)
-        page = ids_of(answer)
-        got += page
-        pages += 1
-        if answer["next"] is None:
-            return got, pages
-        if strict:
-            assert len(page) == limit, (pages, len(page))
-            assert answer["next"] == str(page[-1])
-        cursor, offset = int(answer["next"]), offset + limit
-        assert pages <= 20_000, "paging does not end"
-
-
-def assert_walks_exact(fetch, oracle: list[int], *, limits=(7, 100), strict: bool = True) -> None:
-    assert oracle == sorted(set(oracle), reverse=True)
-    for limit in limits:
-        for mode in ("offset", "before"):
-            got, pages = walk(fetch, limit=limit, mode=mode, strict=strict)
-            assert len(got) == len(set(got)), f"{mode} walk, limit {limit}: duplicates"
-            missing, extra = set(oracle) - set(got), set(got) - set(oracle)
-            assert not missing and not extra, (
-                f"{mode} walk, limit {limit}: {len(got)} of {len(oracle)} ids; {len(missing)} missing "
-                f"(newest {sorted(missing)[-3:]}, oldest {sorted(missing)[:3]}), {len(extra)} extra {sorted(extra)[:3]}")
-            assert got == oracle, f"{mode} walk, limit {limit}: order"
-            if strict:
-                assert pages == max(1, math.ceil(len(oracle) / limit)), f"{mode} walk, limit {limit}: next was not None at the end"
-
-
-def expected_page(oracle: list[int], start: int, limit: int) -> dict:
-    ids = oracle[start:start + limit]
-    return {"ids": ids, "next": str(ids[-1]) if ids and start + limit < len(oracle) else None}
-
-
-def got_page(answer) -> dict:
-    return {"ids": ids_of(answer), "next": answer["next"]}
-
-
-# --- a small world -------------------------------------------------------------------------------
-
-@dataclass
-class World:
-    alice: object
-    bob: object
-    carol: object
-    reader: object
-    run: object
-    boards: list = field(default_factory=list)
-
-    def follow(self, follower, followee):
-        self.run(lambda: follow_create(follower=follower, followee=followee))
-
-    def owner(self, kind: str):
-        """Whose timeline of that kind the tests read: alice's M, or reader's P (alice + bob)."""
-        return self.alice if kind == "m" else self.reader
 
 
 @pytest.fixture
@@ -256,20 +45,6 @@ def world(run):
     w.follow(w.reader, w.alice)
     w.follow(w.reader, w.bob)  # not carol: her boards are noise the feed must not show
     return w
-
-
-def load_world(w: World, redis, *, cycles: int = 120) -> None:
-    """alice 3/5 of the boards, bob and carol 1/5 each, interleaved in time; every board into its
-    author's M, and alice's and bob's into reader's P (straight into the head: no cap, no archive)."""
-    w.boards = bulk_boards([w.alice, w.bob, w.alice, w.carol, w.alice] * cycles)
-    to_profiles(redis, w.boards)
-    zadd_many(redis, keys.home_timeline(w.reader.pk), [b.id for b in w.boards if b.author_id in (w.alice.pk, w.bob.pk)])
-
-
-def set_windows(settings, *, hot: int, chunk: int = 100, slack: int | None = None) -> None:
-    settings.PROFILE_TIMELINE_HOT = settings.HOME_TIMELINE_HOT = hot
-    settings.TIMELINE_CHUNK = chunk
-    settings.HOME_TIMELINE_SLACK = slack if slack is not None else max(150, 2 * chunk)
 
 
 def mark_field(kind: str) -> str:
@@ -789,7 +564,8 @@ def test_an_idle_reader_whose_feed_was_never_archived_gets_it_back_whole(api, wo
     archive.flag_waiting("m", [a.pk for a in authors])
     archive.archive_waiting(trigger="test")
 
-    assert reader.get("/api/v1/me").status_code == 200
+    assert reader.get("/api/v1/me").status_code == 200  # back: any authenticated call
+    assert redis_data.exists(keys.active(world.reader.pk))
     fetch = api_fetch(reader, "/api/v1/feed")
     oracle = sql_feed(world.reader.pk)
     assert len(oracle) == 320
@@ -812,6 +588,7 @@ def test_a_board_delivered_between_the_return_and_the_first_feed_read_leaves_no_
     _post_and_deliver(redis_data, authors, 150, rng)
 
     assert reader.get("/api/v1/me").status_code == 200  # back
+    assert redis_data.exists(keys.active(world.reader.pk))
     _post_and_deliver(redis_data, authors, 1, rng)  # fanned out to them: they are active again
     fetch = api_fetch(reader, "/api/v1/feed")
     oracle = sql_feed(world.reader.pk)

@@ -1,13 +1,14 @@
 """Timeline history through a real Celery worker process (conftest.celery_worker): the archival
 tasks run in the worker, with the default windows (PROFILE_TIMELINE_HOT 1000, chunks of 100),
-and the timeline is then read through the HTTP API. The oracle is plain SQL, as in test_history."""
+and the timeline is then read through the HTTP API. The oracle is plain SQL, as in test_history
+(feeds.tests.support)."""
 
 import pytest
 
 from feeds import keys, tasks
 from feeds.timelines import archive
 from feeds.models import ArchiveRun, TimelineChunk
-from feeds.tests.test_history import (
+from feeds.tests.support import (
     LIMITS, api_fetch, assert_walks_exact, bulk_boards, expected_page, got_page, sql_archived_ids,
     sql_ids_stored_twice, sql_profile, zadd_many,
 )

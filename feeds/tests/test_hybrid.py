@@ -33,7 +33,7 @@ from feeds.timelines.regeneration import idle_sweep
 from feeds.services import activity
 from feeds.services.boards import board_create, board_delete
 from feeds.services.follows import follow_create, follow_delete
-from feeds.tests.test_history import (
+from feeds.tests.support import (
     PASSWORD, api_fetch, assert_walks_exact, boundaries, bulk_boards, expected_page, got_page, selector_fetch,
     set_windows, sql_feed, to_profiles,
 )

@@ -30,7 +30,7 @@ from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import Board, BoardViewHour, TimelineChunk
 from feeds.services import moderation
 from feeds.services.boards import board_create
-from feeds.tests.test_history import sql_feed, sql_ids_stored_twice, sql_profile
+from feeds.tests.support import sql_feed, sql_ids_stored_twice, sql_profile
 from social import reading
 from social import services as people_services
 from social.graph import FollowerCursor
