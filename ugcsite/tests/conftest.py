@@ -1,11 +1,14 @@
 """Fixtures of the browser tests: pytest-playwright drives the distribution's Chromium
-(scripts/services.sh ensure_chromium installs it), never a browser Playwright downloads. And the
-fuzz run's summary (test_fuzz.py)."""
+(scripts/services.sh ensure_chromium installs it), never a browser Playwright downloads; the
+people at their browsers, and the password hashers a server process reads. Their helpers are in
+support.py. And the fuzz run's summary (test_fuzz.py)."""
 
 import os
 import sys
 
 import pytest
+
+from ugcsite.tests.support import Person
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
@@ -36,6 +39,28 @@ def playwright(playwright):
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     else:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def people(browser, live_server, request):
+    """``people(name, **options)``: a Person at their own browser on pytest-django's live server
+    (options: Person's); every one is closed after the test."""
+    made = []
+
+    def person(name: str, **kwargs) -> Person:
+        made.append(Person(browser, live_server.url, name, request.node.originalname, **kwargs))
+        return made[-1]
+
+    yield person
+    for each in made:
+        each.context.close()
+
+
+@pytest.fixture
+def passwords_the_server_reads(_fast_password_hashing, settings):
+    """Passwords hashed as the ASGI server process (conftest.asgi_server) checks them when the
+    people log in there: with the site's own hasher, not the fast one of the tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -8,140 +8,21 @@ arrive with the Content-Security-Policy header and log no CSP violation and no s
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import transaction
 
 from social import services as people_services
 from ugcsite.testing import wait_for
+from ugcsite.tests.support import (
+    DOC, PASSWORD, canvas_point, drag, element_count, image_loaded, log_in_when_asked, open_editor, sign_up,
+)
 from feeds.services import boards as board_services
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
 
-SCREENSHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
-PASSWORD = "long-enough-password"
 FEED_PAGE = 20
 OLDER_BOARDS = 45
-DOC = {"width": 800, "height": 600, "background": "#fffdf0", "elements": [
-    {"type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": "#d0ebff"},
-    {"type": "text", "color": "#c2255c", "size": 32, "x": 120, "y": 300, "text": "Made by a service"},
-]}
-
-
-class Person:
-    """Someone at their own browser (a context of their own: cookies, session). Each visit is
-    screenshotted; CSP violations, script errors and pages without a CSP header are collected."""
-
-    def __init__(self, browser, base_url: str, name: str, test_name: str, viewport=(1280, 860), **context_options):
-        self.name = name
-        self.prefix = f"{test_name}-{name}"
-        self.context = browser.new_context(base_url=base_url, viewport={"width": viewport[0], "height": viewport[1]},
-                                           **context_options)
-        self.context.set_default_timeout(15_000)
-        self.page = self.context.new_page()
-        self.csp_violations: list[str] = []
-        self.script_errors: list[str] = []
-        self.pages_without_csp: list[str] = []
-        self.shots = 0
-        self.page.on("console", self._console)
-        self.page.on("pageerror", lambda error: self.script_errors.append(str(error)))
-        self.page.on("response", self._response)
-
-    def _console(self, message):
-        if "content security policy" in message.text.lower():
-            self.csp_violations.append(f"{self.page.url}: {message.text}")
-
-    def _response(self, response):
-        if response.request.resource_type == "document" and "content-security-policy" not in response.headers:
-            self.pages_without_csp.append(response.url)
-
-    def shot(self, label: str, *, full_page: bool = False) -> None:
-        self.shots += 1
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=SCREENSHOTS / f"{self.prefix}-{self.shots:02d}-{label}.png", full_page=full_page)
-
-    def visit(self, path: str, label: str, **shot):
-        response = self.page.goto(path)
-        self.shot(label, **shot)
-        return response
-
-    def api(self, path: str):
-        """GET an API path with this person's session, from inside the page (what its scripts see)."""
-        return self.page.evaluate("path => fetch(path, {credentials: 'same-origin'}).then(r => r.json())", path)
-
-    def card_ids(self) -> list[int]:
-        return [int(i) for i in self.page.locator("#boards > .card").evaluate_all(
-            "cards => cards.map(card => card.dataset.boardId)")]
-
-    def check_clean(self) -> None:
-        assert self.csp_violations == [], self.csp_violations
-        assert self.script_errors == [], self.script_errors
-        assert self.pages_without_csp == [], self.pages_without_csp
-
-
-@pytest.fixture
-def people(browser, live_server, request):
-    made = []
-
-    def person(name: str, **kwargs) -> Person:
-        made.append(Person(browser, live_server.url, name, request.node.originalname, **kwargs))
-        return made[-1]
-
-    yield person
-    for each in made:
-        each.context.close()
-
-
-def sign_up(person: Person, username: str) -> None:
-    person.visit("/signup", "signup")
-    person.page.fill("#id_username", username)
-    person.page.fill("#id_password", PASSWORD)
-    person.page.fill("#id_password_again", PASSWORD)
-    person.page.click("form.stacked button[type=submit]")
-    person.page.wait_for_url(re.compile(r"://[^/]+/$"))
-    person.shot("signed-up")
-    assert person.page.locator(".usernav .me").inner_text() == username
-
-
-def log_in(person: Person, username: str, next_path: str) -> None:
-    person.visit(next_path, "login-asked")
-    assert "/login?next=" in person.page.url
-    person.page.fill("#id_username", username)
-    person.page.fill("#id_password", PASSWORD)
-    person.page.click("form.stacked button[type=submit]")
-    person.page.wait_for_url(f"**{next_path}")
-
-
-def canvas_point(page, fx: float, fy: float) -> tuple[float, float]:
-    box = page.locator("#board-canvas").bounding_box()
-    return box["x"] + fx * box["width"], box["y"] + fy * box["height"]
-
-
-def drag(page, points: list[tuple[float, float]], *, steps: int = 4) -> None:
-    """Press the mouse at the first point (fractions of the canvas), move through the rest, release."""
-    page.mouse.move(*canvas_point(page, *points[0]))
-    page.mouse.down()
-    for point in points[1:]:
-        page.mouse.move(*canvas_point(page, *point), steps=steps)
-    page.mouse.up()
-
-
-def open_editor(person: Person, path: str, label: str) -> None:
-    person.visit(path, label)
-    person.page.wait_for_selector("#editor[data-ready=true]")
-    person.page.locator("#board-canvas").scroll_into_view_if_needed()
-
-
-def element_count(page) -> int:
-    return int(page.locator("#editor-status").inner_text().split()[0])
-
-
-def image_loaded(page, selector: str) -> None:
-    page.wait_for_function(
-        "selector => { const img = document.querySelector(selector);"
-        " return img && img.complete && img.naturalWidth > 0; }", arg=selector)
 
 
 @pytest.mark.cluster
@@ -265,7 +146,7 @@ def test_edit_and_delete_your_own_board(celery_worker, people):
     user = people_services.user_create(username="owner", password=PASSWORD)
     with transaction.atomic():
         board = board_services.board_create(author=user, title="First draft", kind="sketch", tags=["draft"], doc=DOC)
-    log_in(owner, "owner", f"/b/{board.pk}/edit")
+    log_in_when_asked(owner, "owner", f"/b/{board.pk}/edit")
     owner.visit(f"/b/{board.pk}", "board")
     image_loaded(owner.page, ".board-image")
     first_src = owner.page.get_attribute(".board-image", "src")

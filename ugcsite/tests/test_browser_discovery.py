@@ -12,7 +12,7 @@ from feeds.models import Board
 from social import services as people_services
 from ugcsite.redis import get_redis
 from ugcsite.testing import wait_for
-from ugcsite.tests.test_browser import PASSWORD, log_in, people  # noqa: F401 (people is a fixture)
+from ugcsite.tests.support import PASSWORD, log_in_when_asked
 from feeds.services import boards as board_services
 from feeds.services import follows
 
@@ -44,7 +44,7 @@ def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, 
 
     # bob lets the people who follow him see what he reads (off until he says so)
     sharer = people("bob")
-    log_in(sharer, "bob", "/settings")
+    log_in_when_asked(sharer, "bob", "/settings")
     sharer.shot("settings")
     sharer.page.check("#id_share_reading")
     sharer.page.click("form.stacked button[type=submit]")

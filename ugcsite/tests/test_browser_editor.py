@@ -18,41 +18,13 @@ from feeds.models import Board
 from feeds.services import boards as board_services, editors as editor_services
 from social import services as people_services
 from social.models import User
-from ugcsite.tests.test_browser import PASSWORD, Person, canvas_point, drag, element_count, open_editor, sign_up
-from ugcsite.tests.test_browser import log_in as log_in_here
-from ugcsite.tests.test_browser import people  # noqa: F401 (a fixture)
-from ugcsite.tests.test_browser_live import live_ready, log_in
-from ugcsite.tests.test_browser_loop import AXE, AXE_TAGS, BLOCKING
 from ugcsite.testing import wait_for
+from ugcsite.tests.support import (
+    BLOCKING, PASSWORD, PHONE, Person, axe_run, canvas_point, client_of, drag, element_count, live_ready, log_in,
+    log_in_when_asked, model, mouse_drag, open_editor, sign_up, touch, zoom,
+)
 
 pytestmark = [pytest.mark.browser]
-
-PHONE = {"viewport": (390, 844), "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
-
-
-def model(page) -> dict:
-    """The drawing the editor shows (its doc, live ops included)."""
-    return page.evaluate("() => window.ugcsiteEditor.doc()")
-
-
-def zoom(page) -> float:
-    return page.evaluate("() => window.ugcsiteEditor.view.zoom")
-
-
-def client_of(page, x: float, y: float) -> tuple[float, float]:
-    """Where the document point (x, y) is on the page now: computed here from the canvas's box
-    and the view's zoom and offset (screen = offset + doc * width/doc.width * zoom)."""
-    box = page.locator("#board-canvas").bounding_box()
-    view = page.evaluate("() => { const v = window.ugcsiteEditor.view; return [v.zoom, v.x, v.y, v.doc.width]; }")
-    scale = box["width"] / view[3] * view[0]
-    return box["x"] + view[1] + x * scale, box["y"] + view[2] + y * scale
-
-
-def mouse_drag(page, start: tuple[float, float], end: tuple[float, float], steps: int = 6) -> None:
-    page.mouse.move(*start)
-    page.mouse.down()
-    page.mouse.move(*end, steps=steps)
-    page.mouse.up()
 
 
 def new_board_with_a_rect(people):
@@ -343,12 +315,7 @@ def test_shortcuts_help_and_keys_leave_typing_alone(people):
     assert "Undo your last change" in dialog.inner_text()
     alice.shot("help")
     # axe on the open dialog: no serious or critical violation.
-    if not AXE.exists():
-        pytest.fail(f"{AXE} is missing: run `make vendor` (make test does) to fetch axe-core from npm.")
-    page.add_script_tag(url="/static/vendor/axe-core/axe.min.js")
-    found = page.evaluate("""tags => axe.run(document, {runOnly: {type: "tag", values: tags}}).then(r =>
-        r.violations.map(v => ({id: v.id, impact: v.impact})))""", AXE_TAGS)
-    assert [v for v in found if v["impact"] in BLOCKING] == []
+    assert [v for v in axe_run(page) if v["impact"] in BLOCKING] == []
     page.keyboard.press("Escape")
     assert not dialog.is_visible()
     page.click("[data-action=help]")
@@ -370,15 +337,10 @@ def test_shortcuts_help_and_keys_leave_typing_alone(people):
     alice.check_clean()
 
 
-def touch(cdp, kind: str, points: list[tuple[float, float]]) -> None:
-    cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
-        {"x": x, "y": y, "id": i, "radiusX": 2, "radiusY": 2, "force": 1} for i, (x, y) in enumerate(points)]})
-
-
 def test_on_a_phone_touch_draws_and_two_fingers_pinch(people):
     people_services.user_create(username="alice", password=PASSWORD)
     phone = people("phone", **PHONE)
-    log_in_here(phone, "alice", "/new")
+    log_in_when_asked(phone, "alice", "/new")
     open_editor(phone, "/new", "editor")
     page = phone.page
     page.evaluate("() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top + window.scrollY - 20)")
@@ -436,9 +398,8 @@ LIVE_DOC = {"width": 800, "height": 600, "background": "#ffffff", "elements": [
     {"id": "box", "type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": None}]}
 
 
-@pytest.fixture(autouse=False)
-def live_board(asgi_server, _fast_password_hashing, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]  # the server process's own
+@pytest.fixture
+def live_board(asgi_server, passwords_the_server_reads):
     alice = people_services.user_create(username="alice", password=PASSWORD)
     bob = people_services.user_create(username="bob", password=PASSWORD)
     with transaction.atomic():

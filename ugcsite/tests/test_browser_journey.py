@@ -12,12 +12,10 @@ from playwright.sync_api import expect
 from feeds.services import boards as board_services, follows as follow_services
 from social import services as people_services
 from social.models import User
-from ugcsite.tests.test_browser import PASSWORD, Person, sign_up
-from ugcsite.tests.test_browser_editor import PHONE, client_of, model, mouse_drag, touch, zoom
-from ugcsite.tests.test_browser_live import _passwords_the_server_reads  # noqa: F401 (an autouse fixture)
 from ugcsite.testing import wait_for
+from ugcsite.tests.support import PASSWORD, PHONE, Person, client_of, model, mouse_drag, sign_up, touch, zoom
 
-pytestmark = [pytest.mark.browser, pytest.mark.live]
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
 DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": []}
 

@@ -11,23 +11,18 @@ from django.db import transaction
 from feeds.models import Board
 from feeds.services import boards as board_services, editors as editor_services
 from social import services as people_services
-from ugcsite.tests.test_browser import PASSWORD, Person, drag, element_count
 from ugcsite.testing import wait_for
+from ugcsite.tests.support import PASSWORD, Person, drag, element_count, live_ready, log_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.live]
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
 DOC = {"width": 800, "height": 600, "background": "#ffffff", "elements": [
     {"type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": None}]}
 
 
-@pytest.fixture(autouse=True)
-def _passwords_the_server_reads(_fast_password_hashing, settings):
-    """The people log in on the ASGI server process, which reads the site's own hashers."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]
-
-
 @pytest.fixture
 def people(browser, asgi_server, request):
+    """conftest's ``people``, on the ASGI server (the live parts need its WebSocket)."""
     made = []
 
     def person(name: str) -> Person:
@@ -37,20 +32,6 @@ def people(browser, asgi_server, request):
     yield person
     for each in made:
         each.context.close()
-
-
-def log_in(person: Person, username: str, next_path: str) -> None:
-    person.visit(f"/login?next={next_path}", "login")
-    person.page.fill("#id_username", username)
-    person.page.fill("#id_password", PASSWORD)
-    person.page.click("form.stacked button[type=submit]")
-    person.page.wait_for_url(f"**{next_path}")
-
-
-def live_ready(person: Person) -> None:
-    person.page.wait_for_selector("#editor[data-ready=true]")
-    person.page.wait_for_selector("#live-status[data-state=live]")
-    person.page.locator("#board-canvas").scroll_into_view_if_needed()
 
 
 def elements_seen(person: Person) -> int:

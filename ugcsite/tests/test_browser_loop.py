@@ -5,34 +5,21 @@ accessibility violation on any page, for a visitor or a signed-in person."""
 
 import io
 import json
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from PIL import Image
 
 from feeds.services import boards as board_services
 from social import services as people_services
-from ugcsite.tests.test_browser import DOC, PASSWORD, image_loaded, people, sign_up  # noqa: F401 (people: a fixture)
+from ugcsite.tests.support import BLOCKING, DOC, PASSWORD, axe_run, image_loaded, sign_up
 
 pytestmark = [pytest.mark.browser]
 
-AXE = Path(settings.BASE_DIR) / "static" / "vendor" / "axe-core" / "axe.min.js"
-# The rules axe runs: WCAG 2.0/2.1 A and AA, and its best practices (landmarks, headings).
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
-BLOCKING = {"serious", "critical"}
-
 
 def axe_violations(person, path: str) -> list[dict]:
-    """axe-core's violations on ``path`` (every one, any impact), loaded from this site (the CSP
-    allows scripts from 'self' alone)."""
-    if not AXE.exists():
-        pytest.fail(f"{AXE} is missing: run `make vendor` (make test does) to fetch axe-core from npm.")
+    """axe-core's violations on ``path`` (every one, any impact)."""
     person.visit(path, "axe")
-    person.page.add_script_tag(url="/static/vendor/axe-core/axe.min.js")
-    return person.page.evaluate("""tags => axe.run(document, {runOnly: {type: "tag", values: tags}}).then(result =>
-        result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                     nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ") + ": " + n.failureSummary)})))""", AXE_TAGS)
+    return axe_run(person.page)
 
 
 def test_search_follow_and_a_notification_when_followed_back(people, django_user_model):

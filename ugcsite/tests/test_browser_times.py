@@ -13,7 +13,7 @@ import pytest
 from django.utils.timesince import timesince
 
 from feeds.templatetags.times import ago
-from ugcsite.tests.test_browser import Person
+from ugcsite.tests.support import Person
 
 pytestmark = pytest.mark.browser
 

@@ -9,10 +9,9 @@ from playwright.sync_api import expect
 
 from feeds.services import boards as board_services, follows as follow_services
 from social import services as people_services
-from ugcsite.tests.test_browser import PASSWORD, Person
-from ugcsite.tests.test_browser_live import _passwords_the_server_reads, log_in  # noqa: F401 (an autouse fixture)
+from ugcsite.tests.support import PASSWORD, Person, log_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.live]
+pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
 DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": [
     {"type": "rect", "color": "#1d2330", "width": 3, "x": 40, "y": 40, "w": 200, "h": 120, "fill": None}]}
