@@ -1,7 +1,10 @@
 """The layout holds: dependencies point ugcsite -> feeds -> social, the HTTP layer imports no
-app, no two modules import each other (directly or round a loop), and imports sit at the top."""
+app, no two modules import each other (directly or round a loop), imports sit at the top, and a
+test module takes what tests share from a support module or conftest.py, never from another
+test_* module."""
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,60 @@ def test_no_import_cycle():
 def test_imports_sit_at_the_top():
     inside = {name: sorted(_imports(path, top_level=False)) for name, path in MODULES.items()}
     assert {name: found for name, found in inside.items() if found} == {}
+
+
+def _test_folders() -> list[Path]:
+    """Every tests/ folder of the project (not of the virtualenvs: folders starting with a dot)."""
+    found = []
+    for folder, subfolders, _ in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if not name.startswith(".") and name != "node_modules"]
+        if Path(folder).name == "tests":
+            found.append(Path(folder))
+    return sorted(found)
+
+
+def _test_modules_imported(source: str, path: Path) -> set[str]:
+    """The project's test_* modules that the code ``source`` (of the file ``path``) imports,
+    anywhere in it: ``import a.test_b``, ``from a.test_b import c``, ``from a import test_b``,
+    and the same relative to the file's package."""
+    package = path.relative_to(ROOT).parent.parts
+    named = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] if node.level else ())
+            module = ".".join(part for part in (base, node.module) if part)
+            named.add(module)
+            named.update(f"{module}.{alias.name}" for alias in node.names)
+    return {name for name in named if name.rpartition(".")[2].startswith("test_")
+            and ROOT.joinpath(*name.split(".")).with_suffix(".py").is_file()}
+
+
+def test_the_test_folders_are_found():
+    assert {ROOT / app / "tests" for app in APPS} <= set(_test_folders())
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param("import feeds.tests.test_history", id="import"),
+    pytest.param("from feeds.tests.test_history import sql_feed", id="from-the-module"),
+    pytest.param("from feeds.tests import support, test_history", id="from-the-package"),
+    pytest.param("from .test_history import sql_feed", id="relative"),
+    pytest.param("from . import test_history", id="relative-from-the-package"),
+    pytest.param("from ..tests.test_history import sql_feed", id="relative-from-the-parent"),
+    pytest.param("def helper():\n    from feeds.tests.test_history import sql_feed", id="in-a-function"),
+])
+def test_an_import_of_a_test_module_is_seen(source):
+    assert _test_modules_imported(source, ROOT / "feeds" / "tests" / "test_rebuild.py") == {"feeds.tests.test_history"}
+
+
+def test_no_test_module_imports_another():
+    """Shared helpers live in a support module (feeds/tests/support.py, ugcsite/tests/support.py),
+    shared fixtures in conftest.py, where pytest finds them without an import."""
+    found = {}
+    for folder in _test_folders():
+        for path in sorted(folder.rglob("*.py")):
+            imported = _test_modules_imported(path.read_text(), path)
+            if imported:
+                found[str(path.relative_to(ROOT))] = sorted(imported)
+    assert found == {}
