@@ -119,6 +119,33 @@ def el(index, *path_and_value):
     return with_change("doc", "elements", index, *path_and_value)
 
 
+def listed(client: ApiClient, path: str) -> list[int]:
+    """The board ids of the first page of a list (a profile's boards, a feed)."""
+    response = client.get(path)
+    assert response.status_code == 200, response.content[:500]
+    return [item["id"] for item in response.json()["items"]]
+
+
+def assert_kept(client: ApiClient, board: dict) -> None:
+    """The board is still there, published and as it was."""
+    response = client.get(f"{BOARDS}/{board['id']}")
+    assert response.status_code == 200, response.content[:500]
+    assert response.json()["title"] == board["title"]
+    assert Board.objects.get(pk=board["id"]).state == Board.State.PUBLISHED
+
+
+def assert_deleted(api: ApiClient, board: dict, *, follower: ApiClient) -> None:
+    """What a delete does (feeds.services.boards.board_delete, a soft delete): the row is kept,
+    marked deleted; the board is a 404 to everyone and has left its author's profile and the
+    feed of someone who follows them."""
+    path = f"{BOARDS}/{board['id']}"
+    assert Board.objects.get(pk=board["id"]).state == Board.State.DELETED
+    assert_problem(api.get(path), 404)
+    assert_problem(api.get(f"{path}/preview.svg"), 404)
+    assert board["id"] not in listed(api, f"/api/v1/users/{board['author']}/boards")
+    assert board["id"] not in listed(follower, "/api/v1/feed")
+
+
 # --- what is refused --------------------------------------------------------------------------
 
 INVALID = [
@@ -605,39 +632,46 @@ def test_delete_by_someone_else_is_403_and_keeps_the_board(alice, bob):
     board = create(alice)
 
     assert_problem(bob.delete(f"{BOARDS}/{board['id']}"), 403)
-    assert alice.get(f"{BOARDS}/{board['id']}").status_code == 200
+    assert_kept(alice, board)
 
 
 def test_delete_without_credentials_is_401(api, alice):
     board = create(alice)
 
     assert_problem(api.delete(f"{BOARDS}/{board['id']}"), 401)
-    assert api.get(f"{BOARDS}/{board['id']}").status_code == 200
+    assert_kept(api, board)
 
 
-def test_delete_by_the_author_is_204_then_the_board_is_gone(api, alice):
-    board = create(alice)
+def test_delete_by_the_author_is_204_then_the_board_is_gone(api, alice, bob, run):
+    """The on-commit work and its tasks run (``run``), as they would after a real request."""
+    assert run(bob.put, "/api/v1/users/alice/follow").status_code == 204
+    board = run(create, alice)
     path = f"{BOARDS}/{board['id']}"
     assert api.get(f"{path}/preview.svg").status_code == 200
+    assert board["id"] in listed(api, "/api/v1/users/alice/boards")
+    assert board["id"] in listed(bob, "/api/v1/feed")
 
-    response = alice.delete(path)
+    response = run(alice.delete, path)
 
     assert response.status_code == 204
-    assert_problem(api.get(path), 404)
+    assert_deleted(api, board, follower=bob)
     assert_problem(alice.get(path), 404)
-    assert_problem(api.get(f"{path}/preview.svg"), 404)
     assert_problem(alice.patch(path, {"title": "Back"}), 404)
     assert_problem(alice.delete(path), 404)
     assert alice.get("/api/v1/me").json()["boards"] == 0
 
 
-def test_delete_by_staff_is_204(api, alice):
-    board = create(alice)
+def test_delete_by_staff_is_204(api, alice, bob, run):
+    assert run(bob.put, "/api/v1/users/alice/follow").status_code == 204
+    board = run(create, alice)
     services.user_create(username="moderator", password="password123", is_staff=True)
     staff = api.as_user("moderator")
+    assert board["id"] in listed(api, "/api/v1/users/alice/boards")
+    assert board["id"] in listed(bob, "/api/v1/feed")
 
-    assert staff.delete(f"{BOARDS}/{board['id']}").status_code == 204
-    assert_problem(api.get(f"{BOARDS}/{board['id']}"), 404)
+    assert run(staff.delete, f"{BOARDS}/{board['id']}").status_code == 204
+    assert_deleted(api, board, follower=bob)
+    assert alice.get("/api/v1/me").json()["boards"] == 0
 
 
 def test_delete_of_a_missing_board_is_404(alice):
@@ -654,7 +688,10 @@ def test_writes_beyond_the_limits_are_429_per_user_and_per_address(alice, bob, s
     assert "your account" in body["detail"] and int(response["Retry-After"]) > 0
     assert Board.objects.count() == 1  # nothing was stored
     assert bob.post("/api/v1/boards", valid_body()).status_code == 201  # bob's own budget
+    assert Board.objects.count() == 2
     body = assert_problem(bob.post("/api/v1/boards", valid_body()), 429)  # the address's 3 are spent
     assert "this address" in body["detail"]
+    assert Board.objects.count() == 2
     settings.RATE_LIMIT_WRITES_PER_MINUTE = settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = 0  # 0: off
     assert alice.post("/api/v1/boards", valid_body()).status_code == 201
+    assert Board.objects.count() == 3
