@@ -26,8 +26,7 @@ def measure() -> dict:
 
     from feeds import keys
     from feeds.timelines import store
-    from social import keys as social_keys
-    from social import reading
+    from social import keys as social_keys, reading
     from ugcsite.redis import get_redis
 
     client = get_redis()
@@ -74,7 +73,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.compare:
         plain, cluster = (json.loads((RESULTS / f"cluster-{k}.json").read_text()) for k in ("plain", "cluster"))
-        print(f"\n| measure | plain Redis | 3-primary cluster | cluster / plain |\n|---|---:|---:|---:|")
+        print("\n| measure | plain Redis | 3-primary cluster | cluster / plain |\n|---|---:|---:|---:|")
         print(f"| fan-out, deliveries/s (in-process) | {plain['fanout_per_s']:,.0f} | {cluster['fanout_per_s']:,.0f} | "
               f"{cluster['fanout_per_s'] / plain['fanout_per_s']:.2f} |")
         for q in ("p50", "p99"):

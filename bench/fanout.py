@@ -48,8 +48,7 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
 
     from feeds import keys
     from feeds.services.boards import board_create
-    from social import graph
-    from social import keys as social_keys
+    from social import graph, keys as social_keys
     from social.models import Follow
     from ugcsite.celery import app
     from ugcsite.redis import get_redis

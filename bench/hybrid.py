@@ -70,14 +70,13 @@ def run(args) -> None:
     from bench import measure
     from bench.world import DOC, _copy
     from feeds import keys, selectors, tasks
-    from feeds.timelines import hybrid, rebuild, store
-    from feeds.timelines.ids import board_id_time, next_board_id
     from feeds.models import Board
     from feeds.services import activity
     from feeds.services.boards import board_create
     from feeds.services.follows import follow_create
-    from social import graph
-    from social import keys as social_keys
+    from feeds.timelines import hybrid, rebuild, store
+    from feeds.timelines.ids import board_id_time, next_board_id
+    from social import graph, keys as social_keys
     from ugcsite.celery import app
     from ugcsite.redis import get_redis
 
@@ -116,7 +115,7 @@ def run(args) -> None:
 
     # F of the big authors, straight into Redis in batches; then their mode, as a follow would flip it.
     now = time.time()
-    sizes = {star: args.followers, **{a: threshold + 10_000 for a in big[1:]}}
+    sizes = {star: args.followers, **dict.fromkeys(big[1:], threshold + 10000)}
     next_fake = FAKE_FOLLOWERS_FROM
     with tqdm(total=sum(sizes.values()), desc="followers in F", unit="edge", disable=None) as bar:
         for author_id, size in sizes.items():

@@ -23,7 +23,6 @@ import os
 import random
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -82,7 +81,7 @@ class Server:
                 break
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise SystemExit(f"uvicorn did not start; see {SERVER_LOG}")
+                    raise SystemExit(f"uvicorn did not start; see {SERVER_LOG}") from None
                 time.sleep(0.2)
         time.sleep(1.5)  # every worker up (the parent answers as soon as one is)
 
@@ -97,8 +96,8 @@ class Server:
 
 def make_world(boards: int, per_board: int):
     """K boards, each with its author and N-1 editors; a token for each of the N."""
-    from feeds.services.boards import board_create
     from feeds.models import BoardEditor
+    from feeds.services.boards import board_create
     from social import tokens
     from social.models import User
 

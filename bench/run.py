@@ -341,7 +341,6 @@ def targets_table(figures: dict, *, smoke: bool) -> str:
     if zadd and fan:
         parts = [f"Celery end to end, {fan['followers']:,} followers: {fan['rate'] / zadd:.2f}"]
         parts += [f"in-process, {r['followers']:,}: {r['ratio']:.2f}" for r in inline if r["ratio"]]
-        best = max([fan["rate"] / zadd] + [r["ratio"] for r in inline if r["ratio"]])
         peers_text = (f"Stream-Framework {peer['sf_fanout_rate']:,.0f} deliveries/s (chunk {peer['sf_fanout_chunk']}) "
                       f"÷ its run's ZADD {peer['sf_zadd_limit']:,.0f}/s = {peer['sf_fanout_ratio']:.2f}" if peer else "peers not run")
         row("fan-out, deliveries/s ÷ redis-benchmark -c 1 -P 16 ZADD", "; ".join(parts), "≥ 0.5",

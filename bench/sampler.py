@@ -35,9 +35,9 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import psycopg
 
@@ -260,11 +260,11 @@ class Sampler(threading.Thread):
                 if "used_memory" not in info:  # a cluster answers per node
                     info = {"used_memory": sum(node["used_memory"] for node in info.values())}
                 sample[f"redis_{label}"] = info["used_memory"]
-            except Exception as error:  # noqa: BLE001 - a figure missing, never the soak stopped
+            except Exception as error:
                 self._error(f"redis {label}: {error}")
         try:
             sample["queue"] = self.queue_depth()
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self._error(f"queue depth: {error}")
         self.samples.append(sample)
         self.path.write_text(json.dumps({"names_events": self.names.events, "samples": self.samples}))
@@ -295,7 +295,7 @@ class Sampler(threading.Thread):
             rows = self._pg.execute(
                 "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1").fetchall()
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self._error(f"pg_stat_activity: {error}")
             self._pg = None
             return {"pg_all": None, "pg_by_app": {}}
@@ -394,10 +394,10 @@ def problems(v: dict) -> list[str]:
 def plot(samples: list[dict], *, load_seconds: float, pools: int, budget: int, path: Path, title: str) -> None:
     """Connections (with the budget), RSS and open files per process, Redis memory and the
     queue over time, one panel each; the load's first third shaded, the drain after the line."""
-    import matplotlib  # noqa: PLC0415 - only the soak's end draws
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     t = [s["t"] for s in samples]
     names = sorted({name for s in samples for name in s["processes"]},

@@ -46,7 +46,7 @@ STACKS = (
 )
 BEFORE = next(stack for stack in STACKS if "(before)" in stack[0])  # how make run served the site until now
 ROWS = ("trivial view", "feed", "feed, 32 connections", "profile (PostgreSQL)")
-RAISED = {name: "1000000000" for name in ("RATE_LIMIT_READS_PER_MINUTE", "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE")}
+RAISED = dict.fromkeys(("RATE_LIMIT_READS_PER_MINUTE", "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE"), "1000000000")
 
 
 def wrk_ms(text: str) -> float:
@@ -178,7 +178,7 @@ def report(results: dict, *, seconds: int, boards: int, minutes: float) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, f in results.items():
-        def cell(row):
+        def cell(row, f=f):
             r = f[row]
             return f"{r['rps']:,.0f} ({r['p50']:.1f} / {r['p99']:.1f})" + (f", {r['errors']} errors" if r["errors"] else "")
         lines.append(f"| {name} | {cell('trivial view')} | {cell('feed')} | {cell('feed, 32 connections')} | "

@@ -69,8 +69,7 @@ from urllib.parse import urlsplit
 
 import django
 
-from bench.sampler import SAMPLE_EVERY, Sampler, judge, plot
-from bench.sampler import problems as growth_problems
+from bench.sampler import SAMPLE_EVERY, Sampler, judge, plot, problems as growth_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -754,8 +753,8 @@ def check_listeners(listeners: list[dict], *, load_end: float) -> dict:
     of a board by someone they do not follow is counted as unexpected."""
     from django.contrib.auth import get_user_model
 
-    from feeds.timelines import hybrid
     from feeds.models import Board
+    from feeds.timelines import hybrid
     from social.models import Follow
 
     User = get_user_model()
@@ -982,9 +981,9 @@ def report(f: dict) -> str:
         f"| follow edges made during the soak | {check['edges_made_in_soak']:,} (edges at the end: {check['edges_now']:,}) |",
         f"| backlog when the load stopped | {at_end['queued']:,} queued tasks, {at_end['unacked']:,} in flight, "
         f"{at_end['outbox']:,} outbox rows |",
-        f"| drain time (queue, in-flight tasks and outbox empty) | "
+        "| drain time (queue, in-flight tasks and outbox empty) | "
         + (f"{drain['seconds']:.1f} s" if drain["seconds"] is not None else f"did not drain: {drain['left']}") + " |",
-        f"| fan-out lag (/metrics: creation to last follower) | "
+        "| fan-out lag (/metrics: creation to last follower) | "
         + (f"{lag['count']:,} fan-outs, mean {lag['mean']:.2f} s, p50 ≤ {lag['p50_le']} s, p99 ≤ {lag['p99_le']} s "
            f"(histogram buckets) |" if lag.get("count") else f"none recorded {lag.get('error', '')} |"),
         f"| (reader, board) pairs checked | {check['pairs']:,} over {check['readers']:,} readers "
@@ -1000,7 +999,7 @@ def report(f: dict) -> str:
         f"hellos again |",
         f"| op broadcast latency, send to the last member (p50 / p99) | {_ms(live['p50_ms'])} ms / {_ms(live['p99_ms'])} ms |",
         f"| shared boards' docs holding what their ops left | {live['docs']['matching']} of {live['docs']['boards']} |",
-        f"| messages the Channels layer dropped (channels_redis \"over capacity\" in the site's log) | "
+        "| messages the Channels layer dropped (channels_redis \"over capacity\" in the site's log) | "
         + (", ".join(f"{n:,} to {kind} groups" for kind, n in sorted(f["dropped"].items())) or "none") + " |",
         f"| **/ws/me feed notices** | **{notices['expected']:,} owed, {notices['missing']:,} missing**, "
         f"{notices['unexpected']:,} unexpected ({notices['received']:,} received in all, "

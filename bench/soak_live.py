@@ -144,7 +144,7 @@ class Member:
         except ConnectionClosed as closed:
             if not self.closing:
                 self.errors.append(f"closed by the server: {closed.rcvd.code if closed.rcvd else 'no close frame'}")
-        except Exception as error:  # noqa: BLE001 - recorded, the run goes on
+        except Exception as error:
             self.errors.append(f"reading failed: {type(error).__name__}: {error}")
 
     def _element(self, element_id: str) -> dict:
@@ -270,7 +270,7 @@ class Listener:
         except ConnectionClosed as closed:
             if not self.closing:
                 self.errors.append(f"closed by the server: {closed.rcvd.code if closed.rcvd else 'no close frame'}")
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self.errors.append(f"reading failed: {type(error).__name__}: {error}")
 
 
@@ -308,7 +308,7 @@ async def run(config: dict, results: Path, progress: Path) -> None:
             if client.by_session:
                 cookie = await asyncio.to_thread(session_login, config["url"], client.name, config["password"])
             await client.open(site, cookie)
-        except Exception as error:  # noqa: BLE001 - every refusal is reported, none stops the others
+        except Exception as error:
             client.ws = None
             state["connect_errors"].append(f"{client.name}: {type(error).__name__}: {str(error)[:200]}")
 

@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from tqdm import tqdm
 
-from feeds.timelines.ids import EPOCH_MS, GENERATOR_BITS, SEQUENCE_BITS
 from feeds.models import Board
+from feeds.timelines.ids import EPOCH_MS, GENERATOR_BITS, SEQUENCE_BITS
 from social.models import Follow
 
 KINDS = ["sketch", "diagram", "note", "comic", "map"]
@@ -71,7 +71,7 @@ def build_people(world: World, progress=tqdm) -> None:
     cumulative = list(_accumulate(weights))
     edges = []
     for user_id in tqdm(world.user_ids, desc="follow graph", unit="user", disable=None):
-        name_count = SPECIAL.get(next((n for n, i in world.special.items() if i == user_id), ""), None)
+        name_count = SPECIAL.get(next((n for n, i in world.special.items() if i == user_id), ""))
         want = name_count or min(int(rng.lognormvariate(math.log(40), 1.0)), 3000)
         chosen: set[int] = set()
         while len(chosen) < min(want, len(authors) - 1):

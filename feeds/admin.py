@@ -5,9 +5,9 @@ from django.contrib import admin, messages
 from django.db import connection
 from django.utils.html import format_html, format_html_join
 
-from feeds.timelines import archive
 from feeds.models import ArchiveRun, Board, Report, ReportCase, TimelineChunk
 from feeds.services import boards as services, moderation, reports
+from feeds.timelines import archive
 from social.admin import UserAdmin
 from social.models import User
 

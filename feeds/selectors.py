@@ -7,21 +7,19 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from feeds import keys, notifications
-from feeds.timelines import archive, boardcache, pages
-from feeds.timelines.boardcache import summary_from_fields
-from feeds.timelines.pages import PageStatus
 from feeds.discovery import counters, indexes, queries
 from feeds.models import Board, BoardEditor
 from feeds.rules import Timeline
 from feeds.search import boards_search
-from social import graph, hiding, reading
-from social import keys as social_keys
+from feeds.timelines import archive, boardcache, pages
+from feeds.timelines.boardcache import summary_from_fields
+from feeds.timelines.pages import PageStatus
+from social import graph, hiding, keys as social_keys, reading
 from social.avatars import avatar_url
 from social.search import people_search
 from social.selectors import sharing_readers
 from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import get_redis
-
 
 POPULAR_SCOPES = ("all", "following", "trending")  # popular_list's orders
 

@@ -11,12 +11,18 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from feeds import notifications
+from feeds.models import Board, Notification, Outbox
+from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
 from feeds.timelines.ids import board_id_time
-from feeds.models import Board, Notification, Outbox
-from feeds.timelines.outbox import (NOT_COUNTED, outbox_batch_queued, outbox_batch_written, outbox_done, outbox_due,
-                          outbox_generation)
-from feeds.rules import Timeline
+from feeds.timelines.outbox import (
+    NOT_COUNTED,
+    outbox_batch_queued,
+    outbox_batch_written,
+    outbox_done,
+    outbox_due,
+    outbox_generation,
+)
 from feeds.timelines.visibility import board_show, board_unshow
 from social import services as people
 from social.graph import FollowerCursor

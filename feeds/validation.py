@@ -11,8 +11,21 @@ from typing import Annotated, ClassVar, Literal, get_args
 from pydantic import Field, StrictFloat, StrictStr, field_validator, model_validator
 
 from feeds.rules import (
-    BOARD_KINDS, COLOR_PATTERN, ELEMENT_ID_GENERATED, ELEMENT_ID_PATTERN, MAX_CANVAS, MAX_ELEMENTS, MAX_POINTS, MAX_TAGS, MAX_TEXT, MAX_TITLE,
-    STROKE_WIDTH, TAG_PATTERN, TAG_WORDS, TEXT_SIZE, TITLE_PATTERN,
+    BOARD_KINDS,
+    COLOR_PATTERN,
+    ELEMENT_ID_GENERATED,
+    ELEMENT_ID_PATTERN,
+    MAX_CANVAS,
+    MAX_ELEMENTS,
+    MAX_POINTS,
+    MAX_TAGS,
+    MAX_TEXT,
+    MAX_TITLE,
+    STROKE_WIDTH,
+    TAG_PATTERN,
+    TAG_WORDS,
+    TEXT_SIZE,
+    TITLE_PATTERN,
 )
 from ugcsite.http import Strict, Text
 
@@ -107,7 +120,7 @@ def element_fits(element, width: float, height: float, where: str = "the element
     elif isinstance(element, TextElement):
         if not (0 <= element.x <= width and 0 <= element.y <= height):
             raise ValueError(f"{where} ({element.x}, {element.y}) lies outside the {width}x{height} canvas")
-    elif not (0 <= element.x and 0 <= element.y and element.x + element.w <= width and element.y + element.h <= height):
+    elif not (element.x >= 0 and element.y >= 0 and element.x + element.w <= width and element.y + element.h <= height):
         raise ValueError(f"{where}, a {element.type}, does not fit inside the {width}x{height} canvas")
 
 

@@ -11,8 +11,19 @@ from pydantic import Field, StrictBool
 
 from social import selectors, services, tokens
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX
-from ugcsite.http import (ApiError, Strict, Text, body_max, client_address, endpoint, login_required, paging,
-                          parse_json_object, takes_bytes, validate)
+from ugcsite.http import (
+    ApiError,
+    Strict,
+    Text,
+    body_max,
+    client_address,
+    endpoint,
+    login_required,
+    paging,
+    parse_json_object,
+    takes_bytes,
+    validate,
+)
 from ugcsite.ratelimits import write_attempt
 
 

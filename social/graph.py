@@ -135,7 +135,7 @@ def graph_replace(user_id: int, *, followers: Iterable[tuple[int, float]], follo
     pipe = get_redis().pipeline(transaction=False)
     for key, members in ((keys.followers(user_id), followers), (keys.following(user_id), following)):
         pipe.delete(key)
-        mapping = {member: score for member, score in members}
+        mapping = dict(members)
         if mapping:
             pipe.zadd(key, mapping)
     pipe.execute()

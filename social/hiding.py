@@ -89,5 +89,5 @@ def hidden_replace(entries: dict[int, dict[int, int]]) -> None:
     for owner_id, others in entries.items():
         pipe.delete(keys.hidden(owner_id))
         if others:
-            pipe.zadd(keys.hidden(owner_id), {other: bits for other, bits in others.items()})
+            pipe.zadd(keys.hidden(owner_id), dict(others.items()))
     pipe.execute()

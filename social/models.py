@@ -2,8 +2,8 @@ import hashlib
 import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
-from django.core.validators import RegexValidator
 from django.contrib.postgres.indexes import GistIndex, OpClass
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Func, Value
 from django.db.models.functions import Concat, Lower

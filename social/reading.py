@@ -29,7 +29,6 @@ from ugcsite.redis import get_redis, rename_aside, run_by_node
 from ugcsite.sql import ROWS_PER_STATEMENT, execute_columns
 
 
-
 def _retention() -> int:
     return int(settings.READ_RETENTION.total_seconds())
 

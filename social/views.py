@@ -6,8 +6,7 @@ a profile with its boards and the follow button touch feeds: they are in feeds.v
 """
 
 from django.contrib import messages
-from django.contrib.auth import logout as auth_logout
-from django.contrib.auth import views as auth_views
+from django.contrib.auth import logout as auth_logout, views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render

@@ -12,7 +12,7 @@ they call raise ``ugcsite.errors`` (domain errors) or ``ApiError``; both become 
 import json
 import math
 from collections.abc import Callable
-from functools import lru_cache, wraps
+from functools import cache, wraps
 from typing import Annotated, Any, ClassVar
 
 import orjson
@@ -96,7 +96,7 @@ class LazyUser(SimpleLazyObject):
         return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hook(setting: str) -> Callable:
     return import_string(getattr(settings, setting))
 

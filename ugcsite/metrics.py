@@ -10,8 +10,7 @@ process's own figures are served.
 import os
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
-from prometheus_client import REGISTRY
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 
 REQUESTS = Counter("ugcsite_http_requests_total", "HTTP requests by route pattern, method and status",
                    ["route", "method", "status"])

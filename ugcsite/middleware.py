@@ -5,7 +5,11 @@ from django.core.exceptions import BadRequest, PermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
-from redis.exceptions import ClusterDownError, ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.exceptions import (
+    ClusterDownError,
+    ConnectionError as RedisConnectionError,
+    TimeoutError as RedisTimeoutError,
+)
 
 from ugcsite import errors
 from ugcsite.http import error_response

@@ -13,15 +13,22 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.notifications import NotificationsRead
-from feeds.api.reports import ReportCreate
 from feeds.api.people import MAX_READING_IDS, SignUp
+from feeds.api.reports import ReportCreate
 from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTERN, NotificationKind
 from feeds.selectors import POPULAR_SCOPES
 from feeds.validation import BoardCreate, BoardPatch, Doc
 from social.api import Credentials, ProfilePatch
-from social.rules import AVATAR_ACCEPT, AVATAR_PIXELS_MAX, AVATAR_SIZE, BIO_MAX, DISPLAY_NAME_MAX
-from social.rules import SEARCH_QUERY_LENGTH, USERNAME_PATTERN
+from social.rules import (
+    AVATAR_ACCEPT,
+    AVATAR_PIXELS_MAX,
+    AVATAR_SIZE,
+    BIO_MAX,
+    DISPLAY_NAME_MAX,
+    SEARCH_QUERY_LENGTH,
+    USERNAME_PATTERN,
+)
 from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
 
 ERROR = {"$ref": "#/components/schemas/Error"}

@@ -34,7 +34,15 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
-from redis.exceptions import ClusterDownError, ConnectionError, NoScriptError, RedisClusterException, RedisError, ResponseError, TimeoutError
+from redis.exceptions import (
+    ClusterDownError,
+    ConnectionError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    TimeoutError,
+)
 
 # How often a batch by node is tried again after the cluster's layout changed under it.
 NODE_BATCH_ATTEMPTS = 3

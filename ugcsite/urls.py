@@ -2,11 +2,16 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from feeds import urls as board_pages  # registers the board_id converter
-from feeds.api import boards as board_api, notifications as notification_api, people as people_api, search as search_api
-from feeds.api import reports as report_api, timelines as timeline_api
+from feeds.api import (
+    boards as board_api,
+    notifications as notification_api,
+    people as people_api,
+    reports as report_api,
+    search as search_api,
+    timelines as timeline_api,
+)
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
-
 
 api_v1 = [
     path("openapi.json", openapi.document, name="openapi"),

@@ -12,7 +12,18 @@ from feeds.services import accounts, follows, safety
 from social import services as people
 from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import blocks_list, mutes_list, user_get_by_name
-from ugcsite.http import ID_DIGITS, ApiError, Strict, Text, client_address, endpoint, login_required, paging, parse_json_object, validate
+from ugcsite.http import (
+    ID_DIGITS,
+    ApiError,
+    Strict,
+    Text,
+    client_address,
+    endpoint,
+    login_required,
+    paging,
+    parse_json_object,
+    validate,
+)
 from ugcsite.ratelimits import write_attempt
 
 MAX_READING_IDS = 100

@@ -4,9 +4,9 @@ from dataclasses import replace
 
 from feeds import selectors
 from feeds.discovery.queries import SORTS, Query
-from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
 from feeds.services.activity import home_feed_read, home_feed_ready
+from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.rules import USERNAME_RE
 from social.selectors import user_get_for
 from ugcsite.http import ApiError, endpoint, login_required, paging

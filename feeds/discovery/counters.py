@@ -24,7 +24,6 @@ from ugcsite.redis import get_redis, rename_aside
 from ugcsite.sql import execute_columns
 
 
-
 def view_record(board_id: int, *, now: float | None = None) -> None:
     """Count one view of a board. One pipeline, O(log n)."""
     hour = current_hour(now)

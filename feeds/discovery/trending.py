@@ -49,7 +49,7 @@ def trending_rollup(*, now: float | None = None) -> int:
     pipe = client.pipeline(transaction=False)
     gone = [int(member) for member in previously if int(member) not in fresh]
     if gone:
-        pipe.zadd(keys.sort("trending"), {board_id: 0 for board_id in gone}, xx=True)
+        pipe.zadd(keys.sort("trending"), dict.fromkeys(gone, 0), xx=True)
     if fresh:
         pipe.zadd(keys.sort("trending"), fresh, xx=True)
     pipe.execute()

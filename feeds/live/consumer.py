@@ -26,15 +26,20 @@ from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
 
 from feeds import keys, selectors
-from feeds.live import oplog, online
+from feeds.live import online, oplog
 from feeds.live.oplog import BoardRef, OpRefused
-from feeds.live.tasks import live_compact
 from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame
+from feeds.live.tasks import live_compact
 from feeds.models import Board
 from feeds.notifications import notifications_unread
 from feeds.rules import (
-    LIVE_CURSORS_PER_SECOND, LIVE_FLOOD_CLOSE_AFTER, LIVE_MAX_FRAME, LIVE_OPS_BURST, LIVE_OPS_PER_SECOND,
-    MAX_ELEMENTS, MAX_POINTS,
+    LIVE_CURSORS_PER_SECOND,
+    LIVE_FLOOD_CLOSE_AFTER,
+    LIVE_MAX_FRAME,
+    LIVE_OPS_BURST,
+    LIVE_OPS_PER_SECOND,
+    MAX_ELEMENTS,
+    MAX_POINTS,
 )
 from social import hiding
 from ugcsite.http import whole_number
@@ -139,7 +144,7 @@ class LiveSocket(AsyncWebsocketConsumer):
             return
         try:
             await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             logger.info("live %s: a client that does not read was dropped", self.scope.get("path"))
             await self.close()
 

@@ -21,9 +21,9 @@ from django.conf import settings
 from django.db import transaction
 
 from feeds import keys
+from feeds.live.scripts import scripts
 from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
-from feeds.live.scripts import scripts
 from feeds.scripts import scripts as common_scripts
 from feeds.validation import doc_with_ids, element_points
 from ugcsite.redis import get_redis

@@ -2,9 +2,9 @@
 
 from django.db import transaction
 
-from feeds.timelines import archive
 from feeds.rules import Timeline
 from feeds.services.activity import user_seen
+from feeds.timelines import archive
 from social import services as people
 
 

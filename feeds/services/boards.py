@@ -18,15 +18,15 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import tasks
-from feeds.timelines import boardcache, store
 from feeds.discovery import counters, indexes
-from feeds.live import oplog, broadcast
-from feeds.timelines.ids import board_id_time, next_board_id
+from feeds.live import broadcast, oplog
 from feeds.models import Board, Outbox
-from feeds.timelines.outbox import outbox_add
 from feeds.rules import Timeline
-from feeds.validation import doc_with_ids
+from feeds.timelines import boardcache, store
+from feeds.timelines.ids import board_id_time, next_board_id
+from feeds.timelines.outbox import outbox_add
 from feeds.timelines.visibility import board_show, board_unshow
+from feeds.validation import doc_with_ids
 from social import reading
 from ugcsite.errors import NotFound
 from ugcsite.redis import REDIS_FAILURES

@@ -10,9 +10,9 @@ reader's pages merge the author's M while the follow holds.
 from django.db import transaction
 
 from feeds import tasks
-from feeds.timelines import hybrid
 from feeds.services.activity import user_seen
 from feeds.services.notifications import notify_follow
+from feeds.timelines import hybrid
 from social import services as people
 
 

@@ -9,11 +9,11 @@ from django.db.models.functions import Greatest  # counts never go below 0, even
 from django.utils import timezone
 
 from feeds import keys, tasks
-from feeds.timelines import boardcache
 from feeds.discovery import indexes
 from feeds.models import Board, Outbox
-from feeds.timelines.outbox import outbox_add
 from feeds.services.boards import board_leave, board_publish
+from feeds.timelines import boardcache
+from feeds.timelines.outbox import outbox_add
 from social import tokens
 from ugcsite.redis import get_redis
 

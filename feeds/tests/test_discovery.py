@@ -8,14 +8,11 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from feeds import keys
+from feeds.discovery import counters, indexes, trending
 from feeds.models import Board
 from feeds.services.boards import board_create, board_delete, board_update
 from feeds.services.moderation import board_hide
-from feeds.services.follows import follow_create
 from social.services import user_create
-from feeds.discovery import counters
-from feeds.discovery import indexes
-from feeds.discovery import trending
 
 pytestmark = pytest.mark.django_db
 
@@ -92,11 +89,7 @@ def all_discovery_entries(redis, board_id):
     for pattern in keys.discovery_patterns():
         for key in redis.scan_iter(match=pattern):
             kind = redis.type(key)
-            if kind == "set" and redis.sismember(key, board_id):
-                found.append(key)
-            elif kind == "zset" and redis.zscore(key, board_id) is not None:
-                found.append(key)
-            elif key == keys.index_tracker(board_id):
+            if kind == "set" and redis.sismember(key, board_id) or kind == "zset" and redis.zscore(key, board_id) is not None or key == keys.index_tracker(board_id):
                 found.append(key)
     return found
 

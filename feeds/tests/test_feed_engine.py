@@ -5,11 +5,10 @@ from django.test import override_settings
 from redis.connection import AbstractConnection
 
 from feeds import keys
-from feeds.timelines import store
 from feeds.models import Board
 from feeds.services import activity
-from social import graph
-from social import keys as social_keys
+from feeds.timelines import store
+from social import graph, keys as social_keys
 from social.models import Follow
 from ugcsite.redis import get_redis
 

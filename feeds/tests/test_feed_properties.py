@@ -23,15 +23,13 @@ from django.core.management import call_command
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from feeds import keys as feed_keys
-from feeds import selectors
+from feeds import keys as feed_keys, selectors
 from feeds.models import Board
-from feeds.services.boards import board_create, board_delete, board_update
 from feeds.services.activity import home_feed_ready
-from social import graph
-from social import keys as social_keys
-from social.models import Follow
+from feeds.services.boards import board_create, board_delete, board_update
 from feeds.services.follows import follow_create, follow_delete
+from social import graph, keys as social_keys
+from social.models import Follow
 from social.services import user_create
 from ugcsite.redis import get_redis
 
@@ -58,12 +56,12 @@ def _small_world_settings(settings):  # pytest-django's settings fixture, restor
     settings.FANOUT_BATCH_SIZE = 1
 
 
-PROPERTY_SETTINGS = dict(
-    deadline=None,
-    database=None,  # no .hypothesis directory in the tree; a failure prints its reproduction blob
-    print_blob=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY_SETTINGS = {
+    "deadline": None,
+    "database": None,  # no .hypothesis directory in the tree; a failure prints its reproduction blob
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
 
 _names = itertools.count()
 

@@ -17,19 +17,38 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from feeds import keys, tasks
-from feeds.timelines import archive, fanout, store
 from feeds.models import ArchiveRun, Board, TimelineChunk
 from feeds.scripts import scripts
+from feeds.services import activity, boards as board_services, moderation
 from feeds.tests.support import (
-    LIMITS, PASSWORD, Posted, World, api_fetch, assert_walks_exact, boundaries, bulk_boards, expected_page,
-    got_page, head_ids, ids_of, load_world, selector_fetch, set_windows, sql_archived_ids, sql_chunk_totals,
-    sql_feed, sql_ids_stored_twice, sql_oracle, sql_profile, to_profiles, walk, zadd_many,
+    LIMITS,
+    PASSWORD,
+    Posted,
+    World,
+    api_fetch,
+    assert_walks_exact,
+    boundaries,
+    bulk_boards,
+    expected_page,
+    got_page,
+    head_ids,
+    ids_of,
+    load_world,
+    selector_fetch,
+    set_windows,
+    sql_archived_ids,
+    sql_chunk_totals,
+    sql_feed,
+    sql_ids_stored_twice,
+    sql_oracle,
+    sql_profile,
+    to_profiles,
+    walk,
+    zadd_many,
 )
+from feeds.timelines import archive, fanout, store
 from social.graph import FollowerCursor
 from social.services import user_create
-from feeds.services import activity
-from feeds.services import boards as board_services
-from feeds.services import moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -206,7 +225,7 @@ def test_3000_items_of_one_feed_page_exactly_through_the_api(api, world, redis_d
     rng = random.Random(7)
     key = keys.home_timeline(world.reader.pk)
     runs = 0
-    for burst in range(15):
+    for _burst in range(15):
         boards = bulk_boards([rng.choice(authors) for _ in range(200)])
         to_profiles(redis_data, boards)
         for board in boards:

@@ -6,12 +6,20 @@ and the timeline is then read through the HTTP API. The oracle is plain SQL, as 
 import pytest
 
 from feeds import keys, tasks
-from feeds.timelines import archive
 from feeds.models import ArchiveRun, TimelineChunk
 from feeds.tests.support import (
-    LIMITS, api_fetch, assert_walks_exact, bulk_boards, expected_page, got_page, sql_archived_ids,
-    sql_ids_stored_twice, sql_profile, zadd_many,
+    LIMITS,
+    api_fetch,
+    assert_walks_exact,
+    bulk_boards,
+    expected_page,
+    got_page,
+    sql_archived_ids,
+    sql_ids_stored_twice,
+    sql_profile,
+    zadd_many,
 )
+from feeds.timelines import archive
 from social.models import User
 from social.services import user_create
 from ugcsite.testing import wait_for

@@ -15,28 +15,37 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from redis.connection import AbstractConnection
 from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import transaction
 from django.test import override_settings
 from hypothesis import HealthCheck, event, given, settings as hypothesis_settings, strategies as st, target
+from redis.connection import AbstractConnection
 
 from feeds import keys, selectors, tasks
-from feeds.timelines import archive, hybrid
 from feeds.discovery import indexes
 from feeds.discovery.queries import Query
-from feeds.timelines.ids import ID_LIMIT
 from feeds.models import Board, TimelineChunk
-from feeds.timelines.regeneration import idle_sweep
 from feeds.services import activity
 from feeds.services.boards import board_create, board_delete
 from feeds.services.follows import follow_create, follow_delete
 from feeds.tests.support import (
-    PASSWORD, api_fetch, assert_walks_exact, boundaries, bulk_boards, expected_page, got_page, selector_fetch,
-    set_windows, sql_feed, to_profiles,
+    PASSWORD,
+    api_fetch,
+    assert_walks_exact,
+    boundaries,
+    bulk_boards,
+    expected_page,
+    got_page,
+    selector_fetch,
+    set_windows,
+    sql_feed,
+    to_profiles,
 )
+from feeds.timelines import archive, hybrid
+from feeds.timelines.ids import ID_LIMIT
+from feeds.timelines.regeneration import idle_sweep
 from social import graph
 from social.models import Follow
 from social.services import user_create

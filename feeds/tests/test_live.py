@@ -15,7 +15,7 @@ from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from social import tokens
 from social.services import user_create
-from ugcsite.testing import socket_close_code, wait_for
+from ugcsite.testing import socket_close_code
 
 pytestmark = pytest.mark.live
 

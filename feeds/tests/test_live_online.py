@@ -4,16 +4,15 @@ a post by someone followed reaches the socket of a reader online through the rea
 refused, a reader offline is told nothing, and the plain Redis down fails no fan-out."""
 
 import json
-import time
 
 import pytest
 from websockets.sync.client import connect
 
 from feeds import notifications
-from feeds.timelines import store
 from feeds.live import online
 from feeds.models import Notification
 from feeds.services import boards as board_services, follows as follow_services
+from feeds.timelines import store
 from social import tokens
 from social.services import user_create
 from ugcsite.testing import socket_close_code, wait_for
@@ -73,7 +72,7 @@ def test_a_post_and_a_notification_reach_the_reader_online(world, run):
 
 
 def test_a_reader_offline_is_told_nothing_and_costs_one_lookup(world, run):
-    alice, bob, carol = world["alice"], world["bob"], world["carol"]
+    bob, carol = world["bob"], world["carol"]
     me = Me(world["server"], token=world["tokens"]["bob"])
     # carol is offline: the batch's one ZMSCORE finds only bob; nobody sends to carol's group.
     assert online.feed_delivered([bob.pk, carol.pk], 12345) == 1

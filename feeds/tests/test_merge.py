@@ -8,9 +8,9 @@ import pytest
 from django.db import transaction
 from hypothesis import HealthCheck, example, given, settings as hypothesis_settings, strategies as st
 
-from feeds.timelines import archive, merge
 from feeds.models import TimelineChunk
 from feeds.rules import Timeline
+from feeds.timelines import archive, merge
 
 ids = st.lists(st.integers(1, 400), max_size=60).map(lambda found: sorted(set(found), reverse=True))
 

@@ -8,10 +8,9 @@ from django.core.management import call_command
 
 from feeds import keys
 from feeds.models import Board
+from feeds.services import boards as board_services, follows, moderation
 from social.models import ApiToken, Follow, User
 from social.selectors import UserNotFound
-from feeds.services import boards as board_services
-from feeds.services import follows, moderation
 
 pytestmark = pytest.mark.django_db
 

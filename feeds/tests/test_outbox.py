@@ -3,19 +3,18 @@ queue) reaches every follower once beat sends it again; nothing is half-written.
 
 import pytest
 
-pytestmark = pytest.mark.django_db
-from django.test import override_settings
-
 from feeds import keys, tasks
-from feeds.timelines import store
-from social import graph
-from social.graph import FollowerCursor
 from feeds.models import Board, Outbox
 from feeds.services.boards import board_create, board_delete
 from feeds.services.follows import follow_create
+from feeds.timelines import store
+from social import graph
+from social.graph import FollowerCursor
 from social.models import Follow
 from social.services import user_create
 from ugcsite.celery import app
+
+pytestmark = pytest.mark.django_db
 
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 

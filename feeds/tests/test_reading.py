@@ -1,20 +1,17 @@
 """Social reading (who of the people I follow read these boards), popular lists and view counters."""
 
 import random
-import time
 
 import pytest
 
 from feeds import keys as feed_keys
+from feeds.discovery import counters, trending
 from feeds.models import Board
-from feeds.services.boards import board_create, board_delete
+from feeds.services.boards import board_create
 from feeds.services.moderation import board_hide
 from social import keys, reading
-from feeds.services.follows import follow_create
 from social.models import User
 from social.services import user_create
-from feeds.discovery import counters
-from feeds.discovery import trending
 
 pytestmark = pytest.mark.django_db
 

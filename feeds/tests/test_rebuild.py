@@ -24,15 +24,14 @@ from django.db import connection
 from django.utils import timezone
 
 from feeds import keys, selectors
-from feeds.timelines import activity, archive, fanout, store
 from feeds.discovery import counters, indexes, trending
-from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import Board, BoardViewHour, TimelineChunk
 from feeds.services import moderation
 from feeds.services.boards import board_create
 from feeds.tests.support import sql_feed, sql_ids_stored_twice, sql_profile
-from social import reading
-from social import services as people_services
+from feeds.timelines import activity, archive, fanout, store
+from feeds.timelines.ids import board_id_time, next_board_id
+from social import reading, services as people_services
 from social.graph import FollowerCursor
 from social.models import Follow, Read, User
 from ugcsite.redis import get_redis, key_count

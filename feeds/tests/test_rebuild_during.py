@@ -16,8 +16,8 @@ from django.test import Client
 from django.utils import timezone
 
 from feeds import keys
-from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.models import Board
+from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.timelines.rebuild import MARK_CHECK_SECONDS
 from social.models import Follow, User
 from ugcsite.redis import get_redis

@@ -24,10 +24,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from feeds import keys
-from feeds.timelines.ids import min_board_id_at
 from feeds.models import ArchiveRun, TimelineChunk
 from feeds.rules import Timeline
 from feeds.scripts import scripts
+from feeds.timelines.ids import min_board_id_at
 from ugcsite.redis import get_redis
 
 _MAX_FIELD = {Timeline.PROFILE: "m_archived_max", Timeline.HOME: "p_archived_max"}
@@ -192,7 +192,7 @@ def archived_ids_desc(user_id: int, kind: str, *, below: int | None = None, rows
     if below is not None:
         base = base.filter(first_id__lt=below)
     heap: list[int] = []  # negated ids
-    offset, exhausted, next_top = 0, False, None
+    offset, exhausted = 0, False
     pending: list[tuple[int, list[int]]] = []
     last_yielded = None
 
@@ -282,7 +282,7 @@ def archive_waiting(*, trigger: str, batch: int = 100, progress: Callable[[int],
         for kind, user_id in taken:
             try:
                 chunks, moved = timeline_archive(kind, user_id)
-            except Exception as error:  # noqa: BLE001 - recorded for staff, retried next run
+            except Exception as error:
                 errors.append(f"{kind}:{user_id}: {type(error).__name__}: {error}")
                 flag_waiting(kind, [user_id])
                 continue

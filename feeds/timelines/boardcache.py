@@ -8,7 +8,6 @@ import json
 from collections.abc import Iterable
 
 import orjson
-
 from django.conf import settings
 
 from feeds import keys

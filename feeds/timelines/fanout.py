@@ -10,12 +10,12 @@ from collections.abc import Callable
 from django.conf import settings
 
 from feeds import keys
-from feeds.timelines import boardcache, hybrid, store
 from feeds.discovery import indexes
 from feeds.live import online
 from feeds.models import Board
-from feeds.timelines.archive import archived_max
 from feeds.rules import Timeline
+from feeds.timelines import boardcache, hybrid, store
+from feeds.timelines.archive import archived_max
 from social import graph
 from social.graph import FollowerCursor
 

@@ -91,7 +91,7 @@ def followers_mark(author_id: int, reader_ids: Iterable[int]) -> int:
     many entries are new."""
     answers = run_by_node(
         scripts.big_following_add, reader_ids, key=keys.big_following, per_call=settings.FANOUT_SCRIPT_CHUNK,
-        keys_of=lambda r: [keys.big_following(r), social_keys.following(r)], 
+        keys_of=lambda r: [keys.big_following(r), social_keys.following(r)],
         args=scripts.big_following_add.args(author=author_id, score=time.time()),
     )
     return sum(int(added) for _, added in answers)

@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 
 from feeds import keys
-from ugcsite.http import ID_LIMIT  # every board id is below it (each one its own exact sorted-set score)
 from ugcsite.redis import get_redis
 
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z

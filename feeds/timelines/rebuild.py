@@ -20,11 +20,11 @@ from django.db import connection
 from django.db.models import Max
 
 from feeds import keys
-from feeds.timelines import activity, archive, hybrid, store
 from feeds.discovery import counters, indexes, trending
-from feeds.timelines.ids import max_board_id_at
 from feeds.models import Board, TimelineChunk
 from feeds.rules import Timeline
+from feeds.timelines import activity, archive, hybrid, store
+from feeds.timelines.ids import max_board_id_at
 from social import graph, hiding, reading
 from social.graph import FollowerCursor
 from social.models import Follow

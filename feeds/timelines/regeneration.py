@@ -10,10 +10,10 @@ from itertools import islice
 from django.conf import settings
 
 from feeds import keys
-from feeds.timelines import archive, hybrid, merge, store
-from feeds.timelines.ids import min_board_id_at
 from feeds.models import Board
 from feeds.rules import Timeline
+from feeds.timelines import archive, hybrid, merge, store
+from feeds.timelines.ids import min_board_id_at
 from social import graph
 from ugcsite.redis import get_redis
 

@@ -2,9 +2,9 @@
 M and the discovery indexes. Idempotent, so a change that the outbox sends again (feeds.timelines.outbox)
 can redo it. Storage only: no tasks."""
 
-from feeds.timelines import boardcache, store
 from feeds.discovery import counters, indexes
 from feeds.models import Board
+from feeds.timelines import boardcache, store
 from ugcsite.redis import get_redis
 
 

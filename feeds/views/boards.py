@@ -16,10 +16,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from feeds import selectors
-from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.models import Board
 from feeds.rules import BOARD_KINDS, editor_config
 from feeds.services import activity, boards as services
+from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.models import Follow
 from ugcsite.http import whole_number
 

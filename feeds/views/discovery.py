@@ -9,8 +9,8 @@ from django.shortcuts import render
 from feeds import selectors
 from feeds.discovery import indexes
 from feeds.discovery.queries import SORTS, Query
-from feeds.selectors import POPULAR_SCOPES as SCOPES
 from feeds.rules import BOARD_KINDS, TAG_RE
+from feeds.selectors import POPULAR_SCOPES as SCOPES
 from feeds.views.boards import PAGE_SIZE, cards
 from social.rules import USERNAME_RE
 from ugcsite.http import page_number

@@ -7,8 +7,8 @@ import time
 
 from django.db import connection
 
-from feeds.timelines.activity import last_seen_flush
 from feeds.timelines import store
+from feeds.timelines.activity import last_seen_flush
 from social.models import User
 from social.services import follow_create, follow_delete, user_create
 
@@ -24,7 +24,7 @@ def test_follows_both_ways_and_the_last_seen_copy_never_deadlock(transactional_d
         try:
             for _ in range(ROUNDS):
                 work()
-        except BaseException as error:  # noqa: BLE001 - reported by the test
+        except BaseException as error:
             failures.append(error)
         finally:
             connection.close()

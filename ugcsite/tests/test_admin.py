@@ -70,9 +70,9 @@ def test_staff_can_log_in_with_the_form(client, world):
 
 
 def test_staff_see_the_archive_and_what_the_scheduler_did(client, world, settings):
-    from feeds.timelines import archive
     from feeds.models import ArchiveRun, TimelineChunk
     from feeds.tasks import archive_run
+    from feeds.timelines import archive
 
     settings.PROFILE_TIMELINE_HOT = 0
     archive.chunks_write(world["alice"].pk, "m", [3, 2, 1])

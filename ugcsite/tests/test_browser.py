@@ -12,12 +12,20 @@ import re
 import pytest
 from django.db import transaction
 
+from feeds.services import boards as board_services
 from social import services as people_services
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import (
-    DOC, PASSWORD, canvas_point, drag, element_count, image_loaded, log_in_when_asked, open_editor, sign_up,
+    DOC,
+    PASSWORD,
+    canvas_point,
+    drag,
+    element_count,
+    image_loaded,
+    log_in_when_asked,
+    open_editor,
+    sign_up,
 )
-from feeds.services import boards as board_services
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
 

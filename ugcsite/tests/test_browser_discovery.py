@@ -9,12 +9,11 @@ from django.db import transaction
 
 from feeds import keys
 from feeds.models import Board
+from feeds.services import boards as board_services, follows
 from social import services as people_services
 from ugcsite.redis import get_redis
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import PASSWORD, log_in_when_asked
-from feeds.services import boards as board_services
-from feeds.services import follows
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
 

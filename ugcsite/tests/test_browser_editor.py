@@ -20,8 +20,24 @@ from social import services as people_services
 from social.models import User
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import (
-    BLOCKING, PASSWORD, PHONE, Person, axe_run, canvas_point, client_of, drag, element_count, live_ready, log_in,
-    log_in_when_asked, model, mouse_drag, open_editor, sign_up, touch, zoom,
+    BLOCKING,
+    PASSWORD,
+    PHONE,
+    Person,
+    axe_run,
+    canvas_point,
+    client_of,
+    drag,
+    element_count,
+    live_ready,
+    log_in,
+    log_in_when_asked,
+    model,
+    mouse_drag,
+    open_editor,
+    sign_up,
+    touch,
+    zoom,
 )
 
 pytestmark = [pytest.mark.browser]

@@ -65,14 +65,14 @@ def test_two_people_draw_at_once_and_each_sees_the_other(people, board, asgi_ser
     drag(alice.page, [(0.1, 0.8), (0.3, 0.85), (0.5, 0.8)])
     drag(bob.page, [(0.6, 0.1), (0.8, 0.2)])
     for person in (alice, bob):
-        wait_for(lambda: elements_seen(person) == 3, what=f"{person.name} to see both strokes")
+        wait_for(lambda person=person: elements_seen(person) == 3, what=f"{person.name} to see both strokes")
     alice.shot("both-strokes")
     bob.shot("both-strokes")
 
     # Undo is each person's own: bob's undo takes his stroke, never alice's.
     bob.page.keyboard.press("Control+z")
     for person in (alice, bob):
-        wait_for(lambda: elements_seen(person) == 2, what=f"{person.name} to see bob's undo")
+        wait_for(lambda person=person: elements_seen(person) == 2, what=f"{person.name} to see bob's undo")
     assert bob.page.locator("[data-action=undo]").is_disabled()
 
     # The socket is cut; bob keeps drawing; on reconnect nothing is lost.
@@ -85,7 +85,7 @@ def test_two_people_draw_at_once_and_each_sees_the_other(people, board, asgi_ser
     bob.shot("offline")
     bob.page.evaluate("() => window.ugcsiteLive.boards[0].resume()")
     for person in (alice, bob):
-        wait_for(lambda: elements_seen(person) == 5, what=f"{person.name} to see everything after the reconnect")
+        wait_for(lambda person=person: elements_seen(person) == 5, what=f"{person.name} to see everything after the reconnect")
     alice.shot("after-reconnect")
 
     # Every accepted op reaches the REST doc (compaction), and both pages agree with it.

@@ -9,7 +9,6 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from django.utils.timesince import timesince
 
 from feeds.templatetags.times import ago

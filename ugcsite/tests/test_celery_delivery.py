@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ugcsite.celery import app
 from ugcsite.testing import wait_for
 from ugcsite.tests import celery_probe

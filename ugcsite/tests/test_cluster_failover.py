@@ -28,8 +28,8 @@ from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
 from feeds import keys
-from feeds.models import Board
 from feeds.discovery.scripts import scripts
+from feeds.models import Board
 from ugcsite.redis import REDIS_FAILURES, get_redis
 from ugcsite.testing import ApiClient
 
@@ -234,7 +234,7 @@ def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluste
     cluster = own_cluster
     client = get_redis()  # the site's client: it must find the new primary by itself
     victim = cluster.primary_of(keys.index("tag", TAG))
-    assert settings.REDIS_URL == f"redis://127.0.0.1:{victim}/0"  # the node the site was told of dies
+    assert f"redis://127.0.0.1:{victim}/0" == settings.REDIS_URL  # the node the site was told of dies
     replica = cluster.replica_of(victim)
     traffic = Traffic()
 

@@ -24,12 +24,18 @@ import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, settings as hypothesis_settings
+from schemathesis.checks import (
+    content_type_conformance,
+    ignored_auth,
+    negative_data_rejection,
+    not_a_server_error,
+    positive_data_acceptance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.core.transport import response_content_type
-from schemathesis.checks import (
-    content_type_conformance, ignored_auth, negative_data_rejection, not_a_server_error, positive_data_acceptance,
-    response_headers_conformance, response_schema_conformance, status_code_conformance,
-)
 
 from feeds.rules import MAX_CANVAS
 from social import tokens

@@ -12,7 +12,7 @@ from PIL import Image
 
 from feeds.models import Board
 from social.models import User
-from ugcsite.testing import ApiClient, assert_problem
+from ugcsite.testing import assert_problem
 
 pytestmark = pytest.mark.django_db
 

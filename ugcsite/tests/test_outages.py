@@ -15,7 +15,6 @@ from ugcsite.serving import Site
 from ugcsite.testing import assert_problem
 
 
-
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

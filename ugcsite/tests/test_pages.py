@@ -8,12 +8,10 @@ import re
 import pytest
 
 from feeds.models import Board
+from feeds.services import boards as board_services, follows, moderation
 from social import services as people_services
 from social.models import User
 from ugcsite.middleware import CONTENT_SECURITY_POLICY
-from feeds.services import boards as board_services
-from feeds.services import follows
-from feeds.services import moderation
 
 pytestmark = pytest.mark.django_db
 
@@ -248,7 +246,7 @@ def test_front_page_shows_recent_boards_to_everyone(client, people, run):
     titles = [board(run, people["alice"], title=f"Board {i}").title for i in range(3)]
     html = client.get("/").content.decode()
     assert "Recent boards" in html and "Sign up" in html
-    assert [t for t in re.findall(r"(?<=data-slot=\"title\">)Board \d", html)][:3] == titles[::-1]
+    assert list(re.findall(r"(?<=data-slot=\"title\">)Board \d", html))[:3] == titles[::-1]
 
 
 def test_a_new_user_gets_suggestions_of_people_to_follow(client, people, run):

@@ -17,8 +17,8 @@ from django.conf import settings as django_settings
 
 from feeds import keys
 from ugcsite.redis import get_redis
-from ugcsite.tests.servers import Processes, base_env, call, free_port, services
 from ugcsite.testing import wait_for
+from ugcsite.tests.servers import Processes, base_env, call, free_port, services
 
 QUEUE = "pg-outage"
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}

@@ -14,8 +14,8 @@ from feeds.discovery.counters import pending_views
 from feeds.models import Board
 from feeds.tasks import board_fanout
 from ugcsite.redis import get_redis
-from ugcsite.tests.servers import Processes, base_env, call, free_port, redis_kill, services
 from ugcsite.testing import wait_for
+from ugcsite.tests.servers import Processes, base_env, call, free_port, redis_kill, services
 
 QUEUE = "redis-restart"  # only this test's worker takes it
 READERS = 3
@@ -142,6 +142,6 @@ def test_the_site_and_the_worker_come_back_by_themselves_after_redis_restarts(tr
         processes.stop()
         try:
             get_redis().shutdown(nosave=True)
-        except Exception:  # noqa: BLE001 - already gone
+        except Exception:
             pass
         get_redis.cache_clear()

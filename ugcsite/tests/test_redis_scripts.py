@@ -6,8 +6,8 @@ import redis
 from django.conf import settings
 
 from feeds import keys
-from feeds.timelines import store
 from feeds.scripts import scripts
+from feeds.timelines import store
 from feeds.timelines.scripts import scripts as timeline_scripts
 from ugcsite.redis import get_redis
 

@@ -8,8 +8,7 @@ import pytest
 
 from bench.soak import check_feeds
 from feeds import keys
-from social import graph
-from social import services as people
+from social import graph, services as people
 from social.models import User
 
 pytestmark = pytest.mark.django_db

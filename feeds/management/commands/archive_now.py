@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from feeds.timelines import archive
 from feeds.rules import Timeline
+from feeds.timelines import archive
 
 
 class Command(BaseCommand):

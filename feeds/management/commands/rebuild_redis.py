@@ -2,10 +2,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from feeds.timelines import rebuild
 from feeds.models import Board
+from feeds.timelines import rebuild
 from ugcsite.redis import key_count
-
 
 ATTEMPTS = 3
 
@@ -36,7 +35,7 @@ class Command(BaseCommand):
             except rebuild.RedisEmptied:
                 if attempt == ATTEMPTS:
                     raise CommandError(f"The data Redis was emptied during each of {ATTEMPTS} rebuilds: find what "
-                                       "empties it (a FLUSHALL, a restart without persistence), then run rebuild_redis again.")
+                                       "empties it (a FLUSHALL, a restart without persistence), then run rebuild_redis again.") from None
                 self.stderr.write("The data Redis was emptied while rebuilding; starting again from the beginning.")
         self.stdout.write(self.style.SUCCESS(
             f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read, "
