@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deps bench-fanout-limit soak venv lock clean-var
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -97,6 +97,17 @@ cluster-stop:
 
 # The whole suite on a plain Redis, then again with the data Redis on a throwaway 3-primary
 # Redis Cluster (every test but the browser ones, and one browser path: marker "cluster").
+# ruff (config in pyproject.toml): lint and format check of every Python file; .ci/run runs it
+# first. `make format` rewrites the files ruff would change, and fixes what its lint fixes safely.
+lint: $(TEST_STAMP)
+	@$(VENV)/bin/ruff check . || { echo "error: ruff found the problems above; \`make format\` fixes many of them."; exit 1; }
+	@$(VENV)/bin/ruff format --check . >/dev/null || { $(VENV)/bin/ruff format --check .; echo "error: these files are not formatted; run \`make format\` and commit."; exit 1; }
+	@echo "ruff: the tree is clean."
+
+format: $(TEST_STAMP)
+	@$(VENV)/bin/ruff check --fix .
+	@$(VENV)/bin/ruff format .
+
 test: $(TEST_STAMP) vendor
 	@scripts/with-servers.sh pytest $(ARGS)
 	@$(MAKE) --no-print-directory test-cluster

@@ -120,11 +120,30 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     env["FANOUT_BATCH_SIZE"] = "2"  # so that tests see fan-out chain across several tasks
     app.control.purge()
-    log = open(ROOT / ".pytest_cache" / "celery-worker.log", "w") if (ROOT / ".pytest_cache").exists() else subprocess.DEVNULL
+    log = (
+        open(ROOT / ".pytest_cache" / "celery-worker.log", "w")
+        if (ROOT / ".pytest_cache").exists()
+        else subprocess.DEVNULL
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", "--pool=solo", "--loglevel=info",
-         "--without-gossip", "--without-mingle", "--hostname", f"test-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ugcsite",
+            "worker",
+            "--pool=solo",
+            "--loglevel=info",
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            f"test-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
     while not app.control.ping(timeout=0.5):
@@ -149,8 +168,14 @@ def site_env(**more: str) -> dict:
     """The environment of a process of the site on the test database and Redis, with make run's
     settings (DEBUG off, plain HTTP) and the secret key of the tests (their sessions sign in there too)."""
     db = settings.DATABASES["default"]
-    return {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-            "DJANGO_DEBUG": "0", "SITE_HTTPS": "0", "DJANGO_SECRET_KEY": settings.SECRET_KEY, **more}
+    return {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DJANGO_DEBUG": "0",
+        "SITE_HTTPS": "0",
+        "DJANGO_SECRET_KEY": settings.SECRET_KEY,
+        **more,
+    }
 
 
 @pytest.fixture(scope="session")

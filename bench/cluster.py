@@ -45,7 +45,7 @@ def measure() -> dict:
     for board in range(1, 5):
         started = time.perf_counter()
         for i in range(0, followers, batch):
-            store.home_deliver(ids[i:i + batch], author, [board])
+            store.home_deliver(ids[i : i + batch], author, [board])
         rates.append(followers / (time.perf_counter() - started))
     rng = random.Random(2026)
     now = time.time()
@@ -63,8 +63,12 @@ def measure() -> dict:
         if n >= 20:
             times.append((time.perf_counter() - started) * 1000)
     times.sort()
-    return {"fanout_per_s": sorted(rates[1:])[len(rates[1:]) // 2], "reading_p50_ms": times[len(times) // 2],
-            "reading_p99_ms": times[int(len(times) * 0.99)], "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    return {
+        "fanout_per_s": sorted(rates[1:])[len(rates[1:]) // 2],
+        "reading_p50_ms": times[len(times) // 2],
+        "reading_p99_ms": times[int(len(times) * 0.99)],
+        "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
 
 
 def main() -> None:
@@ -74,8 +78,10 @@ def main() -> None:
     if args.compare:
         plain, cluster = (json.loads((RESULTS / f"cluster-{k}.json").read_text()) for k in ("plain", "cluster"))
         print("\n| measure | plain Redis | 3-primary cluster | cluster / plain |\n|---|---:|---:|---:|")
-        print(f"| fan-out, deliveries/s (in-process) | {plain['fanout_per_s']:,.0f} | {cluster['fanout_per_s']:,.0f} | "
-              f"{cluster['fanout_per_s'] / plain['fanout_per_s']:.2f} |")
+        print(
+            f"| fan-out, deliveries/s (in-process) | {plain['fanout_per_s']:,.0f} | {cluster['fanout_per_s']:,.0f} | "
+            f"{cluster['fanout_per_s'] / plain['fanout_per_s']:.2f} |"
+        )
         for q in ("p50", "p99"):
             a, b = plain[f"reading_{q}_ms"], cluster[f"reading_{q}_ms"]
             print(f"| reading 100 x 450, {q} ms | {a:.2f} | {b:.2f} | {b / a:.2f} |")

@@ -61,9 +61,7 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
     with tqdm(total=args.followers, initial=have, desc="followers", unit="user") as bar:
         for start in range(have, args.followers, 5000):
             stop = min(start + 5000, args.followers)
-            fans = User.objects.bulk_create(
-                [User(username=f"fan_{i}", password="!") for i in range(start, stop)]
-            )
+            fans = User.objects.bulk_create([User(username=f"fan_{i}", password="!") for i in range(start, stop)])
             Follow.objects.bulk_create([Follow(follower=fan, followee=star, created_at=now) for fan in fans])
             pipe = redis.pipeline(transaction=False)
             for fan in fans:
@@ -73,13 +71,29 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
             bar.update(stop - start)
     followers_key = social_keys.followers(star.pk)
     last_fan = int(redis.zrevrange(followers_key, 0, 0)[0])  # the walk reaches it last
-    print(f"{redis.zcard(followers_key):,} followers in F; batch size {settings.FANOUT_BATCH_SIZE}; "
-          f"{args.workers} worker process(es)")
+    print(
+        f"{redis.zcard(followers_key):,} followers in F; batch size {settings.FANOUT_BATCH_SIZE}; "
+        f"{args.workers} worker process(es)"
+    )
 
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", "--loglevel=warning",
-         f"--concurrency={args.workers}", "--without-gossip", "--without-mingle", "--hostname", "bench@%h"],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ugcsite",
+            "worker",
+            "--loglevel=warning",
+            f"--concurrency={args.workers}",
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            "bench@%h",
+        ],
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         while not app.control.ping(timeout=0.5):
@@ -101,15 +115,20 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
             if n:
                 rates.append(rate)
         missing = sum(
-            1 for fan_id in User.objects.filter(username__startswith="fan_").values_list("id", flat=True)[:2000]
+            1
+            for fan_id in User.objects.filter(username__startswith="fan_").values_list("id", flat=True)[:2000]
             if redis.zscore(keys.home_timeline(fan_id), board.id) is None
         )
         print(f"spot check: {missing} of the first 2,000 followers lack the last post")
         mean = sum(rates) / len(rates) if rates else 0
         if rates:
             print(f"fan-out: {mean:,.0f} deliveries per second on average")
-        return {"followers": args.followers, "rate": mean, "seconds": args.followers / mean if mean else None,
-                "missing": missing}
+        return {
+            "followers": args.followers,
+            "rate": mean,
+            "seconds": args.followers / mean if mean else None,
+            "missing": missing,
+        }
     finally:
         worker.terminate()
         worker.wait(timeout=30)

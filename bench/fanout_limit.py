@@ -64,8 +64,7 @@ def deliver_all(board_id: int, *, batch: int) -> float:
     started = time.perf_counter()
     while cursor is not None:
         following.clear()
-        fanout.fanout_batch(board_id=board_id, author_id=AUTHOR, cursor=cursor, batch_size=batch,
-                            then=following.append)
+        fanout.fanout_batch(board_id=board_id, author_id=AUTHOR, cursor=cursor, batch_size=batch, then=following.append)
         cursor = following[0] if following else None
     return time.perf_counter() - started
 
@@ -81,10 +80,32 @@ def zadd_limit(requests: int) -> float | None:
         print("warning: redis-benchmark not found (apt-get install redis-tools): no limit measured")
         return None
     url = urlsplit(os.environ["REDIS_URL"])
-    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-c", "1", "-P", "16",
-                          "-n", str(requests), "-r", "100000000", "-q", "--dbnum", "13",
-                          "ZADD", "bench:zadd:__rand_int__", "__rand_int__", "__rand_int__"],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [
+            "redis-benchmark",
+            "-h",
+            url.hostname,
+            "-p",
+            str(url.port),
+            "-c",
+            "1",
+            "-P",
+            "16",
+            "-n",
+            str(requests),
+            "-r",
+            "100000000",
+            "-q",
+            "--dbnum",
+            "13",
+            "ZADD",
+            "bench:zadd:__rand_int__",
+            "__rand_int__",
+            "__rand_int__",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
     found = re.findall(r"([\d.]+) requests per second", out)
     return float(found[-1]) if found else None
 
@@ -111,29 +132,51 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
                 board_id += 1
                 seconds = deliver_all(board_id, batch=batch)
                 last = 1_000_000 + count
-                assert client.zscore(keys.home_timeline(last), board_id) is not None, "the walk missed the last follower"
+                assert client.zscore(keys.home_timeline(last), board_id) is not None, (
+                    "the walk missed the last follower"
+                )
                 rate = count / seconds
-                rows.append({"followers": count, "batch": batch, "chunk": chunk, "seconds": seconds, "rate": rate,
-                             "limit": limit, "ratio": rate / limit if limit else None})
+                rows.append(
+                    {
+                        "followers": count,
+                        "batch": batch,
+                        "chunk": chunk,
+                        "seconds": seconds,
+                        "rate": rate,
+                        "limit": limit,
+                        "ratio": rate / limit if limit else None,
+                    }
+                )
                 if not quiet:
-                    print(f"  {count:>9,} followers, batch {batch:>5,}, script chunk {chunk:>4}: {rate:>10,.0f} deliveries/s"
-                          + (f" = {rate / limit:.2f} of redis-benchmark -c 1 -P 16 ZADD ({limit:,.0f}/s)" if limit else ""),
-                          flush=True)
+                    print(
+                        f"  {count:>9,} followers, batch {batch:>5,}, script chunk {chunk:>4}: {rate:>10,.0f} deliveries/s"
+                        + (
+                            f" = {rate / limit:.2f} of redis-benchmark -c 1 -P 16 ZADD ({limit:,.0f}/s)"
+                            if limit
+                            else ""
+                        ),
+                        flush=True,
+                    )
     return rows
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| followers | FANOUT_BATCH_SIZE | FANOUT_SCRIPT_CHUNK | deliveries/s | ZADD limit (-c 1 -P 16) | ratio |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| followers | FANOUT_BATCH_SIZE | FANOUT_SCRIPT_CHUNK | deliveries/s | ZADD limit (-c 1 -P 16) | ratio |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
     best = {}
     for row in rows:
         if row["rate"] > best.get(row["followers"], {"rate": 0})["rate"]:
             best[row["followers"]] = row
     for row in rows:
         mark = " (best)" if best[row["followers"]] is row else ""
-        lines.append(f"| {row['followers']:,} | {row['batch']:,} | {row['chunk']:,} | {row['rate']:,.0f}{mark} | "
-                     f"{row['limit']:,.0f} | {row['ratio']:.2f} |" if row["limit"] else
-                     f"| {row['followers']:,} | {row['batch']:,} | {row['chunk']:,} | {row['rate']:,.0f}{mark} | — | — |")
+        lines.append(
+            f"| {row['followers']:,} | {row['batch']:,} | {row['chunk']:,} | {row['rate']:,.0f}{mark} | "
+            f"{row['limit']:,.0f} | {row['ratio']:.2f} |"
+            if row["limit"]
+            else f"| {row['followers']:,} | {row['batch']:,} | {row['chunk']:,} | {row['rate']:,.0f}{mark} | — | — |"
+        )
     return "\n".join(lines)
 
 
@@ -150,9 +193,11 @@ def main() -> None:
     started = time.perf_counter()
     rows = measure(args.followers, args.batch, args.chunk)
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
-    text = (f"# Fan-out against Redis's own limit\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; "
-            f"`make bench-fanout-limit`, {(time.perf_counter() - started) / 60:.1f} minutes. In-process (the batch "
-            f"tasks' code, one batch after the other), plain Redis.\n\n{markdown(rows)}\n")
+    text = (
+        f"# Fan-out against Redis's own limit\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; "
+        f"`make bench-fanout-limit`, {(time.perf_counter() - started) / 60:.1f} minutes. In-process (the batch "
+        f"tasks' code, one batch after the other), plain Redis.\n\n{markdown(rows)}\n"
+    )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "fanout-limit.md").write_text(text)
     print("\n" + markdown(rows) + "\n\nwritten: bench/results/fanout-limit.md")

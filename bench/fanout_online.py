@@ -41,13 +41,15 @@ def main() -> None:
             expiry = time.time() + 3600
             online = {1_000_001 + i: expiry for i in range(0, args.followers, step)}
             for start in range(0, len(online), 10_000):
-                plain.zadd(keys.live_online(), dict(list(online.items())[start:start + 10_000]))
+                plain.zadd(keys.live_online(), dict(list(online.items())[start : start + 10_000]))
         board_id += 1
         seconds = deliver_all(board_id, batch=args.batch)
         told = plain.zcard(keys.live_online())
-        print(f"  {args.followers:>9,} followers, batch {args.batch:,}, {share:>5.0%} online ({told:,} told): "
-              f"{args.followers / seconds:>10,.0f} deliveries/s, {seconds / (args.followers / args.batch) * 1000:.2f} ms a batch",
-              flush=True)
+        print(
+            f"  {args.followers:>9,} followers, batch {args.batch:,}, {share:>5.0%} online ({told:,} told): "
+            f"{args.followers / seconds:>10,.0f} deliveries/s, {seconds / (args.followers / args.batch) * 1000:.2f} ms a batch",
+            flush=True,
+        )
     plain.delete(keys.live_online())
 
 

@@ -54,8 +54,15 @@ def main() -> None:
     print(f"indexing {boards:,} boards", flush=True)
     for start in range(0, boards, 10_000):
         indexes.index_bulk(
-            (i, rng.choice(BOARD_KINDS), [f"tag{int(rng.paretovariate(1.2)) % 500}"], f"u{i % 5000}", rng.randrange(100))
-            for i in range(start + 1, start + 10_001))
+            (
+                i,
+                rng.choice(BOARD_KINDS),
+                [f"tag{int(rng.paretovariate(1.2)) % 500}"],
+                f"u{i % 5000}",
+                rng.randrange(100),
+            )
+            for i in range(start + 1, start + 10_001)
+        )
     d = _node_of(keys.index_generation())
     q = queries.Query(kind="sketch", tags=("tag3",), sort="popular")
     queries.query(q, offset=0, limit=20)
@@ -68,21 +75,36 @@ def main() -> None:
     def fresh():
         get_redis().incr(keys.index_generation())  # a new generation: the cache is stale
         queries.query(next(it), offset=0, limit=20)
+
     rows.append(("discovery query, uncached (kind + tag, popular)", _server_usec(d, fresh, 190)))
     view_ids = [rng.randrange(1, boards) for _ in range(5000)]
     views = iter(view_ids)
-    rows.append(("board view (pending, hour, popular: the {d} node's part)",
-                 _server_usec(d, lambda: counters.view_record(next(views)), 4000)))
+    rows.append(
+        (
+            "board view (pending, hour, popular: the {d} node's part)",
+            _server_usec(d, lambda: counters.view_record(next(views)), 4000),
+        )
+    )
     users = iter(range(1, 10**6))
     seen = _node_of(keys.last_seen(0))
-    rows.append(("activity record (one seen bucket + the user's own keys)",
-                 _server_usec(seen, lambda: home_touch(next(users)), 4000)))
+    rows.append(
+        (
+            "activity record (one seen bucket + the user's own keys)",
+            _server_usec(seen, lambda: home_touch(next(users)), 4000),
+        )
+    )
     lease = _node_of(keys.id_generator_lease())
-    rows.append(("id generator lease (once per process)",
-                 _server_usec(lease, lambda: get_redis().incr(keys.id_generator_lease()), 4000)))
+    rows.append(
+        (
+            "id generator lease (once per process)",
+            _server_usec(lease, lambda: get_redis().incr(keys.id_generator_lease()), 4000),
+        )
+    )
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    print(f"\n{stamp}; {'cluster' if os.environ.get('REDIS_CLUSTER') == '1' else 'plain Redis'}; "
-          f"{boards:,} boards indexed\n")
+    print(
+        f"\n{stamp}; {'cluster' if os.environ.get('REDIS_CLUSTER') == '1' else 'plain Redis'}; "
+        f"{boards:,} boards indexed\n"
+    )
     print("| operation | server µs per call | ceiling per node (calls/s) |")
     print("|---|---:|---:|")
     for name, usec in rows:

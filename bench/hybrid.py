@@ -87,8 +87,11 @@ def run(args) -> None:
     rng = random.Random(2026)
     threshold = settings.FANOUT_PUSH_MAX_FOLLOWERS
     tag = datetime.now(UTC).strftime("%H%M%S")
-    names = ([f"big{i}_{tag}" for i in range(args.big)] + [f"ord{i}_{tag}" for i in range(args.ordinary)]
-             + [f"{who}_{tag}" for who in ("hybrid", "plain", "pushed")])
+    names = (
+        [f"big{i}_{tag}" for i in range(args.big)]
+        + [f"ord{i}_{tag}" for i in range(args.ordinary)]
+        + [f"{who}_{tag}" for who in ("hybrid", "plain", "pushed")]
+    )
     User.objects.bulk_create([User(username=name, password="!") for name in names])
     ids = dict(User.objects.filter(username__in=names).values_list("username", "id"))
     big = [ids[f"big{i}_{tag}"] for i in range(args.big)]
@@ -97,17 +100,33 @@ def run(args) -> None:
     hybrid_reader, plain_reader, pushed_reader = (ids[f"{who}_{tag}"] for who in ("hybrid", "plain", "pushed"))
 
     # Boards: the authors' histories interleaved in time, real snowflake ids, into PostgreSQL and M.
-    authors = [a for a in big for _ in range(args.big_boards)] + [a for a in ordinary for _ in range(args.ordinary_boards)]
+    authors = [a for a in big for _ in range(args.big_boards)] + [
+        a for a in ordinary for _ in range(args.ordinary_boards)
+    ]
     rng.shuffle(authors)
     rows = []
     for author_id in authors:
         board_id = next_board_id()
         created = board_id_time(board_id)
-        rows.append((board_id, author_id, f"board {board_id % 100000}", rng.choice(("sketch", "note", "map")), "{}",
-                     DOC, created, created, 0, "published"))
-    _copy(Board._meta.db_table,
-          ["id", "author_id", "title", "kind", "tags", "doc_json", "created_at", "updated_at", "views", "state"],
-          tqdm(rows, desc="boards", unit="board", disable=None))
+        rows.append(
+            (
+                board_id,
+                author_id,
+                f"board {board_id % 100000}",
+                rng.choice(("sketch", "note", "map")),
+                "{}",
+                DOC,
+                created,
+                created,
+                0,
+                "published",
+            )
+        )
+    _copy(
+        Board._meta.db_table,
+        ["id", "author_id", "title", "kind", "tags", "doc_json", "created_at", "updated_at", "views", "state"],
+        tqdm(rows, desc="boards", unit="board", disable=None),
+    )
     pipe = redis.pipeline(transaction=False)
     for board_id, author_id, *_ in rows:
         pipe.zadd(keys.profile_timeline(author_id), {board_id: board_id})
@@ -123,8 +142,10 @@ def run(args) -> None:
                 pipe = redis.pipeline(transaction=False)
                 for part in range(start, min(start + 100_000, size), 10_000):
                     count = min(10_000, size - part)
-                    pipe.zadd(social_keys.followers(author_id),
-                              {next_fake + i: now - rng.random() * 86400 * 365 for i in range(count)})
+                    pipe.zadd(
+                        social_keys.followers(author_id),
+                        {next_fake + i: now - rng.random() * 86400 * 365 for i in range(count)},
+                    )
                     next_fake += count
                 pipe.execute()
                 bar.update(min(start + 100_000, size) - start)
@@ -158,28 +179,57 @@ def run(args) -> None:
 
     def add(what, figures, note=""):
         table.append((what, figures, note))
-        print(f"{what}: " + (f"p50 {figures['p50']:,.2f} ms, p99 {figures['p99']:,.2f} ms" if figures else note), flush=True)
+        print(
+            f"{what}: " + (f"p50 {figures['p50']:,.2f} ms, p99 {figures['p99']:,.2f} ms" if figures else note),
+            flush=True,
+        )
 
     # (b) reads
-    print(f"\n{redis.zcard(social_keys.followers(star)):,} followers of the star; "
-          f"{len(big)} big authors, {len(ordinary)} ordinary ones", flush=True)
-    for label, reader in ((f"following {len(big)} big + {len(ordinary)} ordinary (hybrid)", hybrid_reader),
-                          (f"following {len(ordinary)} ordinary only", plain_reader),
-                          (f"following the same {len(big) + len(ordinary)}, all pushed into P", pushed_reader)):
+    print(
+        f"\n{redis.zcard(social_keys.followers(star)):,} followers of the star; "
+        f"{len(big)} big authors, {len(ordinary)} ordinary ones",
+        flush=True,
+    )
+    for label, reader in (
+        (f"following {len(big)} big + {len(ordinary)} ordinary (hybrid)", hybrid_reader),
+        (f"following {len(ordinary)} ordinary only", plain_reader),
+        (f"following the same {len(big) + len(ordinary)}, all pushed into P", pushed_reader),
+    ):
         add(f"feed first page, {label}", measure.timings(measure.site_feed(reader), runs=args.runs))
     short = (("hybrid", hybrid_reader), ("ordinary only", plain_reader), ("all pushed", pushed_reader))
     for label, reader in short:
         cursor = int(selectors.home_feed(reader, offset=0, before=None, limit=20)["next"])
-        add(f"feed second page by before, {label}", measure.timings(
-            lambda r=reader, c=cursor: selectors.home_feed(r, offset=None, before=c, limit=20), runs=args.runs))
+        add(
+            f"feed second page by before, {label}",
+            measure.timings(
+                lambda r=reader, c=cursor: selectors.home_feed(r, offset=None, before=c, limit=20), runs=args.runs
+            ),
+        )
     for label, reader in short:
-        add(f"feed page at offset 200, {label}", measure.timings(measure.site_feed(reader, offset=200), runs=args.runs // 2))
+        add(
+            f"feed page at offset 200, {label}",
+            measure.timings(measure.site_feed(reader, offset=200), runs=args.runs // 2),
+        )
 
     # (a) a post by the star, through a real worker
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", "--loglevel=warning", "--concurrency=2",
-         "--without-gossip", "--without-mingle", "--hostname", "bench-hybrid@%h"],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ugcsite",
+            "worker",
+            "--loglevel=warning",
+            "--concurrency=2",
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            "bench-hybrid@%h",
+        ],
+        env=dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     visible = []
     try:
@@ -199,28 +249,40 @@ def run(args) -> None:
                 if board.id in _ids(selectors.home_feed(hybrid_reader, offset=0, before=None, limit=20)):
                     break
             visible.append(((time.perf_counter() - returned) * 1000, reads))
-            print(f"post {n}: on the follower's first page {visible[-1][0]:.2f} ms after board_create returned, "
-                  f"at read {reads}", flush=True)
+            print(
+                f"post {n}: on the follower's first page {visible[-1][0]:.2f} ms after board_create returned, "
+                f"at read {reads}",
+                flush=True,
+            )
         broker = app.connection().default_channel.client
         deadline = time.monotonic() + 30
         while broker.llen("celery") and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.5)  # the last task taken is done by now
         pushed_to = redis.zscore(keys.home_timeline(hybrid_reader), board.id)
-        print(f"board_fanout ran in the worker (queue empty: {not broker.llen('celery')}); "
-              f"the follower's P holds the board: {pushed_to is not None}")
+        print(
+            f"board_fanout ran in the worker (queue empty: {not broker.llen('celery')}); "
+            f"the follower's P holds the board: {pushed_to is not None}"
+        )
     finally:
         worker.terminate()
         worker.wait(timeout=30)
     spans = sorted(ms for ms, _ in visible)
-    add(f"post by an author with {args.followers:,} followers: board_create returned -> on a follower's first page",
+    add(
+        f"post by an author with {args.followers:,} followers: board_create returned -> on a follower's first page",
         {"p50": spans[len(spans) // 2], "p99": spans[-1]},
         f"{args.posts} posts, each on the first read after the create returned (the time is that one read); "
-        f"pushed to no P")
-    add("board_fanout for that author (in-process: one row, one HGET, no push)",
-        measure.timings(lambda: tasks.board_fanout(board.id), runs=args.runs))
-    add(f"marking walk when the star crossed {threshold:,} followers (one process)", None,
-        f"{args.followers:,} followers in {walk_seconds:.1f} s = {args.followers / walk_seconds:,.0f} per second")
+        f"pushed to no P",
+    )
+    add(
+        "board_fanout for that author (in-process: one row, one HGET, no push)",
+        measure.timings(lambda: tasks.board_fanout(board.id), runs=args.runs),
+    )
+    add(
+        f"marking walk when the star crossed {threshold:,} followers (one process)",
+        None,
+        f"{args.followers:,} followers in {walk_seconds:.1f} s = {args.followers / walk_seconds:,.0f} per second",
+    )
 
     elapsed = time.perf_counter() - started
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
@@ -229,9 +291,11 @@ def run(args) -> None:
         p50, p99 = (f"{figures[k]:,.2f}" if figures else "—" for k in ("p50", "p99"))
         lines.append(f"| {what} | {p50} | {p99} | {note} |")
     command = "make bench-hybrid" + ("" if sys.argv[1:] == [] else f' ARGS="{" ".join(sys.argv[1:])}"')
-    text = (f"# Hybrid fan-out\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `{command}`, "
-            f"{elapsed / 60:.1f} minutes; FANOUT_PUSH_MAX_FOLLOWERS {threshold:,}; {len(rows):,} boards. "
-            f"Times in milliseconds.\n\n" + "\n".join(lines) + "\n")
+    text = (
+        f"# Hybrid fan-out\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `{command}`, "
+        f"{elapsed / 60:.1f} minutes; FANOUT_PUSH_MAX_FOLLOWERS {threshold:,}; {len(rows):,} boards. "
+        f"Times in milliseconds.\n\n" + "\n".join(lines) + "\n"
+    )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "hybrid.md").write_text(text)
     print("\n" + text + "\nwritten: bench/results/hybrid.md")

@@ -70,10 +70,29 @@ class Server:
         self.workers = workers
         self.port = _free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "ugcsite.asgi:application", "--host", "127.0.0.1", "--port", str(self.port),
-             "--workers", str(workers), "--log-level", "warning", "--ws-max-size", str(4 * 1024 * 1024),
-             "--timeout-graceful-shutdown", "3"],
-            cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=open(SERVER_LOG, "a"))
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "ugcsite.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+                "--ws-max-size",
+                str(4 * 1024 * 1024),
+                "--timeout-graceful-shutdown",
+                "3",
+            ],
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=open(SERVER_LOG, "a"),
+        )
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -105,8 +124,13 @@ def make_world(boards: int, per_board: int):
     world = []
     for b in range(boards):
         people = [User.objects.create(username=f"lb{stamp}_{b}_{i}") for i in range(per_board)]
-        board = board_create(author=people[0], title=f"bench {b}", kind="sketch", tags=[],
-                             doc={"width": 1000, "height": 1000, "background": "#ffffff", "elements": []})
+        board = board_create(
+            author=people[0],
+            title=f"bench {b}",
+            kind="sketch",
+            tags=[],
+            doc={"width": 1000, "height": 1000, "background": "#ffffff", "elements": []},
+        )
         BoardEditor.objects.bulk_create([BoardEditor(board=board, user=p) for p in people[1:]])
         world.append((board.pk, [tokens.token_create(user=p) for p in people]))
     return world
@@ -124,8 +148,12 @@ async def run_scenario(port: int, world, *, rate: float, seconds: float, server:
     before = _rss_kib(server.process.pid)
     for board_id, board_tokens in world:
         for token in board_tokens:
-            ws = await connect(f"ws://127.0.0.1:{port}/ws/boards/{board_id}", max_size=8 * 1024 * 1024,
-                               additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=60)
+            ws = await connect(
+                f"ws://127.0.0.1:{port}/ws/boards/{board_id}",
+                max_size=8 * 1024 * 1024,
+                additional_headers={"Authorization": f"Bearer {token}"},
+                open_timeout=60,
+            )
             json.loads(await ws.recv())  # hello
             sockets.append((board_id, ws))
     await asyncio.sleep(2)
@@ -152,8 +180,16 @@ async def run_scenario(port: int, world, *, rate: float, seconds: float, server:
                 return
             cid = f"{me}-{i}"
             x = rng.randrange(0, 980)
-            op = {"kind": "add", "element": {"type": "path", "color": "#1d2330", "width": 3, "id": cid,
-                                             "points": [[x + k, x + (k * 7) % 20] for k in range(10)]}}
+            op = {
+                "kind": "add",
+                "element": {
+                    "type": "path",
+                    "color": "#1d2330",
+                    "width": 3,
+                    "id": cid,
+                    "points": [[x + k, x + (k * 7) % 20] for k in range(10)],
+                },
+            }
             sent[cid] = time.perf_counter()
             try:
                 await ws.send(json.dumps({"type": "op", "client_op_id": cid, "op": op}))
@@ -184,18 +220,29 @@ async def run_scenario(port: int, world, *, rate: float, seconds: float, server:
         return latencies[min(int(len(latencies) * p), len(latencies) - 1)] * 1000 if latencies else float("nan")
 
     connections = len(sockets)
-    return {"sent": len(sent), "accepted_per_s": len(acked) / seconds, "p50_ms": pct(0.5), "p99_ms": pct(0.99),
-            "lost": lost, "connections": connections, "deliveries_per_s": sum(map(len, received.values())) / seconds,
-            "kib_per_connection": (connected - before) / connections, "rss_mib": connected / 1024,
-            "dropped": len(dropped)}
+    return {
+        "sent": len(sent),
+        "accepted_per_s": len(acked) / seconds,
+        "p50_ms": pct(0.5),
+        "p99_ms": pct(0.99),
+        "lost": lost,
+        "connections": connections,
+        "deliveries_per_s": sum(map(len, received.values())) / seconds,
+        "kib_per_connection": (connected - before) / connections,
+        "rss_mib": connected / 1024,
+        "dropped": len(dropped),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 seconds a scenario instead of 15")
-    parser.add_argument("--pair", action="store_true",
-                        help="only two people on one board, 2 strokes a second each, 2 worker processes "
-                             "(the issue's 200 ms check); prints, writes no table")
+    parser.add_argument(
+        "--pair",
+        action="store_true",
+        help="only two people on one board, 2 strokes a second each, 2 worker processes "
+        "(the issue's 200 ms check); prints, writes no table",
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
@@ -205,15 +252,21 @@ def main() -> None:
     SERVER_LOG.parent.mkdir(exist_ok=True)
     seconds = 5 if args.quick else 15
     scenarios = [  # (boards, clients a board, ops/s a client, worker processes)
-        (100, 5, 1.0, 1), (100, 5, 1.0, 2), (100, 5, 1.0, 4),
-        (1, 100, 0.5, 1), (1, 100, 0.5, 2), (1, 100, 0.5, 4),
+        (100, 5, 1.0, 1),
+        (100, 5, 1.0, 2),
+        (100, 5, 1.0, 4),
+        (1, 100, 0.5, 1),
+        (1, 100, 0.5, 2),
+        (1, 100, 0.5, 4),
     ]
     if args.pair:
         scenarios = [(1, 2, 2.0, 2)]
     rows = []
     for boards, per_board, rate, workers in scenarios:
-        print(f"{boards} boards x {per_board} clients, {rate:g} op/s each, {workers} worker process(es): "
-              f"setting up", flush=True)
+        print(
+            f"{boards} boards x {per_board} clients, {rate:g} op/s each, {workers} worker process(es): setting up",
+            flush=True,
+        )
         world = make_world(boards, per_board)
         server = Server(workers)
         try:
@@ -221,25 +274,32 @@ def main() -> None:
         finally:
             server.stop()
         rows.append(((boards, per_board, rate, workers), result))
-        print(f"  {result['accepted_per_s']:.0f} ops/s accepted ({result['sent']} sent, {result['lost']} not seen by "
-              f"every receiver), {result['deliveries_per_s']:.0f} deliveries/s, latency p50 {result['p50_ms']:.1f} ms "
-              f"p99 {result['p99_ms']:.1f} ms, {result['kib_per_connection']:.0f} KiB a connection, "
-              f"{result['dropped']} clients dropped", flush=True)
+        print(
+            f"  {result['accepted_per_s']:.0f} ops/s accepted ({result['sent']} sent, {result['lost']} not seen by "
+            f"every receiver), {result['deliveries_per_s']:.0f} deliveries/s, latency p50 {result['p50_ms']:.1f} ms "
+            f"p99 {result['p99_ms']:.1f} ms, {result['kib_per_connection']:.0f} KiB a connection, "
+            f"{result['dropped']} clients dropped",
+            flush=True,
+        )
     if args.pair:
         return
     lines = [
-        "# Shared boards, live: `make bench-live`", "",
+        "# Shared boards, live: `make bench-live`",
+        "",
         f"{seconds} s a scenario on loopback, the load generator (one Python process) on the same 2-core machine as "
         "uvicorn; each client sends a 10-point stroke at random times (Poisson) and reads everything. Latency is from a "
         "send to the last receiver of the board. Memory: the server processes' RSS with every client connected, less "
-        "before, per connection.", "",
+        "before, per connection.",
+        "",
         "| boards x clients | op/s a client | worker processes | ops/s accepted | deliveries/s | p50 ms | p99 ms | not seen by all | KiB a connection | server RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (boards, per_board, rate, workers), r in rows:
-        lines.append(f"| {boards} x {per_board} | {rate:g} | {workers} | {r['accepted_per_s']:.0f} | {r['deliveries_per_s']:.0f} "
-                     f"| {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['lost']} of {r['sent']} | {r['kib_per_connection']:.0f} "
-                     f"| {r['rss_mib']:.0f} |")
+        lines.append(
+            f"| {boards} x {per_board} | {rate:g} | {workers} | {r['accepted_per_s']:.0f} | {r['deliveries_per_s']:.0f} "
+            f"| {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['lost']} of {r['sent']} | {r['kib_per_connection']:.0f} "
+            f"| {r['rss_mib']:.0f} |"
+        )
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines[4:]))
     print(f"Written to {RESULTS.relative_to(ROOT)}")

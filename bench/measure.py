@@ -27,6 +27,7 @@ def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
 
 # --- the feed, and the naive design people would write instead ---------------------------------
 
+
 def site_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], dict]:
     """The site's feed request minus HTTP: what the API view does (the activity touch, the
     regeneration check and the page, one script call when warm)."""
@@ -53,7 +54,9 @@ def sql_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], 
     def call():
         rows = (
             Board.objects.filter(author__follower_edges__follower_id=user_id, state="published")
-            .select_related("author").defer("doc_json").order_by("-id")[offset:offset + limit]
+            .select_related("author")
+            .defer("doc_json")
+            .order_by("-id")[offset : offset + limit]
         )
         return [board_summary(board) for board in rows]
 
@@ -61,6 +64,7 @@ def sql_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], 
 
 
 # --- discovery, reading ------------------------------------------------------------------------
+
 
 def discovery_query(kind: str, tag: str, sort: str = "popular") -> Callable[[], dict]:
     from feeds import selectors
@@ -118,6 +122,7 @@ def reading_board_to_readers(board_ids: list[int], reader_ids: list[int]) -> Cal
 
 # --- memory ------------------------------------------------------------------------------------
 
+
 def timeline_memory(user_ids: list[int]) -> dict:
     """Bytes per hot timeline entry over the given users' P, and the encodings Redis chose."""
     from feeds import keys
@@ -135,5 +140,9 @@ def timeline_memory(user_ids: list[int]) -> dict:
         total_entries += entries
         encoding = client.object("encoding", key)
         encodings[encoding] = encodings.get(encoding, 0) + 1
-    return {"bytes_per_entry": total_bytes / max(total_entries, 1), "encodings": encodings,
-            "timelines": sum(encodings.values()), "entries": total_entries}
+    return {
+        "bytes_per_entry": total_bytes / max(total_entries, 1),
+        "encodings": encodings,
+        "timelines": sum(encodings.values()),
+        "entries": total_entries,
+    }

@@ -20,7 +20,10 @@ REPO = Path(__file__).resolve().parent.parent
 def harness() -> Path | None:
     """run_peers.sh: ``PEERS_HARNESS``, else ../shared/peers/ beside the checkout."""
     candidates = [Path(os.environ["PEERS_HARNESS"])] if os.environ.get("PEERS_HARNESS") else []
-    candidates += [REPO.parent / "shared" / "peers" / "run_peers.sh", REPO.parent.parent / "shared" / "peers" / "run_peers.sh"]
+    candidates += [
+        REPO.parent / "shared" / "peers" / "run_peers.sh",
+        REPO.parent.parent / "shared" / "peers" / "run_peers.sh",
+    ]
     return next((path for path in candidates if path.is_file()), None)
 
 
@@ -74,11 +77,20 @@ def read(folder: Path) -> dict | None:
         "sf_zadd_limit": limit,
         "sf_fanout_ratio": fanout["median_deliveries_per_s"] / limit,
         "das_actions": largest["actions"],
-        "das_page": {name: (reader["followees"], reader["actstream_page"]["p50_ms"], reader["actstream_page"]["p99_ms"])
-                     for name, reader in largest["readers"].items()},
-        "das_growth": {name: (das["sizes"][0]["actions"], largest["actions"],
-                              reader["actstream_page"]["p99_ms"] / das["sizes"][0]["readers"][name]["actstream_page"]["p99_ms"])
-                       for name, reader in largest["readers"].items()},
-        "das_deep": {name: (reader["followees"], reader["actstream_deep"]["p50_ms"], reader["actstream_deep"]["p99_ms"])
-                     for name, reader in largest["readers"].items()},
+        "das_page": {
+            name: (reader["followees"], reader["actstream_page"]["p50_ms"], reader["actstream_page"]["p99_ms"])
+            for name, reader in largest["readers"].items()
+        },
+        "das_growth": {
+            name: (
+                das["sizes"][0]["actions"],
+                largest["actions"],
+                reader["actstream_page"]["p99_ms"] / das["sizes"][0]["readers"][name]["actstream_page"]["p99_ms"],
+            )
+            for name, reader in largest["readers"].items()
+        },
+        "das_deep": {
+            name: (reader["followees"], reader["actstream_deep"]["p50_ms"], reader["actstream_deep"]["p99_ms"])
+            for name, reader in largest["readers"].items()
+        },
     }

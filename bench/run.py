@@ -28,8 +28,9 @@ def ensure_tool(binary: str, package: str) -> bool:
     the lists fetched once a run (UGC_APT_UPDATED), the dpkg lock waited for."""
     if shutil.which(binary):
         return True
-    installed = subprocess.run(["bash", "-c", 'source "$0" && can_apt && apt_install "$1" "$1"', SERVICES_SH, package],
-                               check=False)
+    installed = subprocess.run(
+        ["bash", "-c", 'source "$0" && can_apt && apt_install "$1" "$1"', SERVICES_SH, package], check=False
+    )
     if installed.returncode == 0:
         os.environ["UGC_APT_UPDATED"] = "1"  # the next tool of this run needs no second update
     if not shutil.which(binary):
@@ -51,17 +52,28 @@ class Table:
         if baseline and site and site.get("p99"):
             ratio = baseline["p99"] / site["p99"]
         self.rows.append({"what": what, "size": size, "site": site, "baseline": baseline, "ratio": ratio, "note": note})
-        print(f"  {what:<46} {size:>10} site p50 {fmt(site and site.get('p50'))} p99 {fmt(site and site.get('p99'))} ms"
-              + (f" | baseline p50 {fmt(baseline['p50'])} p99 {fmt(baseline['p99'])} ms | {fmt(ratio, 1)}x" if baseline else "")
-              + (f"  {note}" if note else ""), flush=True)
+        print(
+            f"  {what:<46} {size:>10} site p50 {fmt(site and site.get('p50'))} p99 {fmt(site and site.get('p99'))} ms"
+            + (
+                f" | baseline p50 {fmt(baseline['p50'])} p99 {fmt(baseline['p99'])} ms | {fmt(ratio, 1)}x"
+                if baseline
+                else ""
+            )
+            + (f"  {note}" if note else ""),
+            flush=True,
+        )
 
     def markdown(self) -> str:
-        lines = ["| measure | boards | site p50 | site p99 | baseline p50 | baseline p99 | baseline/site (p99) | note |",
-                 "|---|---:|---:|---:|---:|---:|---:|---|"]
+        lines = [
+            "| measure | boards | site p50 | site p99 | baseline p50 | baseline p99 | baseline/site (p99) | note |",
+            "|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
         for r in self.rows:
             s, b = r["site"] or {}, r["baseline"] or {}
-            lines.append(f"| {r['what']} | {r['size']} | {fmt(s.get('p50'))} | {fmt(s.get('p99'))} | "
-                         f"{fmt(b.get('p50'))} | {fmt(b.get('p99'))} | {fmt(r['ratio'], 1) + 'x' if r['ratio'] else '—'} | {r['note']} |")
+            lines.append(
+                f"| {r['what']} | {r['size']} | {fmt(s.get('p50'))} | {fmt(s.get('p99'))} | "
+                f"{fmt(b.get('p50'))} | {fmt(b.get('p99'))} | {fmt(r['ratio'], 1) + 'x' if r['ratio'] else '—'} | {r['note']} |"
+            )
         return "\n".join(lines)
 
 
@@ -107,10 +119,19 @@ def profile_http(token: str, *, calls: int = 500) -> None:
     handler = WSGIHandler()
 
     def call(path="/api/v1/feed"):
-        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
-                   "SERVER_PORT": "8000", "HTTP_HOST": "127.0.0.1", "HTTP_AUTHORIZATION": f"Bearer {token}",
-                   "wsgi.input": BytesIO(b""), "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr,
-                   "SERVER_PROTOCOL": "HTTP/1.1"}
+        environ = {
+            "REQUEST_METHOD": "GET",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "HTTP_HOST": "127.0.0.1",
+            "HTTP_AUTHORIZATION": f"Bearer {token}",
+            "wsgi.input": BytesIO(b""),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": sys.stderr,
+            "SERVER_PROTOCOL": "HTTP/1.1",
+        }
         chunks = handler(environ, lambda status, headers: None)
         body = b"".join(chunks)
         if hasattr(chunks, "close"):
@@ -137,9 +158,12 @@ def profile_http(token: str, *, calls: int = 500) -> None:
         f"# GET /api/v1/feed through Django's WSGI handler in-process, {calls} calls: "
         f"{elapsed / calls * 1000:.3f} ms a call (profiler on); unprofiled {plain['/api/v1/feed']:.3f} ms, "
         f"against {plain['/api/v1/health']:.3f} ms for the trivial view (its middleware and handler)\n\n"
-        + profiler.output_text(unicode=False, color=False, show_all=False))
-    print(f"written: bench/results/profile-http.txt (in-process: feed {plain['/api/v1/feed']:.3f} ms, "
-          f"trivial view {plain['/api/v1/health']:.3f} ms a call)")
+        + profiler.output_text(unicode=False, color=False, show_all=False)
+    )
+    print(
+        f"written: bench/results/profile-http.txt (in-process: feed {plain['/api/v1/feed']:.3f} ms, "
+        f"trivial view {plain['/api/v1/health']:.3f} ms a call)"
+    )
 
 
 def zadd_limit(table: Table, requests: int) -> float | None:
@@ -150,10 +174,32 @@ def zadd_limit(table: Table, requests: int) -> float | None:
     from urllib.parse import urlsplit
 
     url = urlsplit(os.environ["REDIS_URL"])
-    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port), "-c", "1", "-P", "16",
-                          "-r", "100000", "-q", "-n", str(requests), "--dbnum", "13",
-                          "ZADD", "bench:zadd:__rand_int__", "__rand_int__", "__rand_int__"],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [
+            "redis-benchmark",
+            "-h",
+            url.hostname,
+            "-p",
+            str(url.port),
+            "-c",
+            "1",
+            "-P",
+            "16",
+            "-r",
+            "100000",
+            "-q",
+            "-n",
+            str(requests),
+            "--dbnum",
+            "13",
+            "ZADD",
+            "bench:zadd:__rand_int__",
+            "__rand_int__",
+            "__rand_int__",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout
     found = re.findall(r"([\d.]+) requests per second", out)
     return float(found[-1]) if found else None
 
@@ -161,8 +207,9 @@ def zadd_limit(table: Table, requests: int) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="a tiny world, every measure, in about a minute")
-    parser.add_argument("--reading", action="store_true",
-                        help="only social reading, on 20,000 users and 20,000 boards (a few minutes)")
+    parser.add_argument(
+        "--reading", action="store_true", help="only social reading, on 20,000 users and 20,000 boards (a few minutes)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
@@ -211,21 +258,36 @@ def main() -> None:
         uid = w.special["reader500"]
         deep = 300 if smoke else 2_000
         figures["deep"] = (deep, measure.timings(measure.site_feed(uid, offset=deep), runs=runs // 2))
-        table.add(f"deep feed page (offset {deep:,}), following {worldmod.SPECIAL['reader500']}", label,
-                  figures["deep"][1], measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2))
+        table.add(
+            f"deep feed page (offset {deep:,}), following {worldmod.SPECIAL['reader500']}",
+            label,
+            figures["deep"][1],
+            measure.timings(measure.sql_feed(uid, offset=deep), runs=runs // 2),
+        )
         client = get_redis()
         for tag in ("tag0", "tag20", "tag300"):
             smallest = min(client.scard(feed_keys.index("tag", tag)), client.scard(feed_keys.index("kind", "sketch")))
-            table.add(f"discover kind+tag, popular (smallest set {smallest:,})", label,
-                      measure.timings(measure.discovery_query("sketch", tag), runs=runs))
-        table.add("archival (beat task) after the rebuild", label,
-                  None, note=f"{archived['ids']:,} ids in {archived['chunks']:,} chunks, "
-                              f"{archived['ids'] / max(archived['seconds'], 1e-9):,.0f} ids/s")
+            table.add(
+                f"discover kind+tag, popular (smallest set {smallest:,})",
+                label,
+                measure.timings(measure.discovery_query("sketch", tag), runs=runs),
+            )
+        table.add(
+            "archival (beat task) after the rebuild",
+            label,
+            None,
+            note=f"{archived['ids']:,} ids in {archived['chunks']:,} chunks, "
+            f"{archived['ids'] / max(archived['seconds'], 1e-9):,.0f} ids/s",
+        )
         search.figures(table, label, w.boards, runs)
         memory = measure.timeline_memory(w.user_ids[:: max(len(w.user_ids) // 400, 1)])
-        table.add("memory per hot timeline entry", label, None,
-                  note=f"{memory['bytes_per_entry']:.1f} bytes/entry over {memory['timelines']} P "
-                       f"({', '.join(f'{k}: {v}' for k, v in memory['encodings'].items())})")
+        table.add(
+            "memory per hot timeline entry",
+            label,
+            None,
+            note=f"{memory['bytes_per_entry']:.1f} bytes/entry over {memory['timelines']} P "
+            f"({', '.join(f'{k}: {v}' for k, v in memory['encodings'].items())})",
+        )
     # reading, on the largest world
     print("\n== social reading, HTTP, fan-out ==", flush=True)
     worldmod.give_reads(w, 10 if smoke else 50, time.time())
@@ -234,23 +296,37 @@ def main() -> None:
     figures["reading"] = reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
     User = Board.objects.none().model.author.field.related_model
     token = tokens.token_create(user=User.objects.get(pk=w.special["reader500"]))
-    http = http_figures(table, f"{sizes[-1]:,}", token, User.objects.get(pk=w.user_ids[1]).username,
-                        duration=2 if smoke else 15)
+    http = http_figures(
+        table, f"{sizes[-1]:,}", token, User.objects.get(pk=w.user_ids[1]).username, duration=2 if smoke else 15
+    )
     profile_http(token)
     limit = zadd_limit(table, 200_000 if smoke else 2_000_000)
     fan = fanout.measure(followers=1_000 if smoke else 100_000, workers=2, posts=3)
-    table.add(f"fan-out to {fan['followers']:,} followers (Celery, end to end)", "—", None,
-              note=f"{fan['rate']:,.0f} deliveries/s"
-                   + (f"; redis-benchmark -c 1 -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""))
+    table.add(
+        f"fan-out to {fan['followers']:,} followers (Celery, end to end)",
+        "—",
+        None,
+        note=f"{fan['rate']:,.0f} deliveries/s"
+        + (f"; redis-benchmark -c 1 -P 16 ZADD: {limit:,.0f}/s; ratio {fan['rate'] / limit:.2f}" if limit else ""),
+    )
     from django.conf import settings as site_settings
 
     print("fan-out in this process (the batch tasks' code, one batch after the other):", flush=True)
-    inline = fanout_limit.measure([1_000, 10_000] if smoke else [10_000, 100_000, 1_000_000],
-                                  [site_settings.FANOUT_BATCH_SIZE], [site_settings.FANOUT_SCRIPT_CHUNK])
+    inline = fanout_limit.measure(
+        [1_000, 10_000] if smoke else [10_000, 100_000, 1_000_000],
+        [site_settings.FANOUT_BATCH_SIZE],
+        [site_settings.FANOUT_SCRIPT_CHUNK],
+    )
     for row in inline:
-        table.add(f"fan-out to {row['followers']:,} followers (in-process)", "—", None,
-                  note=f"{row['rate']:,.0f} deliveries/s; redis-benchmark -c 1 -P 16 ZADD: {row['limit']:,.0f}/s; "
-                       f"ratio {row['ratio']:.2f}" if row["limit"] else f"{row['rate']:,.0f} deliveries/s")
+        table.add(
+            f"fan-out to {row['followers']:,} followers (in-process)",
+            "—",
+            None,
+            note=f"{row['rate']:,.0f} deliveries/s; redis-benchmark -c 1 -P 16 ZADD: {row['limit']:,.0f}/s; "
+            f"ratio {row['ratio']:.2f}"
+            if row["limit"]
+            else f"{row['rate']:,.0f} deliveries/s",
+        )
     figures.update(http=http, fanout=fan, zadd=limit, fanout_inline=inline)
     print("\n== the peers, same machine, same run ==", flush=True)
     figures["peers"] = peers.run("small" if smoke else "full")
@@ -277,9 +353,13 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
         measure.board_readers_build(readers, boards)
         site = measure.timings(measure.reading_user_to_boards(boards, readers), runs=runs)
         measured[name] = (len(readers), site)
-        table.add(f"reading 100 boards x {len(readers):,} followees", size_label, site,
-                  measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
-                  note="baseline = board -> readers model")
+        table.add(
+            f"reading 100 boards x {len(readers):,} followees",
+            size_label,
+            site,
+            measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
+            note="baseline = board -> readers model",
+        )
     return measured
 
 
@@ -301,7 +381,8 @@ def reading_only(*, runs: int) -> None:
     (RESULTS / "reading.md").write_text(
         f"# Social reading\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-reading`, "
         f"{(time.perf_counter() - started) / 60:.1f} minutes; 20,000 users reading 50 boards each in 30 days. "
-        f"Times in milliseconds.\n\n{table.markdown()}\n")
+        f"Times in milliseconds.\n\n{table.markdown()}\n"
+    )
     print(table.markdown())
 
 
@@ -312,63 +393,112 @@ def targets_table(figures: dict, *, smoke: bool) -> str:
     rows = []
 
     def row(what, measured, target, reached, peers_text="—"):
-        rows.append((what, measured, target, "reached" if reached else ("—" if reached is None else "not reached"), peers_text))
+        rows.append(
+            (what, measured, target, "reached" if reached else ("—" if reached is None else "not reached"), peers_text)
+        )
 
     feed = figures.get("feed", {})
     if "reader50" in feed:
         size, site = feed["reader50"][-1]
         versus = site["p50"] / peer["sf_read_p50"] if peer else None
         das = peer and peer["das_page"].get("A")
-        peers_text = (f"Stream-Framework `feed[:20]` p50 {peer['sf_read_p50']:.2f} / p99 {peer['sf_read_p99']:.2f} ms: "
-                      f"site/SF p50 {versus:.2f}x; actstream `user_stream[:20]` ({das[0]} followees, "
-                      f"{peer['das_actions']:,} actions) p50 {das[1]:.2f} ms: site {das[1] / site['p50']:.1f}x faster"
-                      if peer else "peers not run")
-        row(f"feed page, in-process, p50 / p99 at {size:,} boards (following 50)",
-            f"{site['p50']:.2f} / {site['p99']:.2f} ms", "≤ 0.3 / ≤ 1 ms, ≤ 0.75x SF p50",
-            site["p50"] <= 0.3 and site["p99"] <= 1 and (versus is not None and versus <= 0.75), peers_text)
+        peers_text = (
+            f"Stream-Framework `feed[:20]` p50 {peer['sf_read_p50']:.2f} / p99 {peer['sf_read_p99']:.2f} ms: "
+            f"site/SF p50 {versus:.2f}x; actstream `user_stream[:20]` ({das[0]} followees, "
+            f"{peer['das_actions']:,} actions) p50 {das[1]:.2f} ms: site {das[1] / site['p50']:.1f}x faster"
+            if peer
+            else "peers not run"
+        )
+        row(
+            f"feed page, in-process, p50 / p99 at {size:,} boards (following 50)",
+            f"{site['p50']:.2f} / {site['p99']:.2f} ms",
+            "≤ 0.3 / ≤ 1 ms, ≤ 0.75x SF p50",
+            site["p50"] <= 0.3 and site["p99"] <= 1 and (versus is not None and versus <= 0.75),
+            peers_text,
+        )
     http = figures.get("http") or {}
     if len(http) == 2:
         (shipped, production), (before_name, before) = http.items()
         share = production["feed"]["rps"] / production["trivial view"]["rps"]
-        row(f"HTTP feed throughput / trivial view ({shipped}; wrk -c8)",
+        row(
+            f"HTTP feed throughput / trivial view ({shipped}; wrk -c8)",
             f"{share:.2f} ({production['feed']['rps']:,.0f} / {production['trivial view']['rps']:,.0f} req/s)",
-            "≥ 0.8", share >= 0.8, f"{before_name}: {before['feed']['rps'] / before['trivial view']['rps']:.2f}")
+            "≥ 0.8",
+            share >= 0.8,
+            f"{before_name}: {before['feed']['rps'] / before['trivial view']['rps']:.2f}",
+        )
         gain = production["feed"]["rps"] / before["feed"]["rps"]
-        row("HTTP feed throughput, shipped stack / uvicorn alone (before)",
-            f"{gain:.2f}x ({production['feed']['rps']:,.0f} / {before['feed']['rps']:,.0f} req/s)", "≥ 1.5x",
-            gain >= 1.5, "both started by scripts/serve.sh in this run")
+        row(
+            "HTTP feed throughput, shipped stack / uvicorn alone (before)",
+            f"{gain:.2f}x ({production['feed']['rps']:,.0f} / {before['feed']['rps']:,.0f} req/s)",
+            "≥ 1.5x",
+            gain >= 1.5,
+            "both started by scripts/serve.sh in this run",
+        )
     inline, fan, zadd = figures.get("fanout_inline") or [], figures.get("fanout"), figures.get("zadd")
     if zadd and fan:
         parts = [f"Celery end to end, {fan['followers']:,} followers: {fan['rate'] / zadd:.2f}"]
         parts += [f"in-process, {r['followers']:,}: {r['ratio']:.2f}" for r in inline if r["ratio"]]
-        peers_text = (f"Stream-Framework {peer['sf_fanout_rate']:,.0f} deliveries/s (chunk {peer['sf_fanout_chunk']}) "
-                      f"÷ its run's ZADD {peer['sf_zadd_limit']:,.0f}/s = {peer['sf_fanout_ratio']:.2f}" if peer else "peers not run")
-        row("fan-out, deliveries/s ÷ redis-benchmark -c 1 -P 16 ZADD", "; ".join(parts), "≥ 0.5",
-            fan["rate"] / zadd >= 0.5, peers_text)
+        peers_text = (
+            f"Stream-Framework {peer['sf_fanout_rate']:,.0f} deliveries/s (chunk {peer['sf_fanout_chunk']}) "
+            f"÷ its run's ZADD {peer['sf_zadd_limit']:,.0f}/s = {peer['sf_fanout_ratio']:.2f}"
+            if peer
+            else "peers not run"
+        )
+        row(
+            "fan-out, deliveries/s ÷ redis-benchmark -c 1 -P 16 ZADD",
+            "; ".join(parts),
+            "≥ 0.5",
+            fan["rate"] / zadd >= 0.5,
+            peers_text,
+        )
     reading = figures.get("reading", {})
     if "reader450" in reading:
         followees, site = reading["reader450"]
-        row(f"social reading 100 boards x {followees:,} followees, p99", f"{site['p99']:.2f} ms (p50 {site['p50']:.2f})",
-            "≤ 10 ms (at 450 followees)", site["p99"] <= 10 if followees >= 450 else None,
-            "— (no peer offers it)")
+        row(
+            f"social reading 100 boards x {followees:,} followees, p99",
+            f"{site['p99']:.2f} ms (p50 {site['p50']:.2f})",
+            "≤ 10 ms (at 450 followees)",
+            site["p99"] <= 10 if followees >= 450 else None,
+            "— (no peer offers it)",
+        )
     for name in ("reader50", "reader500"):
         series = feed.get(name, [])
         if len(series) > 1:
             (first, a), (last, b) = series[0], series[-1]
             growth = b["p99"] / a["p99"]
-            row(f"feed growth {first:,} → {last:,} boards, p99 ({name})", f"{growth:.2f}x", "≤ 1.1x", growth <= 1.1,
-                "actstream p99 growth {:,} → {:,} actions: {:.2f}x".format(*peer["das_growth"]["A" if name == "reader50" else "B"])
-                if peer else "—")
+            row(
+                f"feed growth {first:,} → {last:,} boards, p99 ({name})",
+                f"{growth:.2f}x",
+                "≤ 1.1x",
+                growth <= 1.1,
+                "actstream p99 growth {:,} → {:,} actions: {:.2f}x".format(
+                    *peer["das_growth"]["A" if name == "reader50" else "B"]
+                )
+                if peer
+                else "—",
+            )
     if "deep" in figures:
         offset, site = figures["deep"]
         das = peer and peer["das_deep"].get("B")
-        row(f"deep page (offset {offset:,}) at the largest size, p99", f"{site['p99']:.2f} ms", "≤ 3 ms",
-            site["p99"] <= 3, f"actstream `[2000:2020]` ({das[0]} followees) p50 {das[1]:.2f} / p99 {das[2]:.2f} ms"
-            if das else "—")
+        row(
+            f"deep page (offset {offset:,}) at the largest size, p99",
+            f"{site['p99']:.2f} ms",
+            "≤ 3 ms",
+            site["p99"] <= 3,
+            f"actstream `[2000:2020]` ({das[0]} followees) p50 {das[1]:.2f} / p99 {das[2]:.2f} ms" if das else "—",
+        )
     lines = ["| figure | this run | target | | the peers, same run |", "|---|---|---|---|---|"]
-    lines += [f"| {what} | {measured} | {target} | {state} | {peers_text} |" for what, measured, target, state, peers_text in rows]
-    note = ("\n\nA smoke run: tiny worlds (1,500 and 4,000 boards; reading 150 followees), the peers' small mode; "
-            "the targets are judged on the full run." if smoke else "")
+    lines += [
+        f"| {what} | {measured} | {target} | {state} | {peers_text} |"
+        for what, measured, target, state, peers_text in rows
+    ]
+    note = (
+        "\n\nA smoke run: tiny worlds (1,500 and 4,000 boards; reading 150 followees), the peers' small mode; "
+        "the targets are judged on the full run."
+        if smoke
+        else ""
+    )
     if peer:
         note += f"\n\nPeers: the harness's run in {peer['folder']} (its mode is the folder's prefix)."
     return "\n".join(lines) + note
@@ -378,10 +508,12 @@ def write_results(table: Table, chart: dict, *, smoke: bool, elapsed: float, tar
     RESULTS.mkdir(exist_ok=True)
     name = "smoke" if smoke else "latest"
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
-    text = (f"# Benchmark results ({'smoke' if smoke else 'full'})\n\n"
-            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make {'bench-smoke' if smoke else 'bench'}`, "
-            f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n"
-            + (f"\n## Issue 15's targets, beside the peers\n\n{targets}\n" if targets else ""))
+    text = (
+        f"# Benchmark results ({'smoke' if smoke else 'full'})\n\n"
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make {'bench-smoke' if smoke else 'bench'}`, "
+        f"{elapsed / 60:.1f} minutes. Times in milliseconds.\n\n{table.markdown()}\n"
+        + (f"\n## Issue 15's targets, beside the peers\n\n{targets}\n" if targets else "")
+    )
     (RESULTS / f"{name}.md").write_text(text)
     print("\n" + table.markdown())
     if targets:
@@ -426,8 +558,10 @@ def profile_feed(user_id: int, *, offset: int = 0, name: str = "profile-feed.txt
     for _ in range(300):
         call()
     profiler.stop()
-    (RESULTS / name).write_text(f"# the feed page at offset {offset:,}, 300 calls\n\n"
-                                + profiler.output_text(unicode=False, color=False, show_all=False))
+    (RESULTS / name).write_text(
+        f"# the feed page at offset {offset:,}, 300 calls\n\n"
+        + profiler.output_text(unicode=False, color=False, show_all=False)
+    )
     print(f"written: bench/results/{name}")
 
 

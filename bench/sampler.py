@@ -52,6 +52,7 @@ EDGE_SAMPLES = 3  # samples whose median is "the start" and "the end" of the jud
 
 # --- the processes, from /proc ----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Proc:
     pid: int
@@ -185,6 +186,7 @@ class ProcessNames:
 
 # --- the sampler ------------------------------------------------------------------------------
 
+
 class Sampler(threading.Thread):
     """Samples every ``every`` seconds in a thread of its own until ``stop()``, reading the site's
     processes every READ_EVERY second between samples. Each sample, appended to ``samples`` and
@@ -195,9 +197,18 @@ class Sampler(threading.Thread):
     ``pg_max`` of the site's connections over the interval; ``pg_all`` and ``pg_by_app``
     (pg_stat_activity); ``redis_<label>`` (used_memory, bytes) and ``queue`` (``queue_depth()``)."""
 
-    def __init__(self, *, root_pid: int, pg_port: int | None, pg_conninfo: str, redis_servers: dict,
-                 queue_depth: Callable[[], dict], path: Path, every: float = SAMPLE_EVERY,
-                 on_sample: Callable[[dict], None] | None = None):
+    def __init__(
+        self,
+        *,
+        root_pid: int,
+        pg_port: int | None,
+        pg_conninfo: str,
+        redis_servers: dict,
+        queue_depth: Callable[[], dict],
+        path: Path,
+        every: float = SAMPLE_EVERY,
+        on_sample: Callable[[dict], None] | None = None,
+    ):
         super().__init__(name="soak-sampler", daemon=True)
         self.root_pid, self.pg_port, self.pg_conninfo = root_pid, pg_port, pg_conninfo
         self.redis_servers, self.queue_depth, self.path, self.every = redis_servers, queue_depth, path, every
@@ -243,10 +254,14 @@ class Sampler(threading.Thread):
             mine = [r[name] for r in readings if name in r and r[name]["pid"] == pid]
             if not mine:
                 continue  # gone between the listing and the read
-            processes[name] = {"pid": pid, "rss_kib": statistics.median(m["rss_kib"] for m in mine),
-                               "rss_max": max(m["rss_kib"] for m in mine),
-                               "files": statistics.median(m["files"] for m in mine), "pg": mine[-1]["pg"],
-                               "pg_max": max(m["pg"] for m in mine)}
+            processes[name] = {
+                "pid": pid,
+                "rss_kib": statistics.median(m["rss_kib"] for m in mine),
+                "rss_max": max(m["rss_kib"] for m in mine),
+                "files": statistics.median(m["files"] for m in mine),
+                "pg": mine[-1]["pg"],
+                "pg_max": max(m["pg"] for m in mine),
+            }
         sample["processes"] = processes
         totals = [r["pg"] for r in readings]
         sample["pg_site"], sample["pg_median"] = totals[-1], statistics.median(totals)
@@ -294,7 +309,8 @@ class Sampler(threading.Thread):
                 self._pg = psycopg.connect(self.pg_conninfo, autocommit=True, application_name="soak-sampler")
             rows = self._pg.execute(
                 "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1").fetchall()
+                "AND backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1"
+            ).fetchall()
         except Exception as error:
             self._error(f"pg_stat_activity: {error}")
             self._pg = None
@@ -308,14 +324,16 @@ class Sampler(threading.Thread):
 
 # --- judging ----------------------------------------------------------------------------------
 
+
 def _edges(values: list[float]) -> tuple[float, float]:
     """The median of the first and of the last up to EDGE_SAMPLES values, never overlapping."""
     k = max(1, min(EDGE_SAMPLES, len(values) // 2))
     return statistics.median(values[:k]), statistics.median(values[-k:])
 
 
-def judge(samples: list[dict], events: list[dict], *, load_seconds: float, pools: int, budget: int,
-          pool_size: int) -> dict:
+def judge(
+    samples: list[dict], events: list[dict], *, load_seconds: float, pools: int, budget: int, pool_size: int
+) -> dict:
     """Whether anything grew over the last two thirds of the load (see the module's docstring).
     ``pools``: the most the site's processes may hold (every pool full); ``budget``: that plus
     the headroom, what all clients of the database may hold; ``pool_size``: one process's pool."""
@@ -323,11 +341,16 @@ def judge(samples: list[dict], events: list[dict], *, load_seconds: float, pools
     third = load_seconds / 3
     rest = [s for s in load if s["t"] >= third]
     verdict = {
-        "samples": len(samples), "load_samples": len(load), "pools": pools, "budget": budget, "pool_size": pool_size,
+        "samples": len(samples),
+        "load_samples": len(load),
+        "pools": pools,
+        "budget": budget,
+        "pool_size": pool_size,
         "pg_max": max((s["pg_max"] for s in samples), default=0),
         "pg_end": load[-1]["pg_median"] if load else None,
-        "pg_named_max": max((sum(n for app, n in s["pg_by_app"].items() if app.startswith("ugcsite-"))
-                             for s in samples), default=0),
+        "pg_named_max": max(
+            (sum(n for app, n in s["pg_by_app"].items() if app.startswith("ugcsite-")) for s in samples), default=0
+        ),
         "pg_all_max": max((s["pg_all"] or 0 for s in samples), default=0),
         "pg_all_end": load[-1]["pg_all"] if load else None,
         "restarts": [e for e in events if e["what"] in ("gone", "new")],
@@ -335,7 +358,9 @@ def judge(samples: list[dict], events: list[dict], *, load_seconds: float, pools
     }
     verdict["pg_over_pools"] = verdict["pg_max"] > pools
     verdict["pg_all_over_budget"] = verdict["pg_all_max"] > budget
-    verdict["pg_over_pool"] = sorted({name for s in samples for name, p in s["processes"].items() if p["pg_max"] > pool_size})
+    verdict["pg_over_pool"] = sorted(
+        {name for s in samples for name, p in s["processes"].items() if p["pg_max"] > pool_size}
+    )
     if len(rest) >= 2:
         verdict["pg_held_start"], verdict["pg_held_end"] = _edges([s["pg_min"] for s in rest])
         verdict["pg_flat"] = verdict["pg_held_end"] <= verdict["pg_held_start"]
@@ -346,8 +371,13 @@ def judge(samples: list[dict], events: list[dict], *, load_seconds: float, pools
     for name in names:
         series = [(s["t"], s["processes"][name]) for s in load if name in s["processes"]]
         window = [p for t, p in series if t >= third]
-        row = {"rss_first": series[0][1]["rss_kib"], "files_first": series[0][1]["files"],
-               "pg_max": max(p["pg_max"] for _, p in series), "pg_end": series[-1][1]["pg"], "pid": series[-1][1]["pid"]}
+        row = {
+            "rss_first": series[0][1]["rss_kib"],
+            "files_first": series[0][1]["files"],
+            "pg_max": max(p["pg_max"] for _, p in series),
+            "pg_end": series[-1][1]["pg"],
+            "pid": series[-1][1]["pid"],
+        }
         if len(window) >= 2:
             row["rss_start"], row["rss_end"] = _edges([p["rss_kib"] for p in window])
             row["files_start"], row["files_end"] = _edges([p["files"] for p in window])
@@ -364,32 +394,47 @@ def problems(v: dict) -> list[str]:
     """The judged failures as sentences (empty: nothing grew)."""
     found = []
     if v["load_samples"] < 4:
-        found.append(f"only {v['load_samples']} samples during the load: run longer (SOAK_SECONDS ≥ 40) to judge growth")
+        found.append(
+            f"only {v['load_samples']} samples during the load: run longer (SOAK_SECONDS ≥ 40) to judge growth"
+        )
     if v["pg_over_pools"]:
-        found.append(f"the site's processes held {v['pg_max']} PostgreSQL connections, more than their pools "
-                     f"allow together ({v['pools']})")
+        found.append(
+            f"the site's processes held {v['pg_max']} PostgreSQL connections, more than their pools "
+            f"allow together ({v['pools']})"
+        )
     if v["pg_all_over_budget"]:
         found.append(f"the database had {v['pg_all_max']} client connections, above the budget of {v['budget']}")
     if v["pg_over_pool"]:
-        found.append(f"a process held more PostgreSQL connections than its pool allows ({v['pool_size']}, "
-                     f"DATABASE_POOL_SIZE): {', '.join(v['pg_over_pool'])}")
+        found.append(
+            f"a process held more PostgreSQL connections than its pool allows ({v['pool_size']}, "
+            f"DATABASE_POOL_SIZE): {', '.join(v['pg_over_pool'])}"
+        )
     if not v["pg_flat"] and v["pg_held_start"] is not None:
-        found.append(f"PostgreSQL connections grew over the last two thirds of the load: held throughout "
-                     f"{v['pg_held_start']:g} at its start, {v['pg_held_end']:g} at its end")
+        found.append(
+            f"PostgreSQL connections grew over the last two thirds of the load: held throughout "
+            f"{v['pg_held_start']:g} at its start, {v['pg_held_end']:g} at its end"
+        )
     for name, row in v["processes"].items():
         if not row["rss_ok"] and "rss_growth" in row:
-            found.append(f"{name}'s RSS grew {row['rss_growth']:+.0%} over the last two thirds of the load "
-                         f"({row['rss_start'] / 1024:.1f} → {row['rss_end'] / 1024:.1f} MiB)")
+            found.append(
+                f"{name}'s RSS grew {row['rss_growth']:+.0%} over the last two thirds of the load "
+                f"({row['rss_start'] / 1024:.1f} → {row['rss_end'] / 1024:.1f} MiB)"
+            )
         if not row["files_ok"] and "files_start" in row:
-            found.append(f"{name}'s open files grew over the last two thirds of the load "
-                         f"({row['files_start']:.0f} → {row['files_end']:.0f})")
+            found.append(
+                f"{name}'s open files grew over the last two thirds of the load "
+                f"({row['files_start']:.0f} → {row['files_end']:.0f})"
+            )
     for event in v["restarts"]:
-        found.append(f"{event['name']} (pid {event['pid']}) {'went away' if event['what'] == 'gone' else 'started'} "
-                     f"at {event['t']:.0f} s: a process restarted")
+        found.append(
+            f"{event['name']} (pid {event['pid']}) {'went away' if event['what'] == 'gone' else 'started'} "
+            f"at {event['t']:.0f} s: a process restarted"
+        )
     return found
 
 
 # --- the plot ---------------------------------------------------------------------------------
+
 
 def plot(samples: list[dict], *, load_seconds: float, pools: int, budget: int, path: Path, title: str) -> None:
     """Connections (with the budget), RSS and open files per process, Redis memory and the
@@ -400,8 +445,10 @@ def plot(samples: list[dict], *, load_seconds: float, pools: int, budget: int, p
     import matplotlib.pyplot as plt
 
     t = [s["t"] for s in samples]
-    names = sorted({name for s in samples for name in s["processes"]},
-                   key=lambda n: -max(s["processes"].get(n, {}).get("rss_kib", 0) for s in samples))
+    names = sorted(
+        {name for s in samples for name in s["processes"]},
+        key=lambda n: -max(s["processes"].get(n, {}).get("rss_kib", 0) for s in samples),
+    )
     fig, axes = plt.subplots(5, 1, figsize=(11, 15), sharex=True)
     fig.suptitle(title, fontsize=11)
 
@@ -409,8 +456,13 @@ def plot(samples: list[dict], *, load_seconds: float, pools: int, budget: int, p
         return [s["processes"][name][field] / scale if name in s["processes"] else None for s in samples]
 
     ax = axes[0]
-    ax.fill_between(t, [s["pg_min"] for s in samples], [s["pg_max"] for s in samples], alpha=0.25,
-                    label="the site's processes: fewest to most in each 10 s (read every second)")
+    ax.fill_between(
+        t,
+        [s["pg_min"] for s in samples],
+        [s["pg_max"] for s in samples],
+        alpha=0.25,
+        label="the site's processes: fewest to most in each 10 s (read every second)",
+    )
     ax.plot(t, [s["pg_min"] for s in samples], marker=".", label="the site's processes: held throughout (judged)")
     ax.plot(t, [s["pg_all"] for s in samples], linestyle="--", label="pg_stat_activity: all client backends")
     ax.axhline(pools, color="tab:red", linewidth=1, linestyle="--", label=f"every pool of the site full ({pools})")
@@ -419,11 +471,14 @@ def plot(samples: list[dict], *, load_seconds: float, pools: int, budget: int, p
     ax.set_ylim(bottom=0, top=max([budget] + [s["pg_all"] or 0 for s in samples]) * 1.1)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     colours = plt.get_cmap("tab20")
-    for ax, field, scale, label in ((axes[1], "rss_kib", 1024, "RSS (MiB, median of each 10 s)"),
-                                    (axes[2], "files", 1, "open files (median of each 10 s)")):
+    for ax, field, scale, label in (
+        (axes[1], "rss_kib", 1024, "RSS (MiB, median of each 10 s)"),
+        (axes[2], "files", 1, "open files (median of each 10 s)"),
+    ):
         for n, name in enumerate(names):
-            ax.plot(t, series(name, field, scale), marker=".", markersize=3, linewidth=1, label=name,
-                    color=colours(n % 20))
+            ax.plot(
+                t, series(name, field, scale), marker=".", markersize=3, linewidth=1, label=name, color=colours(n % 20)
+            )
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -444,8 +499,15 @@ def plot(samples: list[dict], *, load_seconds: float, pools: int, budget: int, p
         ax.axvspan(0, load_seconds / 3, color="0.92", zorder=0)
         ax.axvline(load_seconds, color="0.4", linestyle=":", linewidth=1)
         ax.grid(alpha=0.3)
-    axes[0].text(load_seconds / 6, axes[0].get_ylim()[1] * 0.95, "first third (not judged)", ha="center",
-                 va="top", fontsize=8, color="0.4")
+    axes[0].text(
+        load_seconds / 6,
+        axes[0].get_ylim()[1] * 0.95,
+        "first third (not judged)",
+        ha="center",
+        va="top",
+        fontsize=8,
+        color="0.4",
+    )
     axes[0].text(load_seconds, axes[0].get_ylim()[1] * 0.95, " load ends, drain", va="top", fontsize=8, color="0.4")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

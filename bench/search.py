@@ -40,7 +40,12 @@ def queries(board_count: int) -> list[tuple[str, str, str]]:
     medium = _word_matches(WORDS, counts, max(board_count // 1_000, 20))
     common = WORDS[0]
     second = WORDS[1]
-    people = get_user_model().objects.filter(username__startswith="user").order_by("username").values_list("username", flat=True)
+    people = (
+        get_user_model()
+        .objects.filter(username__startswith="user")
+        .order_by("username")
+        .values_list("username", flat=True)
+    )
     name = people[people.count() // 2]
     typo = name[:1] + name[2] + name[1] + name[3:]
     return [
@@ -67,8 +72,10 @@ def figures(table, label: str, board_count: int, runs: int) -> list[dict]:
         started = time.perf_counter()
         answer = selectors.search(q, kind=kind, offset=0, limit=20)
         slow = time.perf_counter() - started > 0.1  # a slow shape gets fewer runs, so the run ends
-        timing = measure.timings(lambda q=q, kind=kind: selectors.search(q, kind=kind, offset=0, limit=20),
-                                 runs=min(runs, 30) if slow else runs)
+        timing = measure.timings(
+            lambda q=q, kind=kind: selectors.search(q, kind=kind, offset=0, limit=20),
+            runs=min(runs, 30) if slow else runs,
+        )
         table.add(f"search {what}", label, timing, note=f"total {answer['total']:,}")
         rows.append({"what": what, "q": q, "total": answer["total"], **timing})
     return rows
@@ -105,10 +112,12 @@ def main() -> None:
     elapsed = time.perf_counter() - started
     RESULTS.mkdir(exist_ok=True)
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
-    text = (f"# Search benchmark\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-search`, "
-            f"{elapsed / 60:.1f} minutes ({load / 60:.1f} to load the boards). In-process through "
-            f"feeds.selectors.search (PostgreSQL and the page's hydration from Redis), first page of 20, "
-            f"{args.runs} runs after 5 warm-up calls. Times in milliseconds.\n\n{table.markdown()}\n")
+    text = (
+        f"# Search benchmark\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-search`, "
+        f"{elapsed / 60:.1f} minutes ({load / 60:.1f} to load the boards). In-process through "
+        f"feeds.selectors.search (PostgreSQL and the page's hydration from Redis), first page of 20, "
+        f"{args.runs} runs after 5 warm-up calls. Times in milliseconds.\n\n{table.markdown()}\n"
+    )
     (RESULTS / "search.md").write_text(text)
     print("\n" + table.markdown())
     print("\nwritten: bench/results/search.md")

@@ -35,12 +35,17 @@ RESULTS = ROOT / "bench" / "results"
 
 # (name, environment of scripts/serve.sh). The first is what make run ships.
 STACKS = (
-    ("nginx -> gunicorn (HTTP) + uvicorn (/ws/), psycopg pool [shipped]", {"WEB_STACK": "split", "WSGI_SERVER": "gunicorn"}),
+    (
+        "nginx -> gunicorn (HTTP) + uvicorn (/ws/), psycopg pool [shipped]",
+        {"WEB_STACK": "split", "WSGI_SERVER": "gunicorn"},
+    ),
     ("nginx -> gunicorn, 2 HTTP processes", {"WEB_STACK": "split", "WSGI_SERVER": "gunicorn", "WEB_WORKERS": "2"}),
     ("nginx -> granian WSGI (HTTP) + uvicorn (/ws/), psycopg pool", {"WEB_STACK": "split", "WSGI_SERVER": "granian"}),
     ("nginx -> granian WSGI, 2 HTTP processes", {"WEB_STACK": "split", "WSGI_SERVER": "granian", "WEB_WORKERS": "2"}),
-    ("nginx -> gunicorn + uvicorn, PgBouncer, no pool in Django", {"WEB_STACK": "split", "WSGI_SERVER": "gunicorn",
-                                                                   "DATABASE_POOL_SIZE": "0", "PGBOUNCER": "1"}),
+    (
+        "nginx -> gunicorn + uvicorn, PgBouncer, no pool in Django",
+        {"WEB_STACK": "split", "WSGI_SERVER": "gunicorn", "DATABASE_POOL_SIZE": "0", "PGBOUNCER": "1"},
+    ),
     ("uvicorn ASGI alone (before), psycopg pool", {"WEB_STACK": "uvicorn"}),
     ("granian ASGI alone, psycopg pool", {"WEB_STACK": "granian"}),
 )
@@ -57,14 +62,21 @@ def wrk_ms(text: str) -> float:
 def wrk(url: str, *, seconds: int, connections: int = 8, headers: dict | None = None) -> dict:
     """wrk -t2 against ``url``: requests/s, p50 and p99 in ms, and the answers that were not 2xx/3xx."""
     flags = [arg for name, value in (headers or {}).items() for arg in ("-H", f"{name}: {value}")]
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *flags, url],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *flags, url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket_errors = re.search(r"Socket errors: (.*)", out)
-    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "p50": wrk_ms(re.search(r"\s50%\s+([\d.]+\w+)", out).group(1)),
-            "p99": wrk_ms(re.search(r"\s99%\s+([\d.]+\w+)", out).group(1)),
-            "errors": int(errors.group(1)) if errors else 0, "socket_errors": socket_errors.group(1) if socket_errors else ""}
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50": wrk_ms(re.search(r"\s50%\s+([\d.]+\w+)", out).group(1)),
+        "p99": wrk_ms(re.search(r"\s99%\s+([\d.]+\w+)", out).group(1)),
+        "errors": int(errors.group(1)) if errors else 0,
+        "socket_errors": socket_errors.group(1) if socket_errors else "",
+    }
 
 
 def live_says_hello(ws_url: str, token: str) -> bool:
@@ -91,14 +103,16 @@ class PgBouncer:
             f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {self.port}\nauth_type = trust\n"
             f"auth_file = {run_dir / 'users.txt'}\npool_mode = transaction\ndefault_pool_size = {pool_size}\n"
             f"max_client_conn = 2000\nlogfile = {run_dir / 'pgbouncer.log'}\npidfile = {run_dir / 'pgbouncer.pid'}\n"
-            f"unix_socket_dir =\nignore_startup_parameters = extra_float_digits,options\n")
+            f"unix_socket_dir =\nignore_startup_parameters = extra_float_digits,options\n"
+        )
         (run_dir / "users.txt").write_text(f'"{target.username}" ""\n')
         self.url = database_url.replace(f"{target.hostname}:{target.port}", f"127.0.0.1:{self.port}")
         user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if user:
             shutil.chown(run_dir, "postgres")
-        self.process = subprocess.Popen([*user, "pgbouncer", str(run_dir / "pgbouncer.ini")],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            [*user, "pgbouncer", str(run_dir / "pgbouncer.ini")], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+        )
         time.sleep(1)
         if self.process.poll() is not None:
             raise SystemExit(f"PgBouncer did not start; see {run_dir / 'pgbouncer.log'}")
@@ -128,13 +142,21 @@ def world(boards: int) -> dict:
 def measure(name: str, overrides: dict, *, token: str, someone: str, seconds: int, run_dir: Path) -> dict:
     from ugcsite.serving import Site, connection_budget
 
-    env = {**os.environ, "DJANGO_DEBUG": "0", "SITE_HTTPS": "0", "DJANGO_SECRET_KEY": "bench-" + "s" * 50,
-           "STATIC_ROOT": str(run_dir / "static"), "SERVE_TASKS": "0", **RAISED,
-           **{k: v for k, v in overrides.items() if k != "PGBOUNCER"}}
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "0",
+        "SITE_HTTPS": "0",
+        "DJANGO_SECRET_KEY": "bench-" + "s" * 50,
+        "STATIC_ROOT": str(run_dir / "static"),
+        "SERVE_TASKS": "0",
+        **RAISED,
+        **{k: v for k, v in overrides.items() if k != "PGBOUNCER"},
+    }
     bouncer = None
     if overrides.get("PGBOUNCER"):
-        bouncer = PgBouncer(Path(tempfile.mkdtemp(prefix="pgbouncer.", dir=run_dir)), os.environ["DATABASE_URL"],
-                            connection_budget())
+        bouncer = PgBouncer(
+            Path(tempfile.mkdtemp(prefix="pgbouncer.", dir=run_dir)), os.environ["DATABASE_URL"], connection_budget()
+        )
         env["DATABASE_URL"] = bouncer.url
     site = Site(run_dir / f"site-{len(list(run_dir.glob('site-*')))}", env)
     if not (run_dir / "static").exists():
@@ -144,18 +166,24 @@ def measure(name: str, overrides: dict, *, token: str, someone: str, seconds: in
     try:
         auth = {"Authorization": f"Bearer {token}"}
         figures = {"live": live_says_hello(site.ws, token)}
-        for label, (path, headers, connections) in zip(ROWS, (
-            ("/api/v1/health", None, 8),
-            ("/api/v1/feed", auth, 8),
-            ("/api/v1/feed", auth, 32),
-            (f"/api/v1/users/{someone}", None, 8),
-        )):
+        for label, (path, headers, connections) in zip(
+            ROWS,
+            (
+                ("/api/v1/health", None, 8),
+                ("/api/v1/feed", auth, 8),
+                ("/api/v1/feed", auth, 32),
+                (f"/api/v1/users/{someone}", None, 8),
+            ),
+        ):
             wrk(site.url + path, seconds=2, connections=connections, headers=headers)  # warm
             figures[label] = wrk(site.url + path, seconds=seconds, connections=connections, headers=headers)
             f = figures[label]
-            print(f"  {label:<22} {f['rps']:>8,.0f} req/s  p50 {f['p50']:6.2f} ms  p99 {f['p99']:6.2f} ms"
-                  + (f"  {f['errors']} errors" if f["errors"] else "") + (f"  socket: {f['socket_errors']}" if f["socket_errors"] else ""),
-                  flush=True)
+            print(
+                f"  {label:<22} {f['rps']:>8,.0f} req/s  p50 {f['p50']:6.2f} ms  p99 {f['p99']:6.2f} ms"
+                + (f"  {f['errors']} errors" if f["errors"] else "")
+                + (f"  socket: {f['socket_errors']}" if f["socket_errors"] else ""),
+                flush=True,
+            )
         print(f"  live boards: /ws/me {'says hello' if figures['live'] else 'FAILED'}", flush=True)
         return figures
     finally:
@@ -178,12 +206,18 @@ def report(results: dict, *, seconds: int, boards: int, minutes: float) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, f in results.items():
+
         def cell(row, f=f):
             r = f[row]
-            return f"{r['rps']:,.0f} ({r['p50']:.1f} / {r['p99']:.1f})" + (f", {r['errors']} errors" if r["errors"] else "")
-        lines.append(f"| {name} | {cell('trivial view')} | {cell('feed')} | {cell('feed, 32 connections')} | "
-                     f"{cell('profile (PostgreSQL)')} | {f['feed']['rps'] / f['trivial view']['rps']:.2f} | "
-                     f"{f['feed']['rps'] / results[before]['feed']['rps']:.2f}x | {'hello' if f['live'] else 'FAILED'} |")
+            return f"{r['rps']:,.0f} ({r['p50']:.1f} / {r['p99']:.1f})" + (
+                f", {r['errors']} errors" if r["errors"] else ""
+            )
+
+        lines.append(
+            f"| {name} | {cell('trivial view')} | {cell('feed')} | {cell('feed, 32 connections')} | "
+            f"{cell('profile (PostgreSQL)')} | {f['feed']['rps'] / f['trivial view']['rps']:.2f} | "
+            f"{f['feed']['rps'] / results[before]['feed']['rps']:.2f}x | {'hello' if f['live'] else 'FAILED'} |"
+        )
     s, b = results[shipped], results[before]
     lines += [
         "",
@@ -204,7 +238,11 @@ def main() -> None:
     django.setup()
     from bench.run import ensure_tool
 
-    if not ensure_tool("wrk", "wrk") or not ensure_tool("nginx", "nginx-light") or not ensure_tool("pgbouncer", "pgbouncer"):
+    if (
+        not ensure_tool("wrk", "wrk")
+        or not ensure_tool("nginx", "nginx-light")
+        or not ensure_tool("pgbouncer", "pgbouncer")
+    ):
         raise SystemExit("error: wrk, nginx and pgbouncer are needed; install them and run again.")
     started = time.monotonic()
     w = world(args.boards)
@@ -215,8 +253,9 @@ def main() -> None:
         for name, overrides in STACKS:
             if args.only and args.only not in name and "(before)" not in name and "[shipped]" not in name:
                 continue
-            results[name] = measure(name, overrides, token=w["token"], someone=w["someone"], seconds=args.seconds,
-                                    run_dir=run_dir)
+            results[name] = measure(
+                name, overrides, token=w["token"], someone=w["someone"], seconds=args.seconds, run_dir=run_dir
+            )
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     text = report(results, seconds=args.seconds, boards=args.boards, minutes=(time.monotonic() - started) / 60)

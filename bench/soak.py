@@ -83,21 +83,47 @@ DOC_WAIT = 60  # seconds the shared boards' docs may take to hold their last ops
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=int, default=int(os.environ.get("SOAK_SECONDS", "300")),
-                        help="how long the load runs (SOAK_SECONDS, default 300)")
+    parser.add_argument(
+        "--seconds",
+        type=int,
+        default=int(os.environ.get("SOAK_SECONDS", "300")),
+        help="how long the load runs (SOAK_SECONDS, default 300)",
+    )
     parser.add_argument("--people", type=int, default=int(os.environ.get("SOAK_PEOPLE", "3000")))
-    parser.add_argument("--clients", type=int, default=int(os.environ.get("SOAK_CLIENTS", "40")),
-                        help="locust users (simulated HTTP clients: API, pages signed out, pages signed in, 3:1:1)")
-    parser.add_argument("--wait", default=os.environ.get("SOAK_WAIT", "0.1-0.5"),
-                        help="seconds each client waits between requests, MIN-MAX (SOAK_WAIT, default 0.1-0.5)")
-    parser.add_argument("--live-boards", type=int, default=int(os.environ.get("SOAK_LIVE_BOARDS", "10")),
-                        help="shared boards drawn on over WebSockets (SOAK_LIVE_BOARDS, default 10)")
-    parser.add_argument("--live-clients", type=int, default=int(os.environ.get("SOAK_LIVE_CLIENTS", "4")),
-                        help="people drawing on each shared board: its author and editors (SOAK_LIVE_CLIENTS, default 4)")
-    parser.add_argument("--listeners", type=int, default=int(os.environ.get("SOAK_LISTENERS", "20")),
-                        help="people listening on /ws/me (SOAK_LISTENERS, default 20)")
-    parser.add_argument("--op-every", default=os.environ.get("SOAK_OP_EVERY", "1-2"),
-                        help="seconds between one drawer's ops, MIN-MAX (SOAK_OP_EVERY, default 1-2)")
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=int(os.environ.get("SOAK_CLIENTS", "40")),
+        help="locust users (simulated HTTP clients: API, pages signed out, pages signed in, 3:1:1)",
+    )
+    parser.add_argument(
+        "--wait",
+        default=os.environ.get("SOAK_WAIT", "0.1-0.5"),
+        help="seconds each client waits between requests, MIN-MAX (SOAK_WAIT, default 0.1-0.5)",
+    )
+    parser.add_argument(
+        "--live-boards",
+        type=int,
+        default=int(os.environ.get("SOAK_LIVE_BOARDS", "10")),
+        help="shared boards drawn on over WebSockets (SOAK_LIVE_BOARDS, default 10)",
+    )
+    parser.add_argument(
+        "--live-clients",
+        type=int,
+        default=int(os.environ.get("SOAK_LIVE_CLIENTS", "4")),
+        help="people drawing on each shared board: its author and editors (SOAK_LIVE_CLIENTS, default 4)",
+    )
+    parser.add_argument(
+        "--listeners",
+        type=int,
+        default=int(os.environ.get("SOAK_LISTENERS", "20")),
+        help="people listening on /ws/me (SOAK_LISTENERS, default 20)",
+    )
+    parser.add_argument(
+        "--op-every",
+        default=os.environ.get("SOAK_OP_EVERY", "1-2"),
+        help="seconds between one drawer's ops, MIN-MAX (SOAK_OP_EVERY, default 1-2)",
+    )
     parser.add_argument("--following", type=int, default=30, help="how many people each person follows, about")
     parser.add_argument("--boards", type=int, default=30_000, help="boards in the world before the soak")
     parser.add_argument("--drain-timeout", type=int, default=int(os.environ.get("SOAK_DRAIN_TIMEOUT", "900")))
@@ -106,13 +132,17 @@ def main() -> None:
         args.wait_min, args.wait_max = (float(x) for x in args.wait.split("-"))
         args.op_min, args.op_max = (float(x) for x in args.op_every.split("-"))
     except ValueError:
-        sys.exit(f"error: SOAK_WAIT and SOAK_OP_EVERY must be MIN-MAX in seconds, like 0.1-0.5; they were "
-                 f"{args.wait!r} and {args.op_every!r}")
+        sys.exit(
+            f"error: SOAK_WAIT and SOAK_OP_EVERY must be MIN-MAX in seconds, like 0.1-0.5; they were "
+            f"{args.wait!r} and {args.op_every!r}"
+        )
     if args.seconds < 5 or args.people < 50 or args.clients < 1:
         sys.exit("error: SOAK_SECONDS must be at least 5, --people at least 50 and --clients at least 1")
     if args.live_clients < 2 or args.listeners > args.people // MEMBER_EVERY:
-        sys.exit(f"error: SOAK_LIVE_CLIENTS must be at least 2 (someone must receive the ops) and SOAK_LISTENERS "
-                 f"at most {args.people // MEMBER_EVERY} (the people holding a password)")
+        sys.exit(
+            f"error: SOAK_LIVE_CLIENTS must be at least 2 (someone must receive the ops) and SOAK_LISTENERS "
+            f"at most {args.people // MEMBER_EVERY} (the people holding a password)"
+        )
     django.setup()
     from django.conf import settings
     from django.core.management import call_command
@@ -127,17 +157,20 @@ def main() -> None:
     short = args.seconds < FULL_SECONDS
     plot_path = RESULTS / ("soak-short.png" if short else "soak.png")
     try:
-        world = build_world(people=args.people, following=args.following, boards=args.boards, seed=13,
-                            listeners=args.listeners)
+        world = build_world(
+            people=args.people, following=args.following, boards=args.boards, seed=13, listeners=args.listeners
+        )
         site = Site(run_dir)
         budget, pools = connection_budget(), site_connections_max()
         load_before = os.getloadavg()
         site.start()
         live = locust = None
         try:
-            print(f"Site up on {site.url} through scripts/serve.sh ({site.describe()}); PostgreSQL connections: "
-                  f"{pools} with every pool full, budget {budget}; load average before the soak {load_before[0]:.2f}",
-                  flush=True)
+            print(
+                f"Site up on {site.url} through scripts/serve.sh ({site.describe()}); PostgreSQL connections: "
+                f"{pools} with every pool full, budget {budget}; load average before the soak {load_before[0]:.2f}",
+                flush=True,
+            )
             add_shared_boards(world, count=args.live_boards, members=args.live_clients)
             (run_dir / "world.json").write_text(json.dumps(world["clients"]))
             live = LiveClients(run_dir, site, world, args)
@@ -165,19 +198,47 @@ def main() -> None:
         print("Checking every feed against PostgreSQL's follow edges", flush=True)
         check = check_feeds(world_max_id=world["max_board_id"], soak_started=world["soak_started"])
         notices = check_listeners(live_results["listeners"], load_end=sampler.samples[0]["at"] + load_seconds)
-        growth = judge(sampler.samples, sampler.names.events, load_seconds=load_seconds, pools=pools, budget=budget,
-                       pool_size=settings.DATABASE_POOL_SIZE)
+        growth = judge(
+            sampler.samples,
+            sampler.names.events,
+            load_seconds=load_seconds,
+            pools=pools,
+            budget=budget,
+            pool_size=settings.DATABASE_POOL_SIZE,
+        )
         dropped = channel_drops(site.server.log_path)
         logged = site_log_problems(site.server.log_path, stopping_at=site.stopping_at)
-        plot(sampler.samples, load_seconds=load_seconds, pools=pools, budget=budget, path=plot_path,
-             title=f"make soak, {args.seconds} s of load: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
-        figures = {"args": vars(args), "world": world["summary"], "load": load, "drain": drain, "lag": lag,
-                   "check": check, "load_avg": (load_before, load_after), "minutes": (time.monotonic() - started) / 60,
-                   "live": live_figures(live_results, docs), "notices": notices, "growth": growth,
-                   "samples": sampler.samples, "sampler_errors": sampler.errors, "site": site.describe(),
-                   "plot": plot_path.relative_to(ROOT), "load_seconds": load_seconds, "dropped": dropped,
-                   "logged": logged}
-        figures["diagnosis"] = diagnose(check["missed"], writes=run_dir / "writes.jsonl", world_since=world["follow_since"])
+        plot(
+            sampler.samples,
+            load_seconds=load_seconds,
+            pools=pools,
+            budget=budget,
+            path=plot_path,
+            title=f"make soak, {args.seconds} s of load: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        )
+        figures = {
+            "args": vars(args),
+            "world": world["summary"],
+            "load": load,
+            "drain": drain,
+            "lag": lag,
+            "check": check,
+            "load_avg": (load_before, load_after),
+            "minutes": (time.monotonic() - started) / 60,
+            "live": live_figures(live_results, docs),
+            "notices": notices,
+            "growth": growth,
+            "samples": sampler.samples,
+            "sampler_errors": sampler.errors,
+            "site": site.describe(),
+            "plot": plot_path.relative_to(ROOT),
+            "load_seconds": load_seconds,
+            "dropped": dropped,
+            "logged": logged,
+        }
+        figures["diagnosis"] = diagnose(
+            check["missed"], writes=run_dir / "writes.jsonl", world_since=world["follow_since"]
+        )
         text = report(figures)
         print("\n" + text)
         name = "soak-short.md" if short else "soak.md"
@@ -186,20 +247,25 @@ def main() -> None:
         found = verdict(figures)
         if found:
             print("\nSOAK FAILED:\n  " + "\n  ".join(found))
-            print(f"The site's log (every process) is kept in {run_dir}/site.log (and supervisord's, nginx's beside it); "
-                  f"the locust figures in {run_dir}/locust.json, the WebSocket clients' in {run_dir}/live.json, "
-                  f"the samples in {run_dir}/samples.json.")
+            print(
+                f"The site's log (every process) is kept in {run_dir}/site.log (and supervisord's, nginx's beside it); "
+                f"the locust figures in {run_dir}/locust.json, the WebSocket clients' in {run_dir}/live.json, "
+                f"the samples in {run_dir}/samples.json."
+            )
             sys.exit(1)
         keep_run_dir = False
-        print("Nothing lost and nothing grew: every board reached every follower it should, no feed holds an extra, "
-              "every op reached every member of its board, every listener heard of every board, and the connections "
-              "and memory held level.")
+        print(
+            "Nothing lost and nothing grew: every board reached every follower it should, no feed holds an extra, "
+            "every op reached every member of its board, every listener heard of every board, and the connections "
+            "and memory held level."
+        )
     finally:
         if not keep_run_dir:
             shutil.rmtree(run_dir, ignore_errors=True)
 
 
 # --- the world -------------------------------------------------------------------------------
+
 
 def build_world(*, people: int, following: int, boards: int, seed: int, listeners: int) -> dict:
     """People, a heavy-tailed follow graph, boards, Redis built by the site's own code, tokens and
@@ -223,11 +289,27 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
     now = timezone.now()
     password = make_password(PASSWORD)  # one Argon2 hash, shared: hashing 200 alike would take a minute
     print(f"Building the world: {people:,} people following ~{following} each, {boards:,} boards", flush=True)
-    _copy(User._meta.db_table,
-          ["password", "is_superuser", "username", "first_name", "last_name", "email", "is_staff", "is_active",
-           "date_joined", "followers_count", "following_count", "boards_count"],
-          ((password if i % MEMBER_EVERY == 0 else "!", False, name, "", "", "", False, True, now, 0, 0, 0)
-           for i, name in enumerate(names)))  # "!": no password login
+    _copy(
+        User._meta.db_table,
+        [
+            "password",
+            "is_superuser",
+            "username",
+            "first_name",
+            "last_name",
+            "email",
+            "is_staff",
+            "is_active",
+            "date_joined",
+            "followers_count",
+            "following_count",
+            "boards_count",
+        ],
+        (
+            (password if i % MEMBER_EVERY == 0 else "!", False, name, "", "", "", False, True, now, 0, 0, 0)
+            for i, name in enumerate(names)
+        ),
+    )  # "!": no password login
     by_name = dict(User.objects.filter(username__in=names).values_list("username", "id"))
     ids = [by_name[name] for name in names]  # rank order: the first are the most followed
     cumulative = list(_accumulate(1 / (rank + 1) ** 0.9 for rank in range(people)))
@@ -250,8 +332,13 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
 
     keys_ = [ApiToken.new_key() for _ in ids]
     expires = now + settings.API_TOKEN_LIFETIME
-    ApiToken.objects.bulk_create([ApiToken(user_id=user_id, key_hash=ApiToken.hash_key(key), expires_at=expires)
-                                  for user_id, key in zip(ids, keys_)], batch_size=2000)
+    ApiToken.objects.bulk_create(
+        [
+            ApiToken(user_id=user_id, key_hash=ApiToken.hash_key(key), expires_at=expires)
+            for user_id, key in zip(ids, keys_)
+        ],
+        batch_size=2000,
+    )
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {User._meta.db_table}, {Follow._meta.db_table}, {ApiToken._meta.db_table}")
     name_of = dict(zip(ids, names))
@@ -260,18 +347,39 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
     token_of = dict(zip(names, keys_))
     published = Board.objects.filter(state=Board.State.PUBLISHED).values_list("id", flat=True)
     sample = rng.sample(list(published), min(BOARD_SAMPLE, len(published)))
-    clients = {"people": [{"name": name_of[u], "token": k, "following": [name_of[f] for f in follows_of[u]]}
-                          for u, k in zip(ids, keys_)],
-               "ranked": names, "members": members, "password": PASSWORD,
-               "listeners": members[:listeners], "board_sample": sample}
+    clients = {
+        "people": [
+            {"name": name_of[u], "token": k, "following": [name_of[f] for f in follows_of[u]]}
+            for u, k in zip(ids, keys_)
+        ],
+        "ranked": names,
+        "members": members,
+        "password": PASSWORD,
+        "listeners": members[:listeners],
+        "board_sample": sample,
+    }
     live = {"boards": [], "listeners": [{"name": n, "token": token_of[n]} for n in members[:listeners]]}
-    summary = {"people": people, "edges": len(edges), "boards": world.boards, "members": len(members),
-               "max_followers": max(followers.values()), "median_followers": sorted(followers[u] for u in ids)[people // 2]}
-    print(f"World: {people:,} people ({len(members):,} with a password), {len(edges):,} follow edges (most followed: "
-          f"{summary['max_followers']:,} followers, median {summary['median_followers']}), {world.boards:,} boards",
-          flush=True)
-    return {"clients": clients, "live": live, "summary": summary, "password_hash": password,
-            "soak_started": datetime.now(UTC), "follow_since": since}
+    summary = {
+        "people": people,
+        "edges": len(edges),
+        "boards": world.boards,
+        "members": len(members),
+        "max_followers": max(followers.values()),
+        "median_followers": sorted(followers[u] for u in ids)[people // 2],
+    }
+    print(
+        f"World: {people:,} people ({len(members):,} with a password), {len(edges):,} follow edges (most followed: "
+        f"{summary['max_followers']:,} followers, median {summary['median_followers']}), {world.boards:,} boards",
+        flush=True,
+    )
+    return {
+        "clients": clients,
+        "live": live,
+        "summary": summary,
+        "password_hash": password,
+        "soak_started": datetime.now(UTC),
+        "follow_since": since,
+    }
 
 
 def add_shared_boards(world: dict, *, count: int, members: int) -> None:
@@ -289,17 +397,28 @@ def add_shared_boards(world: dict, *, count: int, members: int) -> None:
     from social import tokens
 
     User = get_user_model()
-    people = User.objects.bulk_create([User(username=f"live{b:03d}m{n}", password=world["password_hash"])
-                                       for b in range(count) for n in range(members)])
+    people = User.objects.bulk_create(
+        [
+            User(username=f"live{b:03d}m{n}", password=world["password_hash"])
+            for b in range(count)
+            for n in range(members)
+        ]
+    )
     shared = []
     for b in range(count):
-        group = people[b * members:(b + 1) * members]
-        board = board_create(author=group[0], title=f"soak shared board {b}", kind="sketch", tags=["soak-live"],
-                             doc={"width": 1000, "height": 1000, "background": "#ffffff", "elements": []})
+        group = people[b * members : (b + 1) * members]
+        board = board_create(
+            author=group[0],
+            title=f"soak shared board {b}",
+            kind="sketch",
+            tags=["soak-live"],
+            doc={"width": 1000, "height": 1000, "background": "#ffffff", "elements": []},
+        )
         for editor in group[1:]:
             editor_invite(board=board, user=editor, invited_by=group[0])
-        shared.append({"id": board.pk, "members": [{"name": p.username, "token": tokens.token_create(user=p)}
-                                                  for p in group]})
+        shared.append(
+            {"id": board.pk, "members": [{"name": p.username, "token": tokens.token_create(user=p)} for p in group]}
+        )
     world["live"]["boards"] = shared
     world["clients"]["board_sample"] += [b["id"] for b in shared]
     world["max_board_id"] = Board.objects.order_by("-id").values_list("id", flat=True).first() or 0
@@ -308,31 +427,44 @@ def add_shared_boards(world: dict, *, count: int, members: int) -> None:
 
 # --- the site, as make run serves it ---------------------------------------------------------
 
+
 class Site:
     """scripts/serve.sh's processes (nginx, the WSGI server, uvicorn for /ws/, Celery's worker and
     beat under supervisord) with make run's settings, through ugcsite.serving.Site: a free port,
     RUN_DIR in the soak's run directory, the output of every process in RUN_DIR/site.log. Only
     the rate limits differ from `make run`: one address and thousands of people would meet them."""
 
-    LIMITS = {"RATE_LIMIT_WRITES_PER_MINUTE": "100000", "RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE": "1000000",
-              "RATE_LIMIT_AUTH_PER_MINUTE": "100000", "RATE_LIMIT_READS_PER_MINUTE": "100000",
-              "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "10000000"}  # raised, still counted
+    LIMITS = {
+        "RATE_LIMIT_WRITES_PER_MINUTE": "100000",
+        "RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE": "1000000",
+        "RATE_LIMIT_AUTH_PER_MINUTE": "100000",
+        "RATE_LIMIT_READS_PER_MINUTE": "100000",
+        "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "10000000",
+    }  # raised, still counted
 
     def __init__(self, run_dir: Path):
         from ugcsite import serving
 
         self.run_dir = run_dir / "site"
-        env = {**os.environ, "DJANGO_DEBUG": "0", "SITE_HTTPS": "0", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-               "STATIC_ROOT": str(run_dir / "static"), **self.LIMITS}
+        env = {
+            **os.environ,
+            "DJANGO_DEBUG": "0",
+            "SITE_HTTPS": "0",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "STATIC_ROOT": str(run_dir / "static"),
+            **self.LIMITS,
+        }
         self.server = serving.Site(self.run_dir, env)
         self.url, self.ws, self.port = self.server.url, self.server.ws, self.server.port
         self.stopping_at: float | None = None
 
     def describe(self) -> str:
         env = self.server.env
-        return (f"nginx -> {env.get('WSGI_SERVER', 'gunicorn')} x {env.get('WEB_WORKERS', '3')} for HTTP and uvicorn x "
-                f"{env.get('LIVE_WORKERS', '1')} for /ws/, Celery worker --concurrency={env.get('CELERY_CONCURRENCY', '2')}, "
-                f"beat")
+        return (
+            f"nginx -> {env.get('WSGI_SERVER', 'gunicorn')} x {env.get('WEB_WORKERS', '3')} for HTTP and uvicorn x "
+            f"{env.get('LIVE_WORKERS', '1')} for /ws/, Celery worker --concurrency={env.get('CELERY_CONCURRENCY', '2')}, "
+            f"beat"
+        )
 
     @property
     def supervisord_pid(self) -> int:
@@ -366,8 +498,10 @@ class Site:
         tail = self.server.log_path.read_text(errors="replace").splitlines()[-30:]
         print("\n".join(tail))
         self.stop()
-        sys.exit(f"error: {what} within 90 s. The last lines of its log are above (all of it in "
-                 f"{self.server.log_path}); fix what they name and run `make soak` again.")
+        sys.exit(
+            f"error: {what} within 90 s. The last lines of its log are above (all of it in "
+            f"{self.server.log_path}); fix what they name and run `make soak` again."
+        )
 
     def stop(self) -> None:
         self.stopping_at = time.time()
@@ -376,6 +510,7 @@ class Site:
 
 # --- the clients -----------------------------------------------------------------------------
 
+
 class Locust:
     """locust, headless, in a process of its own (bench/soak_locustfile.py)."""
 
@@ -383,15 +518,43 @@ class Locust:
         self.stats = run_dir / "locust.json"
         self.process: subprocess.Popen | None = None
         low, high = wait.split("-")
-        self.env = dict(os.environ, SOAK_WORLD=str(run_dir / "world.json"), SOAK_STATS=str(self.stats),
-                        SOAK_WRITES=str(run_dir / "writes.jsonl"), SOAK_PROGRESS=str(run_dir / "locust-progress.json"),
-                        SOAK_WAIT_MIN=low, SOAK_WAIT_MAX=high)
-        self.command = [sys.executable, "-m", "locust", "-f", str(ROOT / "bench" / "soak_locustfile.py"), "--headless",
-                        "--users", str(clients), "--spawn-rate", str(clients), "--run-time", f"{seconds}s",
-                        "--host", url, "--only-summary", "--exit-code-on-error", "0", "--loglevel", "WARNING",
-                        "--stop-timeout", "5"]
-        print(f"Soaking for {seconds} s with {clients} locust clients waiting {wait} s between requests "
-              f"(a progress line every 10 s)", flush=True)
+        self.env = dict(
+            os.environ,
+            SOAK_WORLD=str(run_dir / "world.json"),
+            SOAK_STATS=str(self.stats),
+            SOAK_WRITES=str(run_dir / "writes.jsonl"),
+            SOAK_PROGRESS=str(run_dir / "locust-progress.json"),
+            SOAK_WAIT_MIN=low,
+            SOAK_WAIT_MAX=high,
+        )
+        self.command = [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(ROOT / "bench" / "soak_locustfile.py"),
+            "--headless",
+            "--users",
+            str(clients),
+            "--spawn-rate",
+            str(clients),
+            "--run-time",
+            f"{seconds}s",
+            "--host",
+            url,
+            "--only-summary",
+            "--exit-code-on-error",
+            "0",
+            "--loglevel",
+            "WARNING",
+            "--stop-timeout",
+            "5",
+        ]
+        print(
+            f"Soaking for {seconds} s with {clients} locust clients waiting {wait} s between requests "
+            f"(a progress line every 10 s)",
+            flush=True,
+        )
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env)
@@ -404,8 +567,10 @@ class Locust:
     def wait(self) -> dict:
         code = self.process.wait()
         if code != 0 or not self.stats.exists():
-            sys.exit(f"error: locust stopped with status {code} before writing its figures; its own message is "
-                     f"above (`{' '.join(self.command[2:4])}` with SOAK_WORLD={self.env['SOAK_WORLD']}).")
+            sys.exit(
+                f"error: locust stopped with status {code} before writing its figures; its own message is "
+                f"above (`{' '.join(self.command[2:4])}` with SOAK_WORLD={self.env['SOAK_WORLD']})."
+            )
         return json.loads(self.stats.read_text())
 
 
@@ -417,16 +582,26 @@ class LiveClients:
         self.config, self.results = run_dir / "live-config.json", run_dir / "live.json"
         self.progress = run_dir / "live-progress.json"
         self.process: subprocess.Popen | None = None
-        self.config.write_text(json.dumps({"url": site.url, "ws": site.ws, "seconds": args.seconds,
-                                           "op_every": [args.op_min, args.op_max], "password": PASSWORD,
-                                           **world["live"]}))
+        self.config.write_text(
+            json.dumps(
+                {
+                    "url": site.url,
+                    "ws": site.ws,
+                    "seconds": args.seconds,
+                    "op_every": [args.op_min, args.op_max],
+                    "password": PASSWORD,
+                    **world["live"],
+                }
+            )
+        )
         self.boards = len(world["live"]["boards"])
         self.sockets = sum(len(b["members"]) for b in world["live"]["boards"]) + len(world["live"]["listeners"])
 
     def start(self, timeout: float = 120) -> None:
         print(f"Opening {self.sockets} WebSockets (the shared boards' members, the /ws/me listeners)", flush=True)
-        self.process = subprocess.Popen([sys.executable, "-m", "bench.soak_live", str(self.config), str(self.results),
-                                         str(self.progress)], cwd=ROOT)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.soak_live", str(self.config), str(self.results), str(self.progress)], cwd=ROOT
+        )
         self._wait_phase({"drawing"}, timeout, "open its sockets")
 
     def kill(self) -> None:
@@ -445,8 +620,10 @@ class LiveClients:
         while self.phase().get("phase") not in phases:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.process.kill()
-                sys.exit(f"error: bench/soak_live.py did not {what} within {timeout:.0f} s "
-                         f"(exit status {self.process.poll()}); its message is above.")
+                sys.exit(
+                    f"error: bench/soak_live.py did not {what} within {timeout:.0f} s "
+                    f"(exit status {self.process.poll()}); its message is above."
+                )
             time.sleep(0.2)
 
     def wait_settled(self) -> None:
@@ -464,12 +641,15 @@ class LiveClients:
             self.process.kill()
             sys.exit("error: bench/soak_live.py did not stop within 60 s of SIGTERM")
         if not self.results.exists():
-            sys.exit(f"error: bench/soak_live.py stopped with status {self.process.returncode} before writing "
-                     f"{self.results}; its message is above.")
+            sys.exit(
+                f"error: bench/soak_live.py stopped with status {self.process.returncode} before writing "
+                f"{self.results}; its message is above."
+            )
         return json.loads(self.results.read_text())
 
 
 # --- watching: samples and the progress line ------------------------------------------------
+
 
 class Progress:
     """The line printed with every sample: locust's figures, the WebSocket clients', the sample's."""
@@ -488,14 +668,17 @@ class Progress:
         http, ws = self._read(self.locust), self._read(self.live)
         rss = sum(p["rss_kib"] for p in sample["processes"].values()) / 1024
         queue = sample.get("queue", {})
-        print(f"  soak {sample['t']:5.0f} s{' (drain)' if sample['phase'] == 'drain' else ''}: "
-              f"{http.get('requests', 0):,} requests, {http.get('failures', 0):,} failed, "
-              f"{http.get('rps_now', 0):,.0f} req/s now, p50 {http.get('p50_ms', 0):.0f} ms, "
-              f"p99 {http.get('p99_ms', 0):.0f} ms, {http.get('posts', 0):,} boards posted | WebSockets: "
-              f"{ws.get('acked', 0):,} ops, {ws.get('deliveries', 0):,} deliveries, {ws.get('feed_notices', 0):,} "
-              f"feed notices, {ws.get('errors', 0):,} errors | PostgreSQL {sample['pg_median']:g} connections "
-              f"(highest {sample['pg_max']}, pools {self.pools}), RSS {rss:,.0f} MiB in {len(sample['processes'])} processes, "
-              f"{queue.get('queued', 0):,} tasks queued", flush=True)
+        print(
+            f"  soak {sample['t']:5.0f} s{' (drain)' if sample['phase'] == 'drain' else ''}: "
+            f"{http.get('requests', 0):,} requests, {http.get('failures', 0):,} failed, "
+            f"{http.get('rps_now', 0):,.0f} req/s now, p50 {http.get('p50_ms', 0):.0f} ms, "
+            f"p99 {http.get('p99_ms', 0):.0f} ms, {http.get('posts', 0):,} boards posted | WebSockets: "
+            f"{ws.get('acked', 0):,} ops, {ws.get('deliveries', 0):,} deliveries, {ws.get('feed_notices', 0):,} "
+            f"feed notices, {ws.get('errors', 0):,} errors | PostgreSQL {sample['pg_median']:g} connections "
+            f"(highest {sample['pg_max']}, pools {self.pools}), RSS {rss:,.0f} MiB in {len(sample['processes'])} processes, "
+            f"{queue.get('queued', 0):,} tasks queued",
+            flush=True,
+        )
 
 
 def make_sampler(site: Site, run_dir: Path, *, pools: int) -> Sampler:
@@ -508,18 +691,31 @@ def make_sampler(site: Site, run_dir: Path, *, pools: int) -> Sampler:
     from ugcsite.redis import get_redis
 
     db = settings.DATABASES["default"]
-    conninfo = make_conninfo(host=db["HOST"] or None, port=db["PORT"] or None, dbname=db["NAME"],
-                             user=db["USER"] or None, password=db.get("PASSWORD") or None)
+    conninfo = make_conninfo(
+        host=db["HOST"] or None,
+        port=db["PORT"] or None,
+        dbname=db["NAME"],
+        user=db["USER"] or None,
+        password=db.get("PASSWORD") or None,
+    )
     pg_port = int(db["PORT"] or 5432) if db["HOST"] and not db["HOST"].startswith("/") else None
     if settings.REDIS_CLUSTER or urlsplit(settings.REDIS_URL).netloc != urlsplit(settings.CELERY_BROKER_URL).netloc:
         servers = {"data": get_redis(), "plain": redis.Redis.from_url(settings.CELERY_BROKER_URL)}
     else:  # scripts/with-servers.sh: one server, the data in db 0, the broker, cache and Channels in 13-15
         servers = {"data and plain (one server)": get_redis()}
-    return Sampler(root_pid=site.supervisord_pid, pg_port=pg_port, pg_conninfo=conninfo, redis_servers=servers,
-                   queue_depth=backlog, path=run_dir / "samples.json", on_sample=Progress(run_dir, pools))
+    return Sampler(
+        root_pid=site.supervisord_pid,
+        pg_port=pg_port,
+        pg_conninfo=conninfo,
+        redis_servers=servers,
+        queue_depth=backlog,
+        path=run_dir / "samples.json",
+        on_sample=Progress(run_dir, pools),
+    )
 
 
 # --- load, drain ------------------------------------------------------------------------------
+
 
 def backlog() -> dict:
     """Tasks waiting in the broker's queue (every priority list kombu uses), tasks delivered to
@@ -532,8 +728,11 @@ def backlog() -> dict:
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
     names = [queue] + [f"{queue}\x06\x16{p}" for p in (3, 6, 9)]
-    return {"queued": sum(broker.llen(name) for name in names), "unacked": broker.hlen("unacked"),
-            "outbox": Outbox.objects.count()}
+    return {
+        "queued": sum(broker.llen(name) for name in names),
+        "unacked": broker.hlen("unacked"),
+        "outbox": Outbox.objects.count(),
+    }
 
 
 def wait_drain(*, timeout: int, steady: float = 1.0) -> dict:
@@ -542,8 +741,11 @@ def wait_drain(*, timeout: int, steady: float = 1.0) -> dict:
     unacknowledged); returns the backlog when the load stopped, whether it drained, and how long
     after the load stopped it was first empty for good."""
     at_end = backlog()
-    print(f"Load stopped; backlog: {at_end['queued']:,} queued tasks, {at_end['unacked']:,} in flight, "
-          f"{at_end['outbox']:,} outbox rows. Waiting for it to drain.", flush=True)
+    print(
+        f"Load stopped; backlog: {at_end['queued']:,} queued tasks, {at_end['unacked']:,} in flight, "
+        f"{at_end['outbox']:,} outbox rows. Waiting for it to drain.",
+        flush=True,
+    )
     started = last_print = time.monotonic()
     now, empty_since = at_end, None
     while True:
@@ -554,13 +756,19 @@ def wait_drain(*, timeout: int, steady: float = 1.0) -> dict:
             if time.monotonic() - empty_since >= steady:
                 return {"at_end": at_end, "drained": True, "left": now, "seconds": empty_since - started}
         if time.monotonic() - started > timeout:
-            print(f"error: the backlog did not drain within {timeout} s (now {now}); raise SOAK_DRAIN_TIMEOUT "
-                  f"if the machine is busy, or read the worker's log.", flush=True)
+            print(
+                f"error: the backlog did not drain within {timeout} s (now {now}); raise SOAK_DRAIN_TIMEOUT "
+                f"if the machine is busy, or read the worker's log.",
+                flush=True,
+            )
             return {"at_end": at_end, "drained": False, "left": now, "seconds": None}
         if time.monotonic() - last_print >= 5:
             last_print = time.monotonic()
-            print(f"  draining {last_print - started:4.0f} s: {now['queued']:,} queued, {now['unacked']:,} in flight, "
-                  f"{now['outbox']:,} outbox rows", flush=True)
+            print(
+                f"  draining {last_print - started:4.0f} s: {now['queued']:,} queued, {now['unacked']:,} in flight, "
+                f"{now['outbox']:,} outbox rows",
+                flush=True,
+            )
         time.sleep(0.1)
         now = backlog()
 
@@ -591,6 +799,7 @@ def fanout_lag(url: str) -> dict:
 
 # --- the check -------------------------------------------------------------------------------
 
+
 def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
     """Compare every feed with PostgreSQL's follow edges at the end (the truth):
     misses: (reader, board) where the board was posted during the soak, the reader followed its
@@ -613,7 +822,9 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
     author_of = dict(Board.objects.filter(state=Board.State.PUBLISHED).values_list("id", "author_id"))
     followed: dict[int, dict[int, datetime]] = defaultdict(dict)  # reader -> {author: followed since}
     followers: dict[int, set[int]] = defaultdict(set)
-    for reader, author, since in Follow.objects.values_list("follower_id", "followee_id", "created_at").iterator(chunk_size=20_000):
+    for reader, author, since in Follow.objects.values_list("follower_id", "followee_id", "created_at").iterator(
+        chunk_size=20_000
+    ):
         followed[reader][author] = since
         followers[author].add(reader)
     soak_boards = list(Board.objects.filter(id__gt=world_max_id).values_list("id", "author_id", "created_at", "state"))
@@ -631,7 +842,7 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
     batch = 500
     with tqdm(total=len(user_ids), desc="hot heads and follow sets", unit="person", disable=None) as bar:
         for start in range(0, len(user_ids), batch):
-            chunk = user_ids[start:start + batch]
+            chunk = user_ids[start : start + batch]
             pipe = redis.pipeline(transaction=False)
             for user_id in chunk:
                 pipe.zrange(keys.home_timeline(user_id), 0, -1)
@@ -639,7 +850,7 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
                 pipe.zrange(social_keys.followers(user_id), 0, -1)
             answers = pipe.execute()
             for n, user_id in enumerate(chunk):
-                head, following_set, follower_set = answers[3 * n: 3 * n + 3]
+                head, following_set, follower_set = answers[3 * n : 3 * n + 3]
                 head_sizes.append(len(head))
                 mine = followed.get(user_id, {})
                 stale_in_head[user_id] = sum(1 for i in head if author_of.get(int(i)) not in mine)
@@ -668,12 +879,21 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
             missed.extend((reader, board_id) for board_id in sorted(lost))
             bar.update()
     follows_made = Follow.objects.filter(created_at__gte=soak_started).count() if soak_started else None
-    return {"soak_boards": len(soak_boards), "pairs": sum(len(w) for w in expected.values()), "readers": len(expected),
-            "pages": pages, "misses": misses, "missed": missed,
-            "served_extras": served_extras, "stale_in_head": sum(stale_in_head.values()),
-            "stale_readers": sum(1 for v in stale_in_head.values() if v), "graph_mismatches": graph_mismatches,
-            "edges_now": sum(len(v) for v in followed.values()), "edges_made_in_soak": follows_made,
-            "head_mean": sum(head_sizes) / len(head_sizes) if head_sizes else 0}
+    return {
+        "soak_boards": len(soak_boards),
+        "pairs": sum(len(w) for w in expected.values()),
+        "readers": len(expected),
+        "pages": pages,
+        "misses": misses,
+        "missed": missed,
+        "served_extras": served_extras,
+        "stale_in_head": sum(stale_in_head.values()),
+        "stale_readers": sum(1 for v in stale_in_head.values() if v),
+        "graph_mismatches": graph_mismatches,
+        "edges_now": sum(len(v) for v in followed.values()),
+        "edges_made_in_soak": follows_made,
+        "head_mean": sum(head_sizes) / len(head_sizes) if head_sizes else 0,
+    }
 
 
 def diagnose(missed: list[tuple[int, int]], *, writes: Path, world_since: datetime, most: int = 20) -> list[str]:
@@ -701,25 +921,38 @@ def diagnose(missed: list[tuple[int, int]], *, writes: Path, world_since: dateti
         batches = math.ceil(followers / settings.FANOUT_BATCH_SIZE)
         since = Follow.objects.get(follower_id=reader, followee_id=board.author_id).created_at
         posted = board.created_at.timestamp()
-        where = ("in the hot head" if redis.zscore(keys.home_timeline(reader), board_id) is not None else
-                 "in the archive" if TimelineChunk.objects.filter(owner_id=reader, timeline="p", ids__contains=[board_id]).exists()
-                 else "nowhere in the feed")
+        where = (
+            "in the hot head"
+            if redis.zscore(keys.home_timeline(reader), board_id) is not None
+            else "in the archive"
+            if TimelineChunk.objects.filter(owner_id=reader, timeline="p", ids__contains=[board_id]).exists()
+            else "nowhere in the feed"
+        )
         unfollows = [w for w in log if w["op"] == "unfollow" and w["target"] == author and 0 <= w["t"] - posted <= 10]
-        own = [f"{w['op']} at {w['t'] - posted:+.1f} s" for w in log if w["who"] == name_of[reader] and w["target"] == author]
+        own = [
+            f"{w['op']} at {w['t'] - posted:+.1f} s"
+            for w in log
+            if w["who"] == name_of[reader] and w["target"] == author
+        ]
         lines.append(
             f"{name_of[reader]} lacks board {board_id} by {author} ({followers:,} followers: {batches} fan-out "
             f"batch(es) of {settings.FANOUT_BATCH_SIZE}); follows {author} "
-            + ("since the world was built (the score every world edge shares in F)" if since == world_since
-               else f"since {posted - since.timestamp():.1f} s before the post")
+            + (
+                "since the world was built (the score every world edge shares in F)"
+                if since == world_since
+                else f"since {posted - since.timestamp():.1f} s before the post"
+            )
             + f"; the board is {where}; following set holds {author}: "
             f"{redis.zscore(social_keys.following(reader), board.author_id) is not None}; {len(unfollows)} "
-            f"unfollow(s) of {author} in the 10 s after the post; the reader's own writes on {author}: {own or 'none'}")
+            f"unfollow(s) of {author} in the 10 s after the post; the reader's own writes on {author}: {own or 'none'}"
+        )
     if len(missed) > most:
         lines.append(f"... and {len(missed) - most:,} more")
     return lines
 
 
 # --- the WebSocket checks --------------------------------------------------------------------
+
 
 def check_live_docs(boards: list[dict]) -> dict:
     """Each shared board's doc in PostgreSQL (what GET /api/v1/boards/{id} serves, once compacted)
@@ -738,10 +971,16 @@ def check_live_docs(boards: list[dict]) -> dict:
                 del left[board_id]
                 differences.pop(board_id, None)
             else:
-                differences[board_id] = (f"board {board_id}: the doc lacks {len(want - have)} element(s) the ops left "
-                                         f"and holds {len(have - want)} they removed or never added")
+                differences[board_id] = (
+                    f"board {board_id}: the doc lacks {len(want - have)} element(s) the ops left "
+                    f"and holds {len(have - want)} they removed or never added"
+                )
         if not left or time.monotonic() > deadline:
-            return {"boards": len(boards), "matching": len(boards) - len(left), "differences": list(differences.values())}
+            return {
+                "boards": len(boards),
+                "matching": len(boards) - len(left),
+                "differences": list(differences.values()),
+            }
         time.sleep(1)
 
 
@@ -758,9 +997,16 @@ def check_listeners(listeners: list[dict], *, load_end: float) -> dict:
     from social.models import Follow
 
     User = get_user_model()
-    figures = {"listeners": len(listeners), "expected": 0, "received": 0, "missing": 0, "unexpected": 0,
-               "unread_messages": sum(x["unread"] for x in listeners), "examples": [],
-               "by_session": sum(1 for x in listeners if x["by_session"])}
+    figures = {
+        "listeners": len(listeners),
+        "expected": 0,
+        "received": 0,
+        "missing": 0,
+        "unexpected": 0,
+        "unread_messages": sum(x["unread"] for x in listeners),
+        "examples": [],
+        "by_session": sum(1 for x in listeners if x["by_session"]),
+    }
     end = datetime.fromtimestamp(load_end, UTC)
     for x in listeners:
         figures["received"] += len(x["feed"])
@@ -769,9 +1015,13 @@ def check_listeners(listeners: list[dict], *, load_end: float) -> dict:
         user_id = User.objects.get(username=x["name"]).pk
         followed = set(Follow.objects.filter(follower_id=user_id).values_list("followee_id", flat=True))
         start = datetime.fromtimestamp(x["connected_at"] + LISTEN_MARGIN, UTC)
-        owed = {board_id for board_id, author_id in Board.objects.filter(
-                    author_id__in=followed, state=Board.State.PUBLISHED, created_at__gte=start, created_at__lte=end
-                ).values_list("id", "author_id") if not hybrid.board_never_pushed(author_id, board_id)}
+        owed = {
+            board_id
+            for board_id, author_id in Board.objects.filter(
+                author_id__in=followed, state=Board.State.PUBLISHED, created_at__gte=start, created_at__lte=end
+            ).values_list("id", "author_id")
+            if not hybrid.board_never_pushed(author_id, board_id)
+        }
         heard = set(x["feed"])
         missing = owed - heard
         author_of = dict(Board.objects.filter(id__in=heard).values_list("id", "author_id"))
@@ -819,9 +1069,11 @@ def site_log_problems(log: Path, *, stopping_at: float | None, most: int = 8) ->
             stopping = stopping_at is not None and datetime.fromisoformat(entry["time"]).timestamp() >= stopping_at
             counts[f"{entry['level']} {entry.get('logger', '?')}{' (while stopping)' if stopping else ''}"] += 1
             if len(first) < most:
-                first.append(f"{entry['time'][11:23]} {entry['level']} {entry.get('logger')}"
-                             f"{' (while the site stopped)' if stopping else ''}: "
-                             + " ".join(entry.get("message", "").split())[:300])
+                first.append(
+                    f"{entry['time'][11:23]} {entry['level']} {entry.get('logger')}"
+                    f"{' (while the site stopped)' if stopping else ''}: "
+                    + " ".join(entry.get("message", "").split())[:300]
+                )
     return {"counts": dict(counts), "first": first}
 
 
@@ -835,23 +1087,41 @@ def _percentile(values: list[float], q: float) -> float | None:
 def live_figures(results: dict, docs: dict) -> dict:
     """The shared boards' figures added up (bench/soak_live.py's, one dict a board)."""
     boards = results["boards"]
-    total = {key: sum(b[key] for b in boards) for key in
-             ("sent", "acked", "refused", "unacked", "expected", "delivered", "missing", "mismatched", "gap_count",
-              "rehellos")}
+    total = {
+        key: sum(b[key] for b in boards)
+        for key in (
+            "sent",
+            "acked",
+            "refused",
+            "unacked",
+            "expected",
+            "delivered",
+            "missing",
+            "mismatched",
+            "gap_count",
+            "rehellos",
+        )
+    }
     latencies = [t for b in boards for t in b["latencies"]]
-    return {**total, "boards": len(boards), "members": boards[0]["members"] if boards else 0,
-            "errors": [e for b in boards for e in b["errors"]] + [f"/ws/me {x['name']}: {e}" for x in results["listeners"]
-                                                                 for e in x["errors"]],
-            "connect_errors": results["connect_errors"], "session_sockets": results["session_sockets"],
-            "disagree": [b["id"] for b in boards if not b["members_agree"]],
-            "missing_examples": [m for b in boards for m in b["missing_examples"]][:20],
-            "gaps": [g for b in boards for g in b["gaps"]][:20],
-            "p50_ms": None if not latencies else _percentile(latencies, 0.5) * 1000,
-            "p99_ms": None if not latencies else _percentile(latencies, 0.99) * 1000,
-            "docs": docs}
+    return {
+        **total,
+        "boards": len(boards),
+        "members": boards[0]["members"] if boards else 0,
+        "errors": [e for b in boards for e in b["errors"]]
+        + [f"/ws/me {x['name']}: {e}" for x in results["listeners"] for e in x["errors"]],
+        "connect_errors": results["connect_errors"],
+        "session_sockets": results["session_sockets"],
+        "disagree": [b["id"] for b in boards if not b["members_agree"]],
+        "missing_examples": [m for b in boards for m in b["missing_examples"]][:20],
+        "gaps": [g for b in boards for g in b["gaps"]][:20],
+        "p50_ms": None if not latencies else _percentile(latencies, 0.5) * 1000,
+        "p99_ms": None if not latencies else _percentile(latencies, 0.99) * 1000,
+        "docs": docs,
+    }
 
 
 # --- report --------------------------------------------------------------------------------
+
 
 def verdict(f: dict) -> list[str]:
     found = []
@@ -864,31 +1134,45 @@ def verdict(f: dict) -> list[str]:
         found.append(f"{check['graph_mismatches']:,} follow edges differ between Redis and PostgreSQL")
     if load["failures"]:
         where = ", ".join(f"{n}: {e['failures']}" for n, e in load["by_name"].items() if e["failures"])
-        found.append(f"{load['failures']:,} requests failed: {load['failures_by_status']} ({where}; the site's "
-                     f"warnings and errors are listed above)")
+        found.append(
+            f"{load['failures']:,} requests failed: {load['failures_by_status']} ({where}; the site's "
+            f"warnings and errors are listed above)"
+        )
     if not f["drain"]["drained"]:
         found.append(f"the backlog did not drain: {f['drain']['left']}")
     if live["connect_errors"]:
-        found.append(f"{len(live['connect_errors'])} WebSockets were not opened: " + "; ".join(live["connect_errors"][:5]))
+        found.append(
+            f"{len(live['connect_errors'])} WebSockets were not opened: " + "; ".join(live["connect_errors"][:5])
+        )
     if live["errors"]:
         found.append(f"{len(live['errors'])} WebSocket errors: " + "; ".join(live["errors"][:5]))
     if live["unacked"] or live["refused"]:
         found.append(f"ops never acknowledged: {live['unacked']:,} unanswered, {live['refused']:,} refused")
     if live["missing"]:
-        found.append(f"{live['missing']:,} of {live['expected']:,} op deliveries missing: "
-                     + "; ".join(live["missing_examples"][:5]))
+        found.append(
+            f"{live['missing']:,} of {live['expected']:,} op deliveries missing: "
+            + "; ".join(live["missing_examples"][:5])
+        )
     if live["mismatched"] or live["disagree"]:
-        found.append(f"members saw different ops under one seq ({live['mismatched']:,}) or end with different "
-                     f"drawings (boards {live['disagree']})")
+        found.append(
+            f"members saw different ops under one seq ({live['mismatched']:,}) or end with different "
+            f"drawings (boards {live['disagree']})"
+        )
     if live["gap_count"]:
         found.append(f"{live['gap_count']:,} gaps in the seqs a member received: " + "; ".join(live["gaps"][:5]))
     if live["docs"]["differences"]:
         found.append("shared boards' docs differ from their ops: " + "; ".join(live["docs"]["differences"][:5]))
     if notices["missing"] or notices["unexpected"]:
-        cause = (f" (the Channels layer dropped {f['dropped']['me']:,} messages to /ws/me groups: the live process's "
-                 f"inbox was full, channels_redis \"over capacity\" in the site's log)" if f["dropped"].get("me") else "")
-        found.append(f"/ws/me: {notices['missing']:,} of {notices['expected']:,} feed notices missing, "
-                     f"{notices['unexpected']:,} unexpected{cause}: " + "; ".join(notices["examples"][:5]))
+        cause = (
+            f" (the Channels layer dropped {f['dropped']['me']:,} messages to /ws/me groups: the live process's "
+            f'inbox was full, channels_redis "over capacity" in the site\'s log)'
+            if f["dropped"].get("me")
+            else ""
+        )
+        found.append(
+            f"/ws/me: {notices['missing']:,} of {notices['expected']:,} feed notices missing, "
+            f"{notices['unexpected']:,} unexpected{cause}: " + "; ".join(notices["examples"][:5])
+        )
     return found + growth_problems(f["growth"])
 
 
@@ -909,19 +1193,38 @@ def report(f: dict) -> str:
     live, notices, growth = f["live"], f["notices"], f["growth"]
     before, after = f["load_avg"]
     failures = ", ".join(f"{n:,} × {s}" for s, n in sorted(load["failures_by_status"].items())) or "none"
-    ws_errors = (len(live["connect_errors"]) + len(live["errors"]) + live["unacked"] + live["refused"] + live["missing"]
-                 + live["gap_count"] + notices["missing"])
+    ws_errors = (
+        len(live["connect_errors"])
+        + len(live["errors"])
+        + live["unacked"]
+        + live["refused"]
+        + live["missing"]
+        + live["gap_count"]
+        + notices["missing"]
+    )
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    defaults = (("SOAK_CLIENTS", "clients", 40), ("SOAK_WAIT", "wait", "0.1-0.5"), ("SOAK_PEOPLE", "people", 3000),
-                ("SOAK_LIVE_BOARDS", "live_boards", 10), ("SOAK_LIVE_CLIENTS", "live_clients", 4),
-                ("SOAK_LISTENERS", "listeners", 20), ("SOAK_OP_EVERY", "op_every", "1-2"))
-    command = "make soak" + ("" if args["seconds"] == 300 else f" SOAK_SECONDS={args['seconds']}") + "".join(
-        f" {name}={args[key]}" for name, key, default in defaults if args[key] != default)
+    defaults = (
+        ("SOAK_CLIENTS", "clients", 40),
+        ("SOAK_WAIT", "wait", "0.1-0.5"),
+        ("SOAK_PEOPLE", "people", 3000),
+        ("SOAK_LIVE_BOARDS", "live_boards", 10),
+        ("SOAK_LIVE_CLIENTS", "live_clients", 4),
+        ("SOAK_LISTENERS", "listeners", 20),
+        ("SOAK_OP_EVERY", "op_every", "1-2"),
+    )
+    command = (
+        "make soak"
+        + ("" if args["seconds"] == 300 else f" SOAK_SECONDS={args['seconds']}")
+        + "".join(f" {name}={args[key]}" for name, key, default in defaults if args[key] != default)
+    )
     at_end = drain["at_end"]
     first = f["samples"][0]
     end = [s for s in f["samples"] if s["phase"] == "load"][-1]
-    redis_end = ", ".join(f"{k.removeprefix('redis_')} {end[k] / 2**20:,.0f} MiB (at the start {first[k] / 2**20:,.0f})"
-                          for k in sorted(end) if k.startswith("redis_"))
+    redis_end = ", ".join(
+        f"{k.removeprefix('redis_')} {end[k] / 2**20:,.0f} MiB (at the start {first[k] / 2**20:,.0f})"
+        for k in sorted(end)
+        if k.startswith("redis_")
+    )
     lines = [
         "# Soak: the shipped stack under a mixed load, watched for growth, then nothing lost",
         "",
@@ -966,10 +1269,12 @@ def report(f: dict) -> str:
     ]
     for name, row in sorted(growth["processes"].items()):
         grown = f"{row['rss_growth']:+.1%}" if "rss_growth" in row else "—"
-        lines.append(f"| {name} | {row['pid']} | {_mib(row['rss_first'])} | {_mib(row.get('rss_start'))} | "
-                     f"{_mib(row.get('rss_end'))} | {grown}{'' if row['rss_ok'] else ' ✗'} | "
-                     f"{row.get('files_start', 0):.0f} → {row.get('files_end', 0):.0f}{'' if row['files_ok'] else ' ✗'} | "
-                     f"{row['pg_max']} / {row['pg_end']} |")
+        lines.append(
+            f"| {name} | {row['pid']} | {_mib(row['rss_first'])} | {_mib(row.get('rss_start'))} | "
+            f"{_mib(row.get('rss_end'))} | {grown}{'' if row['rss_ok'] else ' ✗'} | "
+            f"{row.get('files_start', 0):.0f} → {row.get('files_end', 0):.0f}{'' if row['files_ok'] else ' ✗'} | "
+            f"{row['pg_max']} / {row['pg_end']} |"
+        )
     restarts = "; ".join(f"{e['name']} (pid {e['pid']}) {e['what']} at {e['t']:.0f} s" for e in growth["restarts"])
     lines += [
         "",
@@ -982,10 +1287,15 @@ def report(f: dict) -> str:
         f"| backlog when the load stopped | {at_end['queued']:,} queued tasks, {at_end['unacked']:,} in flight, "
         f"{at_end['outbox']:,} outbox rows |",
         "| drain time (queue, in-flight tasks and outbox empty) | "
-        + (f"{drain['seconds']:.1f} s" if drain["seconds"] is not None else f"did not drain: {drain['left']}") + " |",
+        + (f"{drain['seconds']:.1f} s" if drain["seconds"] is not None else f"did not drain: {drain['left']}")
+        + " |",
         "| fan-out lag (/metrics: creation to last follower) | "
-        + (f"{lag['count']:,} fan-outs, mean {lag['mean']:.2f} s, p50 ≤ {lag['p50_le']} s, p99 ≤ {lag['p99_le']} s "
-           f"(histogram buckets) |" if lag.get("count") else f"none recorded {lag.get('error', '')} |"),
+        + (
+            f"{lag['count']:,} fan-outs, mean {lag['mean']:.2f} s, p50 ≤ {lag['p50_le']} s, p99 ≤ {lag['p99_le']} s "
+            f"(histogram buckets) |"
+            if lag.get("count")
+            else f"none recorded {lag.get('error', '')} |"
+        ),
         f"| (reader, board) pairs checked | {check['pairs']:,} over {check['readers']:,} readers "
         f"({check['pages']:,} feed pages read) |",
         f"| **misses** | **{check['misses']:,}** |",
@@ -999,8 +1309,9 @@ def report(f: dict) -> str:
         f"hellos again |",
         f"| op broadcast latency, send to the last member (p50 / p99) | {_ms(live['p50_ms'])} ms / {_ms(live['p99_ms'])} ms |",
         f"| shared boards' docs holding what their ops left | {live['docs']['matching']} of {live['docs']['boards']} |",
-        "| messages the Channels layer dropped (channels_redis \"over capacity\" in the site's log) | "
-        + (", ".join(f"{n:,} to {kind} groups" for kind, n in sorted(f["dropped"].items())) or "none") + " |",
+        '| messages the Channels layer dropped (channels_redis "over capacity" in the site\'s log) | '
+        + (", ".join(f"{n:,} to {kind} groups" for kind, n in sorted(f["dropped"].items())) or "none")
+        + " |",
         f"| **/ws/me feed notices** | **{notices['expected']:,} owed, {notices['missing']:,} missing**, "
         f"{notices['unexpected']:,} unexpected ({notices['received']:,} received in all, "
         f"{notices['unread_messages']:,} unread-count messages) |",
@@ -1009,8 +1320,10 @@ def report(f: dict) -> str:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for name, s in sorted(load["by_name"].items(), key=lambda kv: -kv[1]["requests"]):
-        lines.append(f"| {name} | {s['requests']:,} | {s['failures']:,} | {_ms(s['p50_ms'])} | {_ms(s['p99_ms'])} | "
-                     f"{_ms(s['mean_ms'])} |")
+        lines.append(
+            f"| {name} | {s['requests']:,} | {s['failures']:,} | {_ms(s['p50_ms'])} | {_ms(s['p99_ms'])} | "
+            f"{_ms(s['mean_ms'])} |"
+        )
     if f.get("diagnosis"):
         lines += ["", "Misses, one by one:", ""] + [f"- {line}" for line in f["diagnosis"]]
     if f["logged"]["counts"]:

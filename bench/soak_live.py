@@ -68,9 +68,12 @@ def session_login(url: str, name: str, password: str) -> str:
     if token is None:
         raise RuntimeError("the login page holds no csrfmiddlewaretoken field")
     form = urllib.parse.urlencode({"username": name, "password": password, "csrfmiddlewaretoken": token.group(1)})
-    request = urllib.request.Request(f"{url}/login", data=form.encode(), method="POST",
-                                     headers={"Origin": url, "Referer": f"{url}/login",
-                                              "Content-Type": "application/x-www-form-urlencoded"})
+    request = urllib.request.Request(
+        f"{url}/login",
+        data=form.encode(),
+        method="POST",
+        headers={"Origin": url, "Referer": f"{url}/login", "Content-Type": "application/x-www-form-urlencoded"},
+    )
     try:
         answer = opener.open(request, timeout=30)
         status = answer.status
@@ -106,9 +109,15 @@ class Member:
         self.next_id = 0
 
     async def open(self, site: dict, cookie: str | None) -> None:
-        headers = {"Cookie": cookie, "Origin": site["url"]} if self.by_session else {"Authorization": f"Bearer {self.token}"}
-        self.ws = await connect(f"{site['ws']}/ws/boards/{self.board.id}", additional_headers=headers,
-                                open_timeout=60, max_size=8 * 1024 * 1024)
+        headers = (
+            {"Cookie": cookie, "Origin": site["url"]} if self.by_session else {"Authorization": f"Bearer {self.token}"}
+        )
+        self.ws = await connect(
+            f"{site['ws']}/ws/boards/{self.board.id}",
+            additional_headers=headers,
+            open_timeout=60,
+            max_size=8 * 1024 * 1024,
+        )
         hello = json.loads(await self.ws.recv())
         if hello.get("type") != "hello" or "doc" not in hello:
             raise RuntimeError(f"the first message was {str(hello)[:120]}, not a hello with the doc")
@@ -149,8 +158,13 @@ class Member:
 
     def _element(self, element_id: str) -> dict:
         x, y = self.rng.randrange(10, CANVAS - 60), self.rng.randrange(10, CANVAS - 60)
-        return {"type": "path", "id": element_id, "color": "#1d2330", "width": self.rng.randint(1, 8),
-                "points": [[x + 10 * k, y + self.rng.randrange(0, 50)] for k in range(5)]}
+        return {
+            "type": "path",
+            "id": element_id,
+            "color": "#1d2330",
+            "width": self.rng.randint(1, 8),
+            "points": [[x + 10 * k, y + self.rng.randrange(0, 50)] for k in range(5)],
+        }
 
     def _next_op(self) -> dict:
         r = self.rng.random()
@@ -176,8 +190,9 @@ class Member:
             try:
                 await self.ws.send(json.dumps({"type": "op", "client_op_id": cid, "op": self._next_op()}))
                 if self.rng.random() < 0.3:
-                    await self.ws.send(json.dumps({"type": "cursor", "x": self.rng.randrange(CANVAS),
-                                                   "y": self.rng.randrange(CANVAS)}))
+                    await self.ws.send(
+                        json.dumps({"type": "cursor", "x": self.rng.randrange(CANVAS), "y": self.rng.randrange(CANVAS)})
+                    )
             except ConnectionClosed:
                 return  # recorded by read()
 
@@ -216,14 +231,25 @@ class Board:
         unacked = sum(1 for m in self.members for cid in m.sent if cid not in m.acked and cid not in m.refused)
         finals = {m.name: sorted(self.replay(m)) for m in self.members}
         return {
-            "id": self.id, "members": len(self.members), "sent": sum(len(m.sent) for m in self.members),
-            "acked": len(acked), "refused": sum(len(m.refused) for m in self.members), "unacked": unacked,
-            "expected": expected, "delivered": delivered, "missing": expected - delivered, "missing_examples": missing,
-            "mismatched": mismatched, "gaps": [g for m in self.members for g in m.gaps][:20],
-            "gap_count": sum(len(m.gaps) for m in self.members), "rehellos": sum(m.rehellos for m in self.members),
+            "id": self.id,
+            "members": len(self.members),
+            "sent": sum(len(m.sent) for m in self.members),
+            "acked": len(acked),
+            "refused": sum(len(m.refused) for m in self.members),
+            "unacked": unacked,
+            "expected": expected,
+            "delivered": delivered,
+            "missing": expected - delivered,
+            "missing_examples": missing,
+            "mismatched": mismatched,
+            "gaps": [g for m in self.members for g in m.gaps][:20],
+            "gap_count": sum(len(m.gaps) for m in self.members),
+            "rehellos": sum(m.rehellos for m in self.members),
             "errors": [f"{m.name}: {e}" for m in self.members for e in m.errors],
-            "elements": finals[self.members[0].name], "members_agree": len({tuple(v) for v in finals.values()}) == 1,
-            "latencies": latencies, "seq_end": max(m.seq for m in self.members),
+            "elements": finals[self.members[0].name],
+            "members_agree": len({tuple(v) for v in finals.values()}) == 1,
+            "latencies": latencies,
+            "seq_end": max(m.seq for m in self.members),
         }
 
     @staticmethod
@@ -252,7 +278,9 @@ class Listener:
         self.closing = False
 
     async def open(self, site: dict, cookie: str | None) -> None:
-        headers = {"Cookie": cookie, "Origin": site["url"]} if self.by_session else {"Authorization": f"Bearer {self.token}"}
+        headers = (
+            {"Cookie": cookie, "Origin": site["url"]} if self.by_session else {"Authorization": f"Bearer {self.token}"}
+        )
         self.ws = await connect(f"{site['ws']}/ws/me", additional_headers=headers, open_timeout=60)
         hello = json.loads(await self.ws.recv())
         if hello.get("type") != "hello" or hello.get("username") != self.name:
@@ -288,11 +316,15 @@ async def run(config: dict, results: Path, progress: Path) -> None:
 
     def write_progress() -> None:
         acked = sum(len(m.acked) for m in members)
-        figures = {"phase": state["phase"], "sockets": sum(1 for s in members + listeners if s.ws is not None),
-                   "sent": state["sent"], "acked": acked,
-                   "deliveries": sum(len(m.received) for m in members) - acked,
-                   "errors": sum(len(s.errors) for s in members + listeners) + len(state["connect_errors"]),
-                   "feed_notices": sum(len(x.feed) for x in listeners)}
+        figures = {
+            "phase": state["phase"],
+            "sockets": sum(1 for s in members + listeners if s.ws is not None),
+            "sent": state["sent"],
+            "acked": acked,
+            "deliveries": sum(len(m.received) for m in members) - acked,
+            "errors": sum(len(s.errors) for s in members + listeners) + len(state["connect_errors"]),
+            "feed_notices": sum(len(x.feed) for x in listeners),
+        }
         progress.write_text(json.dumps(figures))
 
     async def reporter():
@@ -348,13 +380,26 @@ async def run(config: dict, results: Path, progress: Path) -> None:
         task.cancel()
     state["phase"] = "done"
     write_progress()
-    results.write_text(json.dumps({
-        "boards": board_results,
-        "listeners": [{"name": x.name, "by_session": x.by_session, "connected_at": x.connected_at, "feed": x.feed,
-                       "unread": x.unread, "errors": x.errors} for x in listeners],
-        "connect_errors": state["connect_errors"],
-        "session_sockets": sum(1 for c in members + listeners if c.by_session and c.ws is not None),
-    }))
+    results.write_text(
+        json.dumps(
+            {
+                "boards": board_results,
+                "listeners": [
+                    {
+                        "name": x.name,
+                        "by_session": x.by_session,
+                        "connected_at": x.connected_at,
+                        "feed": x.feed,
+                        "unread": x.unread,
+                        "errors": x.errors,
+                    }
+                    for x in listeners
+                ],
+                "connect_errors": state["connect_errors"],
+                "session_sockets": sum(1 for c in members + listeners if c.by_session and c.ws is not None),
+            }
+        )
+    )
 
 
 def main() -> None:

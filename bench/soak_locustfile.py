@@ -68,9 +68,15 @@ POSTED = Counter()  # successful creates
 
 def small_doc(rng: random.Random) -> dict:
     points = [[rng.randint(0, 400), rng.randint(0, 300)] for _ in range(rng.randint(2, 6))]
-    return {"width": 400, "height": 300, "background": "#ffffff",
-            "elements": [{"type": "path", "color": "#1d2330", "width": 3, "points": points},
-                         {"type": "rect", "color": "#c0392b", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40}]}
+    return {
+        "width": 400,
+        "height": 300,
+        "background": "#ffffff",
+        "elements": [
+            {"type": "path", "color": "#1d2330", "width": 3, "points": points},
+            {"type": "rect", "color": "#c0392b", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40},
+        ],
+    }
 
 
 def log_write(op: str, who: str, target, status: int) -> None:
@@ -97,23 +103,30 @@ class Person(FastHttpUser):
     @task(90)
     def read_feed(self):
         person = self._someone()
-        with self.client.get("/api/v1/feed?limit=20", headers=self._auth(person), name="GET /api/v1/feed",
-                             catch_response=True) as answer:
+        with self.client.get(
+            "/api/v1/feed?limit=20", headers=self._auth(person), name="GET /api/v1/feed", catch_response=True
+        ) as answer:
             if answer.status_code != 200:
                 answer.failure(f"{answer.status_code}")
                 return
             older = answer.json().get("next")
         if older and self.rng.random() < 0.25:
-            self.client.get(f"/api/v1/feed?limit=20&before={older}", headers=self._auth(person),
-                            name="GET /api/v1/feed?before=")
+            self.client.get(
+                f"/api/v1/feed?limit=20&before={older}", headers=self._auth(person), name="GET /api/v1/feed?before="
+            )
 
     @task(5)
     def post_board(self):
         person = BY_NAME[self.rng.choices(RANKED, cum_weights=POST_WEIGHTS)[0]]
-        body = {"title": f"soak {self.rng.randrange(10**6)}", "kind": self.rng.choice(KINDS),
-                "tags": ["soak"], "doc": small_doc(self.rng)}
-        with self.client.post("/api/v1/boards", json=body, headers=self._auth(person), name="POST /api/v1/boards",
-                              catch_response=True) as answer:
+        body = {
+            "title": f"soak {self.rng.randrange(10**6)}",
+            "kind": self.rng.choice(KINDS),
+            "tags": ["soak"],
+            "doc": small_doc(self.rng),
+        }
+        with self.client.post(
+            "/api/v1/boards", json=body, headers=self._auth(person), name="POST /api/v1/boards", catch_response=True
+        ) as answer:
             if answer.status_code == 201:
                 POSTED["boards"] += 1
                 log_write("post", person["name"], int(answer.json()["id"]), 201)
@@ -127,16 +140,18 @@ class Person(FastHttpUser):
         if mine and self.rng.random() < 0.5:
             other = self.rng.choice(sorted(mine))
             mine.discard(other)  # this process's idea of the graph, good enough to pick whom to drop
-            answer = self.client.delete(f"/api/v1/users/{other}/follow", headers=self._auth(person),
-                                        name="DELETE /api/v1/users/{name}/follow")
+            answer = self.client.delete(
+                f"/api/v1/users/{other}/follow", headers=self._auth(person), name="DELETE /api/v1/users/{name}/follow"
+            )
             log_write("unfollow", person["name"], other, answer.status_code)
         else:
             other = self.rng.choices(RANKED, cum_weights=RANK_WEIGHTS)[0]
             if other == person["name"]:
                 return
             mine.add(other)
-            answer = self.client.put(f"/api/v1/users/{other}/follow", headers=self._auth(person),
-                                     name="PUT /api/v1/users/{name}/follow")
+            answer = self.client.put(
+                f"/api/v1/users/{other}/follow", headers=self._auth(person), name="PUT /api/v1/users/{name}/follow"
+            )
             log_write("follow", person["name"], other, answer.status_code)
 
 
@@ -159,7 +174,9 @@ class Browser(FastHttpUser):
             elif location is not None and answer.headers.get("Location") != location:
                 answer.failure(f"redirect to {answer.headers.get('Location')}, not {location}")
             elif expect == 200 and (SIGNED_IN in (answer.text or "")) != self.signed_in:
-                answer.failure("the page shows no one signed in" if self.signed_in else "the page shows someone signed in")
+                answer.failure(
+                    "the page shows no one signed in" if self.signed_in else "the page shows someone signed in"
+                )
             return answer
 
     def _someone_to_see(self) -> str:
@@ -214,9 +231,14 @@ class Member(Browser):
         return found.group(1) if found else None
 
     def _form(self, path: str, fields: dict, name: str, *, location: str):
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Origin": self.host, "Referer": self.host + path}
-        with self.client.post(path, data=urlencode(fields), headers=headers, name=name, allow_redirects=False,
-                              catch_response=True) as answer:
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": self.host,
+            "Referer": self.host + path,
+        }
+        with self.client.post(
+            path, data=urlencode(fields), headers=headers, name=name, allow_redirects=False, catch_response=True
+        ) as answer:
             if answer.status_code != 302 or answer.headers.get("Location") != location:
                 answer.failure(f"{answer.status_code} to {answer.headers.get('Location')}")
                 return False
@@ -229,14 +251,19 @@ class Member(Browser):
         token = self._csrf(form)
         if token is None:
             return
-        if self._form("/login", {"username": self.name, "password": PASSWORD, "csrfmiddlewaretoken": token},
-                      "POST /login (the form)", location="/"):
+        if self._form(
+            "/login",
+            {"username": self.name, "password": PASSWORD, "csrfmiddlewaretoken": token},
+            "POST /login (the form)",
+            location="/",
+        ):
             self.signed_in = True
 
     def log_out_and_in(self):
         token = self._csrf(Browser.page(self, "/logout", "page /logout (signed in)"))
-        if token is not None and self._form("/logout", {"csrfmiddlewaretoken": token}, "POST /logout (the form)",
-                                            location="/"):
+        if token is not None and self._form(
+            "/logout", {"csrfmiddlewaretoken": token}, "POST /logout (the form)", location="/"
+        ):
             self.signed_in = False
             self.log_in()
 
@@ -289,15 +316,23 @@ def _figures(stats) -> dict:
     total = stats.total
 
     def entry(s) -> dict:
-        return {"requests": s.num_requests, "failures": s.num_failures,
-                "p50_ms": s.get_response_time_percentile(0.5) if s.num_requests else None,
-                "p99_ms": s.get_response_time_percentile(0.99) if s.num_requests else None,
-                "mean_ms": s.avg_response_time if s.num_requests else None}
+        return {
+            "requests": s.num_requests,
+            "failures": s.num_failures,
+            "p50_ms": s.get_response_time_percentile(0.5) if s.num_requests else None,
+            "p99_ms": s.get_response_time_percentile(0.99) if s.num_requests else None,
+            "mean_ms": s.avg_response_time if s.num_requests else None,
+        }
 
     seconds = max((total.last_request_timestamp or 0) - total.start_time, 1e-9) if total.num_requests else 0
-    return {**entry(total), "seconds": seconds, "rps": total.num_requests / seconds if seconds else 0,
-            "failures_by_status": dict(FAILED), "posts": POSTED["boards"],
-            "by_name": {f"{s.name}": entry(s) for s in stats.entries.values()}}
+    return {
+        **entry(total),
+        "seconds": seconds,
+        "rps": total.num_requests / seconds if seconds else 0,
+        "failures_by_status": dict(FAILED),
+        "posts": POSTED["boards"],
+        "by_name": {f"{s.name}": entry(s) for s in stats.entries.values()},
+    }
 
 
 def _progress(environment):
@@ -305,10 +340,14 @@ def _progress(environment):
     while True:
         gevent.sleep(PROGRESS_EVERY)
         total = environment.stats.total
-        figures = {"requests": total.num_requests, "failures": total.num_failures, "rps_now": total.current_rps,
-                   "p50_ms": total.get_response_time_percentile(0.5) if total.num_requests else 0,
-                   "p99_ms": total.get_response_time_percentile(0.99) if total.num_requests else 0,
-                   "posts": POSTED["boards"]}
+        figures = {
+            "requests": total.num_requests,
+            "failures": total.num_failures,
+            "rps_now": total.current_rps,
+            "p50_ms": total.get_response_time_percentile(0.5) if total.num_requests else 0,
+            "p99_ms": total.get_response_time_percentile(0.99) if total.num_requests else 0,
+            "posts": POSTED["boards"],
+        }
         with open(os.environ["SOAK_PROGRESS"], "w") as out:
             json.dump(figures, out)
 

@@ -44,9 +44,10 @@ class World:
 
 
 def _copy(table: str, columns: list[str], rows) -> None:
-    with connection.cursor() as cursor, cursor.connection.cursor().copy(
-        f"COPY {table} ({', '.join(columns)}) FROM STDIN"
-    ) as copy:
+    with (
+        connection.cursor() as cursor,
+        cursor.connection.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+    ):
         for row in rows:
             copy.write_row(row)
 
@@ -59,10 +60,24 @@ def build_people(world: World, progress=tqdm) -> None:
     User = get_user_model()
     now = datetime.now(UTC)
     names = [f"user{i:05d}" for i in range(world.users - len(SPECIAL))] + list(SPECIAL)
-    _copy(User._meta.db_table,
-          ["password", "is_superuser", "username", "first_name", "last_name", "email", "is_staff", "is_active",
-           "date_joined", "followers_count", "following_count", "boards_count"],
-          (("!", False, name, "", "", "", False, True, now, 0, 0, 0) for name in names))
+    _copy(
+        User._meta.db_table,
+        [
+            "password",
+            "is_superuser",
+            "username",
+            "first_name",
+            "last_name",
+            "email",
+            "is_staff",
+            "is_active",
+            "date_joined",
+            "followers_count",
+            "following_count",
+            "boards_count",
+        ],
+        (("!", False, name, "", "", "", False, True, now, 0, 0, 0) for name in names),
+    )
     ids = dict(User.objects.filter(username__in=names).values_list("username", "id"))
     world.user_ids = [ids[name] for name in names]
     world.special = {name: ids[name] for name in SPECIAL}
@@ -79,8 +94,7 @@ def build_people(world: World, progress=tqdm) -> None:
                 if author != user_id:
                     chosen.add(author)
         edges.extend((user_id, author) for author in chosen)
-    _copy(Follow._meta.db_table, ["follower_id", "followee_id", "created_at"],
-          ((a, b, now) for a, b in edges))
+    _copy(Follow._meta.db_table, ["follower_id", "followee_id", "created_at"], ((a, b, now) for a, b in edges))
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {User._meta.db_table}, {Follow._meta.db_table}")
 
@@ -117,16 +131,30 @@ def grow_boards(world: World, target: int, authors: list[int] | None = None) -> 
         created = datetime.fromtimestamp((ms + EPOCH_MS) / 1000, tz=UTC)
         tags = sorted(set(rng.choices(TAGS, cum_weights=tag_weights, k=rng.choice((0, 1, 2, 3)))))
         views = int(rng.paretovariate(1.2)) - 1
-        rows.append((board_id, rng.choices(authors, cum_weights=author_weights)[0], f"board {target}-{n} {' '.join(rng.choices(WORDS, cum_weights=word_weights, k=2))}",
-                     rng.choice(KINDS), "{" + ",".join(tags) + "}", DOC, created, created, views, "published"))
+        rows.append(
+            (
+                board_id,
+                rng.choices(authors, cum_weights=author_weights)[0],
+                f"board {target}-{n} {' '.join(rng.choices(WORDS, cum_weights=word_weights, k=2))}",
+                rng.choice(KINDS),
+                "{" + ",".join(tags) + "}",
+                DOC,
+                created,
+                created,
+                views,
+                "published",
+            )
+        )
     world.last_ms = max(world.last_ms, ms)
     rows.sort()
     seen = set()
     unique = [row for row in rows if not (row[0] in seen or seen.add(row[0]))]
     existing = set(Board.objects.filter(id__in=[r[0] for r in unique]).values_list("id", flat=True))
-    _copy(Board._meta.db_table,
-          ["id", "author_id", "title", "kind", "tags", "doc_json", "created_at", "updated_at", "views", "state"],
-          tqdm([r for r in unique if r[0] not in existing], desc=f"boards to {target:,}", unit="board", disable=None))
+    _copy(
+        Board._meta.db_table,
+        ["id", "author_id", "title", "kind", "tags", "doc_json", "created_at", "updated_at", "views", "state"],
+        tqdm([r for r in unique if r[0] not in existing], desc=f"boards to {target:,}", unit="board", disable=None),
+    )
     world.boards = Board.objects.count()
     with connection.cursor() as cursor:  # fresh planner statistics, as any DBA would after a bulk load
         cursor.execute(f"ANALYZE {Board._meta.db_table}, {Follow._meta.db_table}")
@@ -186,7 +214,8 @@ def feed_history(user_id: int, depth: int) -> int:
         return 0
     ids = list(
         Board.objects.filter(author__follower_edges__follower_id=user_id, state="published", id__lt=int(oldest[0]))
-        .order_by("-id").values_list("id", flat=True)[:depth]
+        .order_by("-id")
+        .values_list("id", flat=True)[:depth]
     )
     archive.chunks_write(user_id, "p", ids)
     return len(ids)
@@ -203,7 +232,8 @@ def give_reads(world: World, reads_per_user: int, now: float) -> None:
     weights = list(_accumulate(1 / (rank + 1) ** 0.7 for rank in range(len(ids))))
     for user_id in tqdm(world.user_ids, desc="reads", unit="user", disable=None):
         pipe = get_redis().pipeline(transaction=False)
-        for at, board_id in sorted((now - rng.uniform(0, 29 * 86400), b)
-                                   for b in rng.choices(ids, cum_weights=weights, k=reads_per_user)):
+        for at, board_id in sorted(
+            (now - rng.uniform(0, 29 * 86400), b) for b in rng.choices(ids, cum_weights=weights, k=reads_per_user)
+        ):
             read_record(user_id, board_id, now=at, pipe=pipe)
         pipe.execute()

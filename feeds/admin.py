@@ -87,18 +87,24 @@ class ModeratedUserAdmin(UserAdmin):
         if queryset.filter(pk=request.user.pk).exists():
             self.message_user(request, "You cannot suspend yourself; you were left out.", messages.WARNING)
         boards = sum(moderation.user_suspend(user=user) for user in people)
-        self.message_user(request, f"{len(people)} user{'s' if len(people) != 1 else ''} suspended, "
-                                   f"{boards} board{'s' if boards != 1 else ''} hidden with them.",
-                          messages.SUCCESS if people else messages.WARNING)
+        self.message_user(
+            request,
+            f"{len(people)} user{'s' if len(people) != 1 else ''} suspended, "
+            f"{boards} board{'s' if boards != 1 else ''} hidden with them.",
+            messages.SUCCESS if people else messages.WARNING,
+        )
 
     @admin.action(description="Lift suspension", permissions=["change"])
     def unsuspend_users(self, request, queryset):
         """Sign-in again, and the boards the suspension hid come back (feeds.services.moderation.user_unsuspend)."""
         people = [user for user in queryset if not user.is_active]
         boards = sum(moderation.user_unsuspend(user=user) for user in people)
-        self.message_user(request, f"Suspension lifted for {len(people)} user{'s' if len(people) != 1 else ''}, "
-                                   f"{boards} board{'s' if boards != 1 else ''} back.",
-                          messages.SUCCESS if people else messages.WARNING)
+        self.message_user(
+            request,
+            f"Suspension lifted for {len(people)} user{'s' if len(people) != 1 else ''}, "
+            f"{boards} board{'s' if boards != 1 else ''} back.",
+            messages.SUCCESS if people else messages.WARNING,
+        )
 
 
 def _report(model_admin, request, done: int, selected: int, verb: str, skipped_because: str) -> None:
@@ -183,8 +189,11 @@ class CaseStatus(admin.SimpleListFilter):
 
     def choices(self, changelist):  # "waiting for staff" is what the queue shows first
         for lookup, title in self.lookup_choices:
-            yield {"selected": self.value() == lookup or (self.value() is None and lookup == "open"),
-                   "query_string": changelist.get_query_string({self.parameter_name: lookup}), "display": title}
+            yield {
+                "selected": self.value() == lookup or (self.value() is None and lookup == "open"),
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
 
 
 @admin.register(ReportCase)
@@ -198,7 +207,17 @@ class ReportCaseAdmin(admin.ModelAdmin):
     list_select_related = ("board", "board__author", "person")
     ordering = ("-reporters", "opened_at")
     inlines = [ReportInline]
-    readonly_fields = ("board", "person", "reporters", "auto_hidden", "opened_at", "closed_at", "outcome", "closed_by", "texts")
+    readonly_fields = (
+        "board",
+        "person",
+        "reporters",
+        "auto_hidden",
+        "opened_at",
+        "closed_at",
+        "outcome",
+        "closed_by",
+        "texts",
+    )
     fields = readonly_fields
     actions = ["take_down", "dismiss"]
 
@@ -214,7 +233,9 @@ class ReportCaseAdmin(admin.ModelAdmin):
     @admin.display(description="reported")
     def target(self, case):
         if case.board_id:
-            return format_html('board <a href="/b/{}">{}</a> by {}', case.board_id, case.board.title, case.board.author.username)
+            return format_html(
+                'board <a href="/b/{}">{}</a> by {}', case.board_id, case.board.title, case.board.author.username
+            )
         return format_html('person <a href="/u/{}">{}</a>', case.person.username, case.person.username)
 
     @admin.display(description="reasons")
@@ -226,19 +247,31 @@ class ReportCaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="what they wrote")
     def texts(self, case):
-        return format_html_join("", "<p>{}: {}</p>", ((r.reporter.username, r.text) for r in case.reports.select_related("reporter") if r.text))
+        return format_html_join(
+            "",
+            "<p>{}: {}</p>",
+            ((r.reporter.username, r.text) for r in case.reports.select_related("reporter") if r.text),
+        )
 
-    @admin.action(description="Take down: hide the board or suspend the person, and tell the reporters", permissions=["change"])
+    @admin.action(
+        description="Take down: hide the board or suspend the person, and tell the reporters", permissions=["change"]
+    )
     def take_down(self, request, queryset):
         self._close(request, queryset, ReportCase.Outcome.ACTIONED, "taken down")
 
-    @admin.action(description="Dismiss: leave it up (bring back what the reports hid), and tell the reporters", permissions=["change"])
+    @admin.action(
+        description="Dismiss: leave it up (bring back what the reports hid), and tell the reporters",
+        permissions=["change"],
+    )
     def dismiss(self, request, queryset):
         self._close(request, queryset, ReportCase.Outcome.DISMISSED, "dismissed")
 
     def _close(self, request, queryset, outcome, verb: str) -> None:
         done = sum(reports.case_close(case=case, outcome=outcome, staff=request.user) for case in queryset)
         skipped = queryset.count() - done
-        self.message_user(request, f"{done} case{'s' if done != 1 else ''} {verb}."
-                          + (f" {skipped} were decided already and left as they are." if skipped else ""),
-                          messages.SUCCESS if done else messages.WARNING)
+        self.message_user(
+            request,
+            f"{done} case{'s' if done != 1 else ''} {verb}."
+            + (f" {skipped} were decided already and left as they are." if skipped else ""),
+            messages.SUCCESS if done else messages.WARNING,
+        )

@@ -11,8 +11,12 @@ PALETTE = ["#1d2330", "#3b5bdb", "#e8590c", "#2f9e44", "#c2255c", "#f59f00", "#6
 
 
 def _path(color, width, points):
-    return {"type": "path", "color": color, "width": width,
-            "points": [[round(min(max(x, 0), W), 1), round(min(max(y, 0), H), 1)] for x, y in points]}
+    return {
+        "type": "path",
+        "color": color,
+        "width": width,
+        "points": [[round(min(max(x, 0), W), 1), round(min(max(y, 0), H), 1)] for x, y in points],
+    }
 
 
 def _rect(x, y, w, h, color, fill=None, width=3, kind="rect"):
@@ -35,24 +39,47 @@ def house(rng):
     x, y = rng.randint(120, 380), rng.randint(260, 320)
     roof = rng.choice(PALETTE)
     sun_x, sun_y = rng.randint(560, 700), rng.randint(70, 150)
-    rays = [_path("#f59f00", 4, [(sun_x + 55 * math.cos(a), sun_y + 55 * math.sin(a)),
-                                 (sun_x + 80 * math.cos(a), sun_y + 80 * math.sin(a))])
-            for a in [i * math.pi / 4 for i in range(8)]]
+    rays = [
+        _path(
+            "#f59f00",
+            4,
+            [
+                (sun_x + 55 * math.cos(a), sun_y + 55 * math.sin(a)),
+                (sun_x + 80 * math.cos(a), sun_y + 80 * math.sin(a)),
+            ],
+        )
+        for a in [i * math.pi / 4 for i in range(8)]
+    ]
     grass = _path("#2f9e44", 5, _wobble(rng, [(i * 40, 540 + 8 * math.sin(i)) for i in range(21)], 4))
-    return ("A house in the sun", "sketch", ["house", "sun"], _doc("#e7f5ff", [
-        _rect(x, y, 240, 200, "#1d2330", "#fff4e6"),
-        _path(roof, 6, _wobble(rng, [(x - 20, y), (x + 120, y - 120), (x + 260, y), (x - 20, y)])),
-        _rect(x + 95, y + 110, 50, 90, "#1d2330", "#a5673f"),
-        _rect(x + 30, y + 40, 50, 50, "#1d2330", "#d0ebff"),
-        _rect(x + 160, y + 40, 50, 50, "#1d2330", "#d0ebff"),
-        _rect(sun_x - 40, sun_y - 40, 80, 80, "#f59f00", "#ffd43b", kind="ellipse"),
-        *rays, grass,
-    ]))
+    return (
+        "A house in the sun",
+        "sketch",
+        ["house", "sun"],
+        _doc(
+            "#e7f5ff",
+            [
+                _rect(x, y, 240, 200, "#1d2330", "#fff4e6"),
+                _path(roof, 6, _wobble(rng, [(x - 20, y), (x + 120, y - 120), (x + 260, y), (x - 20, y)])),
+                _rect(x + 95, y + 110, 50, 90, "#1d2330", "#a5673f"),
+                _rect(x + 30, y + 40, 50, 50, "#1d2330", "#d0ebff"),
+                _rect(x + 160, y + 40, 50, 50, "#1d2330", "#d0ebff"),
+                _rect(sun_x - 40, sun_y - 40, 80, 80, "#f59f00", "#ffd43b", kind="ellipse"),
+                *rays,
+                grass,
+            ],
+        ),
+    )
 
 
 def flowchart(rng):
-    steps = rng.choice([["Idea", "Sketch", "Review", "Publish"], ["Post", "Fan out", "Trim", "Read"],
-                        ["Follow", "Back-fill", "Feed"], ["Request", "Cache?", "Hydrate", "Answer"]])
+    steps = rng.choice(
+        [
+            ["Idea", "Sketch", "Review", "Publish"],
+            ["Post", "Fan out", "Trim", "Read"],
+            ["Follow", "Back-fill", "Feed"],
+            ["Request", "Cache?", "Hydrate", "Answer"],
+        ]
+    )
     color = rng.choice(PALETTE)
     elements = []
     gap = (W - 100) // len(steps)
@@ -65,13 +92,30 @@ def flowchart(rng):
             elements.append(_path("#1d2330", 3, [(ax + 4, 290), (ax + 56, 290)]))
             elements.append(_path("#1d2330", 3, [(ax + 44, 280), (ax + 56, 290), (ax + 44, 300)]))
     elements.append(_text(50, 120, " → ".join(steps), size=26, color=color))
-    return (f"How {steps[0].lower()} becomes {steps[-1].lower()}", "diagram", ["flow", "process"],
-            _doc("#ffffff", elements))
+    return (
+        f"How {steps[0].lower()} becomes {steps[-1].lower()}",
+        "diagram",
+        ["flow", "process"],
+        _doc("#ffffff", elements),
+    )
 
 
 def note(rng):
-    lines = rng.sample(["buy paper", "call mum", "sketch the bridge", "water plants", "read seed 001",
-                        "fix the bike", "learn Lua", "walk the dog", "draw every day", "try ellipses"], 4)
+    lines = rng.sample(
+        [
+            "buy paper",
+            "call mum",
+            "sketch the bridge",
+            "water plants",
+            "read seed 001",
+            "fix the bike",
+            "learn Lua",
+            "walk the dog",
+            "draw every day",
+            "try ellipses",
+        ],
+        4,
+    )
     elements = [_rect(120, 60, 560, 480, "#f59f00", "#fff9db")]
     elements.append(_text(160, 130, "To do", size=40, color="#e8590c"))
     for i, line in enumerate(lines):

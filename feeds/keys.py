@@ -118,6 +118,7 @@ def waiting_member(kind: str, user_id: int) -> str:
 # Every discovery key carries the one tag {d}: a query intersects several of them in one Lua
 # call, which a Redis Cluster allows only within a slot. The engine lives on one node.
 
+
 def index(field: str, value: str) -> str:
     """Set of the board ids whose ``field`` has ``value`` (kind, tag, author). ``ix:{d}:tag:cats``."""
     return f"ix:{{d}}:{field}:{value}"
@@ -205,6 +206,7 @@ def discovery_patterns() -> list[str]:
 # The op log lives in the data Redis beside the board's author's keys (their hash tag), so one
 # board's log, sequence and snapshot mark are one slot. The Channels group is no Redis key of
 # ours: channels_redis spells its own keys on the plain Redis from this name.
+
 
 def live_ops(author_id: int, board_id: int) -> str:
     """Stream of a board's accepted ops, entry id ``<seq>-1`` (the board's sequence), each with

@@ -36,9 +36,17 @@ class Board(models.Model):
     # elements of the drawing (C), without accents, computed by PostgreSQL on every insert and
     # update of those columns (a stored generated column: no write path can leave it stale).
     search_vector = models.GeneratedField(
-        expression=models.Func(models.F("title"), models.F("tags"), models.F("doc_json"),
-                               function="ugc_board_search", output_field=SearchVectorField()),
-        output_field=SearchVectorField(), db_persist=True, editable=False)
+        expression=models.Func(
+            models.F("title"),
+            models.F("tags"),
+            models.F("doc_json"),
+            function="ugc_board_search",
+            output_field=SearchVectorField(),
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+        editable=False,
+    )
     # The live sequence number (feeds.live) of the last op that doc_json holds: a compaction
     # writes only a later one, and a board that goes live again starts counting from here.
     live_seq = models.BigIntegerField(db_default=0)  # a default in PostgreSQL too: bulk loads leave it out
@@ -185,7 +193,9 @@ class Notification(models.Model):
 
     recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    board_id = models.BigIntegerField(default=0)  # 0: about no board (a follow); no foreign key: a board leaving keeps the row
+    board_id = models.BigIntegerField(
+        default=0
+    )  # 0: about no board (a follow); no foreign key: a board leaving keeps the row
     bucket = models.IntegerField()  # seconds since the epoch // NOTIFICATION_BUCKET_SECONDS
     actors = ArrayField(models.BigIntegerField())  # user ids, latest first, at most NOTIFICATION_ACTORS_KEPT
     actor_count = models.PositiveIntegerField()
@@ -194,8 +204,11 @@ class Notification(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["recipient", "kind", "board_id", "bucket"], condition=models.Q(read=False),
-                                    name="notification_one_unread"),
+            models.UniqueConstraint(
+                fields=["recipient", "kind", "board_id", "bucket"],
+                condition=models.Q(read=False),
+                name="notification_one_unread",
+            ),
         ]
         indexes = [
             models.Index(fields=["recipient", "-created_at", "-id"], name="notification_recent_idx"),
@@ -217,21 +230,35 @@ class ReportCase(models.Model):
         DISMISSED = "dismissed", "dismissed"
 
     board = models.ForeignKey(Board, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    person = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     reporters = models.PositiveIntegerField(default=0)
     auto_hidden = models.BooleanField(default=False)
     opened_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True, default="")
-    closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=models.Q(board__isnull=True) ^ models.Q(person__isnull=True), name="report_case_one_target"),
-            models.UniqueConstraint(fields=["board"], condition=models.Q(closed_at__isnull=True), name="report_case_open_board"),
-            models.UniqueConstraint(fields=["person"], condition=models.Q(closed_at__isnull=True), name="report_case_open_person"),
+            models.CheckConstraint(
+                condition=models.Q(board__isnull=True) ^ models.Q(person__isnull=True), name="report_case_one_target"
+            ),
+            models.UniqueConstraint(
+                fields=["board"], condition=models.Q(closed_at__isnull=True), name="report_case_open_board"
+            ),
+            models.UniqueConstraint(
+                fields=["person"], condition=models.Q(closed_at__isnull=True), name="report_case_open_person"
+            ),
         ]
-        indexes = [models.Index(fields=["-reporters", "opened_at"], condition=models.Q(closed_at__isnull=True), name="report_case_queue")]
+        indexes = [
+            models.Index(
+                fields=["-reporters", "opened_at"], condition=models.Q(closed_at__isnull=True), name="report_case_queue"
+            )
+        ]
 
     def __str__(self):
         return f"board {self.board_id}" if self.board_id else f"person {self.person_id}"

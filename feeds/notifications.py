@@ -30,7 +30,9 @@ def notification_bucket(at: datetime) -> int:
     return int(at.timestamp()) // NOTIFICATION_BUCKET_SECONDS
 
 
-def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, board_id: int | None, at: datetime) -> None:
+def notifications_add(
+    *, kind: str, recipient_ids: list[int], actor_id: int, board_id: int | None, at: datetime
+) -> None:
     """Tell each of ``recipient_ids`` that ``actor_id`` did ``kind`` (about ``board_id``) at
     ``at``: one upsert, one row per recipient at most. O(k log n) for k recipients; callers
     keep k bounded (one follow: k = 1; a board's editors: at most MAX_EDITORS + 1). On commit, one
@@ -42,8 +44,17 @@ def notifications_add(*, kind: str, recipient_ids: list[int], actor_id: int, boa
     if not recipients:
         return
     with connection.cursor() as cursor:
-        cursor.execute(_UPSERT, {"kind": kind, "board_id": board_id or 0, "bucket": notification_bucket(at),
-                                 "actor": actor_id, "at": at, "recipients": recipients})
+        cursor.execute(
+            _UPSERT,
+            {
+                "kind": kind,
+                "board_id": board_id or 0,
+                "bucket": notification_bucket(at),
+                "actor": actor_id,
+                "at": at,
+                "recipients": recipients,
+            },
+        )
     # After the commit, the online recipients get their new unread count (feeds.live.online).
     transaction.on_commit(lambda: online.unread_changed(recipients, notifications_unread))
 
@@ -61,7 +72,14 @@ def notices_add(*, kind: str, recipient_ids: list[int], board_id: int | None, at
             "SELECT recipient, %(kind)s, %(board_id)s, %(bucket)s, '{}'::bigint[], 0, %(at)s, false "
             "FROM unnest(%(recipients)s::bigint[]) AS recipient "
             "ON CONFLICT (recipient_id, kind, board_id, bucket) WHERE NOT read DO UPDATE SET created_at = EXCLUDED.created_at",
-            {"kind": kind, "board_id": board_id or 0, "bucket": notification_bucket(at), "at": at, "recipients": recipients})
+            {
+                "kind": kind,
+                "board_id": board_id or 0,
+                "bucket": notification_bucket(at),
+                "at": at,
+                "recipients": recipients,
+            },
+        )
     transaction.on_commit(lambda: online.unread_changed(recipients, notifications_unread))
 
 
@@ -70,15 +88,18 @@ def _shown(rows, hidden: list[int]):
     every actor kept is hidden, and no other acted). Left in place: an unmute shows them again."""
     if not hidden:
         return rows
-    return rows.exclude(actors__contained_by=hidden, actor_count__gt=0,  # a notice with no actor always shows
-                        actor_count__lte=Func(F("actors"), function="cardinality", output_field=IntegerField()))
+    return rows.exclude(
+        actors__contained_by=hidden,
+        actor_count__gt=0,  # a notice with no actor always shows
+        actor_count__lte=Func(F("actors"), function="cardinality", output_field=IntegerField()),
+    )
 
 
 def notifications_page(recipient_id: int, *, offset: int, limit: int, hidden: list[int]) -> list[Notification]:
     """A page of someone's notifications, latest first, without those only people in ``hidden``
     caused (social.hiding.hidden_all). O(log n + offset + limit) on its index."""
     rows = _shown(Notification.objects.filter(recipient_id=recipient_id), hidden)
-    return list(rows.order_by("-created_at", "-id")[offset:offset + limit])
+    return list(rows.order_by("-created_at", "-id")[offset : offset + limit])
 
 
 def notifications_unread(recipient_id: int) -> int:

@@ -72,10 +72,20 @@ class Timeline(models.TextChoices):
 def editor_config() -> dict:
     """What the whiteboard editor checks before it saves (embedded in its page as JSON)."""
     return {
-        "kinds": list(BOARD_KINDS), "tagPattern": TAG_PATTERN, "tagWords": TAG_WORDS, "maxTags": MAX_TAGS, "maxTitle": MAX_TITLE,
-        "colorPattern": COLOR_PATTERN, "maxCanvas": MAX_CANVAS, "maxElements": MAX_ELEMENTS,
-        "maxPoints": MAX_POINTS, "strokeWidth": list(STROKE_WIDTH), "textSize": list(TEXT_SIZE), "maxText": MAX_TEXT,
-        "elementIdPattern": ELEMENT_ID_PATTERN, "elementIdLength": ELEMENT_ID_GENERATED,
+        "kinds": list(BOARD_KINDS),
+        "tagPattern": TAG_PATTERN,
+        "tagWords": TAG_WORDS,
+        "maxTags": MAX_TAGS,
+        "maxTitle": MAX_TITLE,
+        "colorPattern": COLOR_PATTERN,
+        "maxCanvas": MAX_CANVAS,
+        "maxElements": MAX_ELEMENTS,
+        "maxPoints": MAX_POINTS,
+        "strokeWidth": list(STROKE_WIDTH),
+        "textSize": list(TEXT_SIZE),
+        "maxText": MAX_TEXT,
+        "elementIdPattern": ELEMENT_ID_PATTERN,
+        "elementIdLength": ELEMENT_ID_GENERATED,
     }
 
 

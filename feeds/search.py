@@ -68,8 +68,13 @@ def boards_search(query: str, *, offset: int, limit: int) -> tuple[list[int], in
         terms = cursor.fetchone()[0]
         if not terms:  # every word unaccented to nothing searchable
             return [], 0
-        params = {"q": terms, "published": Board.State.PUBLISHED, "limit": limit, "offset": offset,
-                  "cap": SEARCH_MATCHES_MAX}
+        params = {
+            "q": terms,
+            "published": Board.State.PUBLISHED,
+            "limit": limit,
+            "offset": offset,
+            "cap": SEARCH_MATCHES_MAX,
+        }
         if offset < SEARCH_MATCHES_MAX:
             cursor.execute(_SEARCH, params)
             rows = cursor.fetchall()

@@ -134,7 +134,9 @@ def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dic
         following, hidden = pipe.execute()
         followed = {a for a, score in zip(authors, following, strict=True) if score}
         unseen = {a for a, score in zip(authors, hidden, strict=True) if score}
-        stale = [board_id for board_id in ids if board_id not in found or int(found[board_id]["author_id"]) not in followed]
+        stale = [
+            board_id for board_id in ids if board_id not in found or int(found[board_id]["author_id"]) not in followed
+        ]
         found = {i: f for i, f in found.items() if int(f["author_id"]) in followed - unseen}
     else:
         stale = [board_id for board_id in ids if board_id not in found]
@@ -172,8 +174,15 @@ def profile_boards(user_id: int, *, offset: int | None, before: int | None, limi
     return _timeline_answer(user_id, Timeline.PROFILE, page)
 
 
-def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: int, touch: bool = False,
-              stop_if_regenerate: bool = False) -> dict | None:
+def home_feed(
+    user_id: int,
+    *,
+    offset: int | None,
+    before: int | None,
+    limit: int,
+    touch: bool = False,
+    stop_if_regenerate: bool = False,
+) -> dict | None:
     """A user's home feed, newest first (list_public_feed), across head and archive: P merged
     with the M of the big authors they follow (pages.home_page, hybrid fan-out).
 
@@ -183,14 +192,20 @@ def home_feed(user_id: int, *, offset: int | None, before: int | None, limit: in
     limit) for k big followees, plus hydration. With ``stop_if_regenerate``, None when P waits
     for regeneration (services.activity.home_feed_read regenerates, then reads); without it,
     call services.activity.home_feed_ready first."""
-    warm = pages.page_warm(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, touch=touch,
-                               stop_if_regenerate=stop_if_regenerate)
+    warm = pages.page_warm(
+        user_id,
+        Timeline.HOME,
+        offset=offset,
+        before=before,
+        limit=limit,
+        touch=touch,
+        stop_if_regenerate=stop_if_regenerate,
+    )
     if warm.status == PageStatus.PAGE:
         return _warm_answer(user_id, Timeline.HOME, warm)
     if warm.status == PageStatus.REGENERATE:
         return None
-    page = pages.home_page(user_id, offset=offset, before=before, limit=limit,
-                               prefetched=(warm.big, warm.stored_mark))
+    page = pages.home_page(user_id, offset=offset, before=before, limit=limit, prefetched=(warm.big, warm.stored_mark))
     return _timeline_answer(user_id, Timeline.HOME, page)
 
 
@@ -257,13 +272,18 @@ def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: f
         # most reads first, ties newest first; boards that are gone drop out at hydration
         ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
         found = _shown_to(viewer, boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]]))
-        page = [(board_id, reads) for board_id, reads in ranked if board_id in found][offset:offset + limit]
+        page = [(board_id, reads) for board_id, reads in ranked if board_id in found][offset : offset + limit]
     else:
         # the sort orders hold visible boards only (discovery drops the rest at once)
         page = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset=offset, limit=limit)]
         found = _shown_to(viewer, boards_hydrate([board_id for board_id, _ in page]))
-    return {"items": [{"board": summary_from_fields(found[board_id]), "reads": reads}
-                      for board_id, reads in page if board_id in found]}
+    return {
+        "items": [
+            {"board": summary_from_fields(found[board_id]), "reads": reads}
+            for board_id, reads in page
+            if board_id in found
+        ]
+    }
 
 
 def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> dict:
@@ -277,9 +297,18 @@ def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> di
         if viewer_id is not None:
             hidden = hiding.hidden_among(viewer_id, [p["id"] for p in people], bits=hiding.BLOCKED_EITHER_WAY)
             people = [p for p in people if p["id"] not in hidden]
-        return {"total": total, "items": [
-            {"id": p["id"], "username": p["username"], "display_name": p["display_name"],
-             "avatar_url": avatar_url(p["username"], p["avatar_version"])} for p in people]}
+        return {
+            "total": total,
+            "items": [
+                {
+                    "id": p["id"],
+                    "username": p["username"],
+                    "display_name": p["display_name"],
+                    "avatar_url": avatar_url(p["username"], p["avatar_version"]),
+                }
+                for p in people
+            ],
+        }
     ids, total = boards_search(query, offset=offset, limit=limit)
     found = _shown_to(viewer, boards_hydrate(ids))
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
@@ -297,15 +326,22 @@ def notifications_list(user, *, offset: int, limit: int) -> dict:
     actor_ids = {actor for row in rows for actor in row.actors} - unseen
     names = dict(get_user_model().objects.filter(pk__in=actor_ids, is_active=True).values_list("id", "username"))
     found = boards_hydrate(sorted({row.board_id for row in rows if row.board_id}))
-    return {"unread": notifications.notifications_unread(user.pk), "items": [{
-        "id": row.pk,
-        "kind": row.kind,
-        "actors": [names[actor] for actor in row.actors if actor in names],
-        "actor_count": row.actor_count - len(unseen.intersection(row.actors)),
-        "board": summary_from_fields(found[row.board_id]) if row.board_id in found else None,
-        "created_at": row.created_at.isoformat(),
-        "read": row.read,
-    } for row in rows]}
+    return {
+        "unread": notifications.notifications_unread(user.pk),
+        "items": [
+            {
+                "id": row.pk,
+                "kind": row.kind,
+                "actors": [names[actor] for actor in row.actors if actor in names],
+                "actor_count": row.actor_count - len(unseen.intersection(row.actors)),
+                "board": summary_from_fields(found[row.board_id]) if row.board_id in found else None,
+                "created_at": row.created_at.isoformat(),
+                "read": row.read,
+            }
+            for row in rows
+        ],
+    }
+
 
 class NotBoardEditor(NotAllowed):
     def __init__(self):
@@ -336,13 +372,20 @@ def board_get_drawable(board_id: int, user) -> Board:
 def board_editors(board_id: int) -> list[dict]:
     """``{"id", "username"}`` of a board's editors, in the order they were invited (one query;
     at most MAX_EDITORS rows)."""
-    rows = BoardEditor.objects.filter(board_id=board_id).order_by("added_at", "id").values_list("user_id", "user__username")
+    rows = (
+        BoardEditor.objects.filter(board_id=board_id)
+        .order_by("added_at", "id")
+        .values_list("user_id", "user__username")
+    )
     return [{"id": user_id, "username": username} for user_id, username in rows]
 
 
 def boards_edited_by(user_id: int, *, limit: int = 20) -> list[dict]:
     """Summaries of the published boards ``user_id`` was invited to draw on, newest first
     (their profile lists them). One query over the editor rows' index."""
-    boards = (Board.objects.select_related("author")
-              .filter(editor_rows__user_id=user_id, state=Board.State.PUBLISHED).order_by("-id")[:limit])
+    boards = (
+        Board.objects.select_related("author")
+        .filter(editor_rows__user_id=user_id, state=Board.State.PUBLISHED)
+        .order_by("-id")[:limit]
+    )
     return [board_summary(board) for board in boards]

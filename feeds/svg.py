@@ -27,7 +27,10 @@ def _color(value) -> str:
 
 
 def _attrs(**attrs) -> str:
-    return " ".join(f'{_ATTR_NAMES.get(name, name.replace("_", "-"))}="{escape(str(value), quote=True)}"' for name, value in attrs.items())
+    return " ".join(
+        f'{_ATTR_NAMES.get(name, name.replace("_", "-"))}="{escape(str(value), quote=True)}"'
+        for name, value in attrs.items()
+    )
 
 
 def _element(element: dict) -> str:
@@ -35,23 +38,41 @@ def _element(element: dict) -> str:
     color = _color(element.get("color"))
     if kind == "path":
         points = " ".join(f"{_num(x)},{_num(y)}" for x, y in element["points"])
-        return "<polyline " + _attrs(
-            points=points, fill="none", stroke=color, stroke_width=_num(element["width"]),
-            stroke_linecap="round", stroke_linejoin="round",
-        ) + "/>"
+        return (
+            "<polyline "
+            + _attrs(
+                points=points,
+                fill="none",
+                stroke=color,
+                stroke_width=_num(element["width"]),
+                stroke_linecap="round",
+                stroke_linejoin="round",
+            )
+            + "/>"
+        )
     if kind == "text":
         text = escape(_XML_INVALID.sub("", element["text"]), quote=True)
-        return "<text " + _attrs(
-            x=_num(element["x"]), y=_num(element["y"]), fill=color, font_size=_num(element["size"]),
-            font_family="sans-serif", xml_space="preserve",
-        ) + f">{text}</text>"
+        return (
+            "<text "
+            + _attrs(
+                x=_num(element["x"]),
+                y=_num(element["y"]),
+                fill=color,
+                font_size=_num(element["size"]),
+                font_family="sans-serif",
+                xml_space="preserve",
+            )
+            + f">{text}</text>"
+        )
     if kind in ("rect", "ellipse"):
         fill = element.get("fill")
         paint = {"fill": _color(fill) if fill else "none", "stroke": color, "stroke_width": _num(element["width"])}
         x, y, w, h = (float(element[k]) for k in ("x", "y", "w", "h"))
         if kind == "rect":
             return "<rect " + _attrs(x=_num(x), y=_num(y), width=_num(w), height=_num(h), **paint) + "/>"
-        return "<ellipse " + _attrs(cx=_num(x + w / 2), cy=_num(y + h / 2), rx=_num(w / 2), ry=_num(h / 2), **paint) + "/>"
+        return (
+            "<ellipse " + _attrs(cx=_num(x + w / 2), cy=_num(y + h / 2), rx=_num(w / 2), ry=_num(h / 2), **paint) + "/>"
+        )
     return ""  # unknown types never pass validation; a stored one is skipped, not rendered raw
 
 

@@ -35,12 +35,26 @@ from ugcsite.redis import REDIS_TRANSIENT
 # failover, a hung server past REDIS_SOCKET_TIMEOUT): a fan-out batch is not dropped for a
 # blip. Past that the outbox (fan-outs, retractions) or the next beat run picks the work up.
 TRANSIENT = (*REDIS_TRANSIENT, OperationalError, InterfaceError)
-RETRYING = {"acks_late": True, "autoretry_for": TRANSIENT, "max_retries": 8, "retry_backoff": 1,
-            "retry_backoff_max": 30, "retry_jitter": True}
+RETRYING = {
+    "acks_late": True,
+    "autoretry_for": TRANSIENT,
+    "max_retries": 8,
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
+    "retry_jitter": True,
+}
 
 
-def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
-          cursor_after: int | None = None, *, queued=None, **more) -> tuple[dict, list]:
+def _walk(
+    task,
+    owner_id: int,
+    cursor_score: float | None,
+    cursor_done: int,
+    cursor_after: int | None = None,
+    *,
+    queued=None,
+    **more,
+) -> tuple[dict, list]:
     """The cursor arguments of a batch run of ``task``: where this run starts, its size, and how
     the next run (same task, same first argument and keyword arguments ``more``) is enqueued
     before this one writes, so batches overlap across worker processes; ``queued()`` is called
@@ -59,22 +73,42 @@ def _walk(task, owner_id: int, cursor_score: float | None, cursor_done: int,
     return {"cursor": cursor, "batch_size": settings.FANOUT_BATCH_SIZE, "then": then}, sent
 
 
-def _outbox_walk(task, board_id: int, action: str, cursor_score: float | None, cursor_done: int,
-                 cursor_after: int | None, generation: int | None) -> tuple[dict, list, int]:
+def _outbox_walk(
+    task,
+    board_id: int,
+    action: str,
+    cursor_score: float | None,
+    cursor_done: int,
+    cursor_after: int | None,
+    generation: int | None,
+) -> tuple[dict, list, int]:
     """A board's walk counted on its outbox row: the first batch reads the row's generation and
     every batch passes it on; each queued batch counts one up (``feeds.timelines.outbox``)."""
     # COMPAT(remove after 2026-12-31): a batch queued by the release before 2026-11-24 has no generation and is not
     # counted; once no such message can be queued, None means only "the first batch".
     if generation is None:  # the first batch (or a batch sent by the previous release: not counted)
         generation = outbox_generation(board_id, action) if cursor_score is None else NOT_COUNTED
-    walk, sent = _walk(task, board_id, cursor_score, cursor_done, cursor_after, generation=generation,
-                       queued=lambda: outbox_batch_queued(board_id, action, generation))
+    walk, sent = _walk(
+        task,
+        board_id,
+        cursor_score,
+        cursor_done,
+        cursor_after,
+        generation=generation,
+        queued=lambda: outbox_batch_queued(board_id, action, generation),
+    )
     return walk, sent, generation
 
 
 @shared_task(**RETRYING)
-def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
-                 cursor_after: int | None = None, generation: int | None = None) -> None:
+def board_fanout(
+    board_id: int,
+    cursor_score: float | None = None,
+    cursor_done: int = 0,
+    resend: bool = False,
+    cursor_after: int | None = None,
+    generation: int | None = None,
+) -> None:
     """Push a new board to its author's followers, one batch a run; nothing for a big author
     (more than FANOUT_PUSH_MAX_FOLLOWERS followers: pages merge their M, feeds.timelines.hybrid). The
     batch written last clears the board's outbox row. Sent again by the outbox (``resend``), it first makes
@@ -88,8 +122,9 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
     if hybrid.author_is_big(board.author_id):
         outbox_done(board_id, Outbox.Action.FANOUT)
         return  # checked every batch: an author who became big meanwhile has their followers marked
-    walk, more, generation = _outbox_walk(board_fanout, board_id, Outbox.Action.FANOUT, cursor_score, cursor_done,
-                                          cursor_after, generation)
+    walk, more, generation = _outbox_walk(
+        board_fanout, board_id, Outbox.Action.FANOUT, cursor_score, cursor_done, cursor_after, generation
+    )
     waiting = fanout.fanout_batch(board_id=board_id, author_id=board.author_id, **walk)
     outbox_batch_written(board_id, Outbox.Action.FANOUT, generation)
     if not more:
@@ -98,8 +133,14 @@ def board_fanout(board_id: int, cursor_score: float | None = None, cursor_done: 
 
 
 @shared_task(**RETRYING)
-def board_retract(board_id: int, cursor_score: float | None = None, cursor_done: int = 0, resend: bool = False,
-                  cursor_after: int | None = None, generation: int | None = None) -> None:
+def board_retract(
+    board_id: int,
+    cursor_score: float | None = None,
+    cursor_done: int = 0,
+    resend: bool = False,
+    cursor_after: int | None = None,
+    generation: int | None = None,
+) -> None:
     """Take a deleted or hidden board out of its author's followers' feeds, batch by batch; the
     batch written last clears its outbox row. Sent again by the outbox (``resend``), it first takes the
     board out of G, M and the indexes."""
@@ -112,8 +153,9 @@ def board_retract(board_id: int, cursor_score: float | None = None, cursor_done:
     if hybrid.board_never_pushed(row["author_id"], board_id):
         outbox_done(board_id, Outbox.Action.RETRACT)
         return  # in no P: pages merged it from M, which lost it at once
-    walk, _, generation = _outbox_walk(board_retract, board_id, Outbox.Action.RETRACT, cursor_score, cursor_done,
-                                       cursor_after, generation)
+    walk, _, generation = _outbox_walk(
+        board_retract, board_id, Outbox.Action.RETRACT, cursor_score, cursor_done, cursor_after, generation
+    )
     fanout.retract_batch(board_ids=[board_id], author_id=row["author_id"], **walk)
     outbox_batch_written(board_id, Outbox.Action.RETRACT, generation)
 
@@ -129,14 +171,20 @@ def outbox_resend() -> int:
 
 
 @shared_task(**RETRYING)
-def author_retract(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
-                   cursor_after: int | None = None) -> None:
+def author_retract(
+    author_id: int, cursor_score: float | None = None, cursor_done: int = 0, cursor_after: int | None = None
+) -> None:
     """Take every board a suspension hid out of the author's followers' feeds, batch by batch."""
-    board_ids = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
+    board_ids = list(
+        Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True)
+    )
     if not board_ids:
         return  # lifted meanwhile
-    fanout.retract_batch(board_ids=board_ids, author_id=author_id,
-                         **_walk(author_retract, author_id, cursor_score, cursor_done, cursor_after)[0])
+    fanout.retract_batch(
+        board_ids=board_ids,
+        author_id=author_id,
+        **_walk(author_retract, author_id, cursor_score, cursor_done, cursor_after)[0],
+    )
 
 
 @shared_task(**RETRYING)
@@ -154,8 +202,14 @@ def member_lists_sync(user_id: int) -> None:
 
 
 @shared_task(**RETRYING)
-def big_author_walk(author_id: int, cursor_score: float | None = None, cursor_done: int = 0,
-                    cursor_after: int | None = None, *, since: int) -> None:
+def big_author_walk(
+    author_id: int,
+    cursor_score: float | None = None,
+    cursor_done: int = 0,
+    cursor_after: int | None = None,
+    *,
+    since: int,
+) -> None:
     """An author became big: add them to every follower's big-following set, batch by batch.
     ``since`` names the big spell; a walk for an older one stops (the newer walk reaches every
     follower). It goes on if the author falls back meanwhile: boards of the spell stay merged."""
@@ -222,7 +276,12 @@ def notify_board_changed(board_id: int, actor_id: int, recipient_ids: list[int],
     compaction writes these notices in its own transaction (feeds.services.notifications); it
     stays so that messages queued by the release before still run."""
     when = timezone.now() if at is None else datetime.fromtimestamp(at, tz=UTC)
-    notifications.notifications_add(kind=Notification.Kind.BOARD_CHANGED, recipient_ids=recipient_ids[:NOTIFY_BATCH],
-                                    actor_id=actor_id, board_id=board_id, at=when)
+    notifications.notifications_add(
+        kind=Notification.Kind.BOARD_CHANGED,
+        recipient_ids=recipient_ids[:NOTIFY_BATCH],
+        actor_id=actor_id,
+        board_id=board_id,
+        at=when,
+    )
     if len(recipient_ids) > NOTIFY_BATCH:
         notify_board_changed.delay(board_id, actor_id, recipient_ids[NOTIFY_BATCH:], when.timestamp())

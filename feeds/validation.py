@@ -42,8 +42,15 @@ Tag = Annotated[StrictStr, Field(pattern=TAG_PATTERN)]
 ElementId = Annotated[StrictStr, Field(pattern=ELEMENT_ID_PATTERN)]
 KindName = Literal[BOARD_KINDS]
 # The title as the document describes it: _clean_title below is the check, TITLE_PATTERN says the same.
-Title = Annotated[Text, Field(json_schema_extra={
-    "pattern": TITLE_PATTERN, "description": f"1-{MAX_TITLE} characters once white space at both ends is trimmed"})]
+Title = Annotated[
+    Text,
+    Field(
+        json_schema_extra={
+            "pattern": TITLE_PATTERN,
+            "description": f"1-{MAX_TITLE} characters once white space at both ends is trimmed",
+        }
+    ),
+]
 
 
 class PathElement(Strict):

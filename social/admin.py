@@ -6,7 +6,15 @@ from social.models import ApiToken, Follow, User
 
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
-    list_display = ("username", "is_active", "is_staff", "followers_count", "following_count", "boards_count", "date_joined")
+    list_display = (
+        "username",
+        "is_active",
+        "is_staff",
+        "followers_count",
+        "following_count",
+        "boards_count",
+        "date_joined",
+    )
     readonly_fields = ("followers_count", "following_count", "boards_count")
     fieldsets = DjangoUserAdmin.fieldsets + (("Counts", {"fields": readonly_fields}),)
 

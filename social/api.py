@@ -53,8 +53,11 @@ def tokens_create(request):
 def token_current_delete(request):
     """docs/api.md, "Operations": the token this call was made with stops working at once."""
     if request.api_token is None:
-        raise ApiError(401, "Send the token to revoke as 'Authorization: Bearer <token>'; "
-                            "this call ends a token, not a browser session.")
+        raise ApiError(
+            401,
+            "Send the token to revoke as 'Authorization: Bearer <token>'; "
+            "this call ends a token, not a browser session.",
+        )
     tokens.token_delete(key=request.api_token)
     return HttpResponse(status=204)
 

@@ -40,10 +40,12 @@ def identicon_svg(username: str) -> str:
             if digest[2 + row * 3 + col] % 2:
                 for x in {col, _GRID - 1 - col}:
                     cells.append(f'<rect x="{x + 1}" y="{row + 1}" width="1" height="1"/>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_GRID + 2} {_GRID + 2}" '
-            f'shape-rendering="crispEdges" role="img" aria-label="identicon">'
-            f'<rect width="{_GRID + 2}" height="{_GRID + 2}" fill="hsl({hue}, 35%, 93%)"/>'
-            f'<g fill="hsl({hue}, 55%, 42%)">{"".join(cells)}</g></svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_GRID + 2} {_GRID + 2}" '
+        f'shape-rendering="crispEdges" role="img" aria-label="identicon">'
+        f'<rect width="{_GRID + 2}" height="{_GRID + 2}" fill="hsl({hue}, 35%, 93%)"/>'
+        f'<g fill="hsl({hue}, 55%, 42%)">{"".join(cells)}</g></svg>'
+    )
 
 
 def avatar_process(data: bytes) -> bytes:
@@ -53,15 +55,19 @@ def avatar_process(data: bytes) -> bytes:
     if not data:
         raise AvatarRefused("The file is empty; choose a PNG, JPEG, GIF or WebP picture.")
     if len(data) > AVATAR_UPLOAD_MAX:
-        raise AvatarRefused(f"The picture is larger than {AVATAR_UPLOAD_MAX // (1024 * 1024)} MB; choose a smaller one.")
+        raise AvatarRefused(
+            f"The picture is larger than {AVATAR_UPLOAD_MAX // (1024 * 1024)} MB; choose a smaller one."
+        )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data), formats=AVATAR_FORMATS)
             width, height = image.size
             if width * height > AVATAR_PIXELS_MAX:
-                raise AvatarRefused(f"The picture is {width} x {height} pixels; send one of at most "
-                                    f"{AVATAR_PIXELS_MAX // 1_000_000} million pixels.")
+                raise AvatarRefused(
+                    f"The picture is {width} x {height} pixels; send one of at most "
+                    f"{AVATAR_PIXELS_MAX // 1_000_000} million pixels."
+                )
             image.seek(0)
             image = ImageOps.exif_transpose(image.convert("RGBA") if image.mode in ("P", "LA", "PA") else image)
             image = image.convert("RGBA" if "A" in image.getbands() else "RGB")

@@ -12,17 +12,23 @@ class SignupForm(forms.Form):
     """The rules of POST /api/v1/users (docs/api.md), with the messages a person needs."""
 
     username = forms.RegexField(
-        regex=USERNAME_RE, max_length=USERNAME_MAX,
+        regex=USERNAME_RE,
+        max_length=USERNAME_MAX,
         help_text="3–30 letters, digits or underscores.",
         error_messages={"invalid": "Use 3–30 letters (A–Z, a–z), digits or underscores, nothing else."},
         widget=forms.TextInput(attrs={"autocomplete": "username", "autocapitalize": "none", "spellcheck": "false"}),
     )
     password = forms.CharField(
-        min_length=PASSWORD_LENGTH[0], max_length=PASSWORD_LENGTH[1], strip=False, help_text="8–128 characters.",
+        min_length=PASSWORD_LENGTH[0],
+        max_length=PASSWORD_LENGTH[1],
+        strip=False,
+        help_text="8–128 characters.",
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
     password_again = forms.CharField(
-        label="Password again", strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        label="Password again",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
 
     def clean_username(self):
@@ -33,7 +39,11 @@ class SignupForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if data.get("password") and data.get("password_again") is not None and data["password"] != data["password_again"]:
+        if (
+            data.get("password")
+            and data.get("password_again") is not None
+            and data["password"] != data["password_again"]
+        ):
             self.add_error("password_again", "The two passwords differ; type the same one twice.")
         return data
 
@@ -44,9 +54,14 @@ class SettingsForm(forms.ModelForm):
     class Meta:
         model = User
         fields = ["display_name", "bio", "share_reading"]
-        labels = {"display_name": "Display name", "bio": "About you",
-                  "share_reading": "Show the people who follow me which boards I read"}
-        help_texts = {"display_name": "Shown beside your username; up to 50 characters.",
-                      "bio": "A few words on your profile; up to 300 characters.",
-                      "share_reading": "Off until you turn it on. Turning it off hides your reads at once."}
+        labels = {
+            "display_name": "Display name",
+            "bio": "About you",
+            "share_reading": "Show the people who follow me which boards I read",
+        }
+        help_texts = {
+            "display_name": "Shown beside your username; up to 50 characters.",
+            "bio": "A few words on your profile; up to 300 characters.",
+            "share_reading": "Off until you turn it on. Turning it off hides your reads at once.",
+        }
         widgets = {"bio": forms.Textarea(attrs={"rows": 4})}

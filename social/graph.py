@@ -41,8 +41,9 @@ def is_following(*, follower_id: int, followee_id: int) -> bool:
     return get_redis().zscore(keys.following(follower_id), followee_id) is not None
 
 
-def member_set(user_id: int, *, followers: Iterable[tuple[int, float]], followees: Iterable[tuple[int, float]],
-               present: bool, pipe) -> None:
+def member_set(
+    user_id: int, *, followers: Iterable[tuple[int, float]], followees: Iterable[tuple[int, float]], present: bool, pipe
+) -> None:
     """Put a user into (``present``) or take them out of the following set of each of their
     ``followers`` and the F of each of their ``followees`` ((id, follow time) pairs), inside
     ``pipe``. One command per key: O(k log n) for k edges. Idempotent."""
@@ -130,7 +131,9 @@ def followers_batch(user_id: int, cursor: FollowerCursor, count: int) -> tuple[l
     return ids, (next_cursor if len(rows) == count else None)
 
 
-def graph_replace(user_id: int, *, followers: Iterable[tuple[int, float]], following: Iterable[tuple[int, float]]) -> None:
+def graph_replace(
+    user_id: int, *, followers: Iterable[tuple[int, float]], following: Iterable[tuple[int, float]]
+) -> None:
     """Rewrite one user's F and following sets (rebuild_redis). O(n log n)."""
     pipe = get_redis().pipeline(transaction=False)
     for key, members in ((keys.followers(user_id), followers), (keys.following(user_id), following)):

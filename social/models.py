@@ -38,7 +38,8 @@ class User(AbstractUser):
     # Social reading is opt-in (RockMelt's rule): until this is on, no one's reading answer
     # names this person, and it stops the moment it is turned off (read on every answer).
     share_reading = models.BooleanField(
-        default=False, db_default=False, help_text="Whether the people who follow them may see which boards they read.")
+        default=False, db_default=False, help_text="Whether the people who follow them may see which boards they read."
+    )
     # Denormalised counts, kept in step by the services in the same transaction as the row they
     # count (rebuild_redis recounts them): follow edges in PostgreSQL, suspended people
     # included, for ranking suggestions and for staff. A profile shows the sizes of its lists
@@ -54,9 +55,15 @@ class User(AbstractUser):
     # without accents, computed by PostgreSQL on every write (a stored generated column), so no
     # write path (admin, bulk loads) can leave it stale. Trigram-indexed: prefix and typo search.
     search_name = models.GeneratedField(
-        expression=Func(Concat(F("username"), Value(" "), F("display_name")), function="ugc_search_name",
-                        output_field=models.TextField()),
-        output_field=models.TextField(), db_persist=True, editable=False)
+        expression=Func(
+            Concat(F("username"), Value(" "), F("display_name")),
+            function="ugc_search_name",
+            output_field=models.TextField(),
+        ),
+        output_field=models.TextField(),
+        db_persist=True,
+        editable=False,
+    )
     # 0 while the avatar is the identicon; bumped by every upload, so the avatar's address
     # (with ?v=) changes and a browser never shows a stale picture (social.avatars).
     avatar_version = models.PositiveIntegerField(default=0, db_default=0, editable=False)

@@ -41,8 +41,14 @@ def read_record(user_id: int, board_id: int, *, now: float | None = None, pipe=N
     # The read set and its id set change together in one script (read_add.lua, the reader's
     # slot); the buffer lies in another slot and stands alone.
     client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
-    scripts.read_add(keys=[keys.reads(user_id), keys.read_ids(user_id)],
-                     board_id=board_id, at=now, cutoff=now - _retention(), retention=_retention(), client=client)
+    scripts.read_add(
+        keys=[keys.reads(user_id), keys.read_ids(user_id)],
+        board_id=board_id,
+        at=now,
+        cutoff=now - _retention(),
+        retention=_retention(),
+        client=client,
+    )
     client.hset(keys.reads_pending(user_id), keys.read_field(user_id, board_id), repr(float(now)))
     if pipe is None:
         client.execute()
@@ -105,7 +111,9 @@ def reads_stored(*, now: float | None = None) -> Iterator[tuple[int, dict[int, f
     first_day = datetime.fromtimestamp(cutoff, tz=UTC).date()
     rows = (
         Read.objects.filter(day__gte=first_day, read_at__gte=datetime.fromtimestamp(cutoff, tz=UTC))
-        .order_by("reader_id").values_list("reader_id", "board_id", "read_at").iterator(chunk_size=10_000)
+        .order_by("reader_id")
+        .values_list("reader_id", "board_id", "read_at")
+        .iterator(chunk_size=10_000)
     )
     for reader_id, group in groupby(rows, key=lambda row: row[0]):
         latest: dict[int, float] = {}
@@ -154,11 +162,15 @@ def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | 
     if not board_ids or not reader_ids:
         return found
     cutoff = (time.time() if now is None else now) - _retention()
-    answers = run_by_node(scripts.readers_of, reader_ids, key=keys.reads,
-                          keys_of=lambda r: [keys.reads(r), keys.read_ids(r)],
-                          args=scripts.readers_of.args(cutoff=cutoff, count=len(board_ids), board_ids=board_ids),
-                          per_call=READERS_PER_CALL,
-                          scratch=(lambda first: "") if settings.REDIS_CLUSTER else keys.reads_query)
+    answers = run_by_node(
+        scripts.readers_of,
+        reader_ids,
+        key=keys.reads,
+        keys_of=lambda r: [keys.reads(r), keys.read_ids(r)],
+        args=scripts.readers_of.args(cutoff=cutoff, count=len(board_ids), board_ids=board_ids),
+        per_call=READERS_PER_CALL,
+        scratch=(lambda first: "") if settings.REDIS_CLUSTER else keys.reads_query,
+    )
     for group, pairs in answers:
         for i in range(0, len(pairs), 2):
             found[board_ids[pairs[i + 1] - 1]].append(group[pairs[i] - 1])

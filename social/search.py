@@ -23,13 +23,16 @@ _CANDIDATES = """
          ORDER BY search_name <->> %(q)s LIMIT %(cap)s)
     )
 """
-_PAGE = _CANDIDATES + """
+_PAGE = (
+    _CANDIDATES
+    + """
     SELECT u.id, u.username, u.display_name, u.avatar_version, count(*) OVER ()
     FROM social_user u JOIN candidates USING (id)
     ORDER BY lower(u.username) = %(q)s DESC, u.search_name LIKE %(prefix)s DESC, u.search_name LIKE %(word_prefix)s DESC,
              word_similarity(%(q)s, u.search_name) DESC, u.id
     LIMIT %(limit)s OFFSET %(offset)s
 """
+)
 _COUNT = _CANDIDATES + "SELECT count(*) FROM candidates"
 
 
@@ -44,11 +47,19 @@ def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], i
     threshold is set for it alone): the normalised query, then one query over at most twice
     SEARCH_MATCHES_MAX candidates from two indexes: O(log n + cap log cap) however many match."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT lower(ugc_unaccent(%s)), set_config('pg_trgm.word_similarity_threshold', %s, true)",
-                       [query.strip(), str(NAME_SIMILARITY_MIN)])
+        cursor.execute(
+            "SELECT lower(ugc_unaccent(%s)), set_config('pg_trgm.word_similarity_threshold', %s, true)",
+            [query.strip(), str(NAME_SIMILARITY_MIN)],
+        )
         normalised = cursor.fetchone()[0]
-        params = {"cap": SEARCH_MATCHES_MAX, "q": normalised, "prefix": _like_escaped(normalised) + "%",
-                  "word_prefix": "% " + _like_escaped(normalised) + "%", "limit": limit, "offset": offset}
+        params = {
+            "cap": SEARCH_MATCHES_MAX,
+            "q": normalised,
+            "prefix": _like_escaped(normalised) + "%",
+            "word_prefix": "% " + _like_escaped(normalised) + "%",
+            "limit": limit,
+            "offset": offset,
+        }
         rows = []
         if offset < 2 * SEARCH_MATCHES_MAX:
             cursor.execute(_PAGE, params)

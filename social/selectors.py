@@ -41,13 +41,16 @@ def user_get_for(username: str, viewer) -> User:
 def block_between(first_id: int, second_id: int) -> bool:
     """Whether either of two people blocks the other, from PostgreSQL (the source of truth, for
     writes that must not race a block: a follow, an invitation). One indexed query."""
-    return Block.objects.filter(Q(blocker_id=first_id, blocked_id=second_id) |
-                                Q(blocker_id=second_id, blocked_id=first_id)).exists()
+    return Block.objects.filter(
+        Q(blocker_id=first_id, blocked_id=second_id) | Q(blocker_id=second_id, blocked_id=first_id)
+    ).exists()
 
 
 def blocks_list(user) -> list[dict]:
     """``{"id", "username"}`` of everyone ``user`` blocks, the latest first. O(n) for their n blocks."""
-    rows = Block.objects.filter(blocker=user).order_by("-created_at", "-id").values_list("blocked_id", "blocked__username")
+    rows = (
+        Block.objects.filter(blocker=user).order_by("-created_at", "-id").values_list("blocked_id", "blocked__username")
+    )
     return [{"id": user_id, "username": username} for user_id, username in rows]
 
 
@@ -103,7 +106,9 @@ def sharing_readers(user_ids) -> dict[int, str]:
     """Usernames of the people among ``user_ids`` whose reads may be shown: active, and sharing
     them (``share_reading``, read here on every answer, so turning it off counts at once).
     One query by primary key: O(k log n) for k ids, next to the O(k x reads) of the question."""
-    return dict(User.objects.filter(pk__in=list(user_ids), is_active=True, share_reading=True).values_list("id", "username"))
+    return dict(
+        User.objects.filter(pk__in=list(user_ids), is_active=True, share_reading=True).values_list("id", "username")
+    )
 
 
 def profile_avatar_url(user) -> str:

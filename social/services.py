@@ -121,16 +121,19 @@ def follow_create(*, follower: User, followee: User) -> tuple[Follow, bool]:
         if created:
             # Only between active people: these updates lock both rows, so a suspension either
             # committed first (no edge) or waits, and its member_lists_sync then sees the edge.
-            for person, counts in _lock_order((followee, {"followers_count": F("followers_count") + 1}),
-                                              (follower, {"following_count": F("following_count") + 1})):
+            for person, counts in _lock_order(
+                (followee, {"followers_count": F("followers_count") + 1}),
+                (follower, {"following_count": F("following_count") + 1}),
+            ):
                 if not User.objects.filter(pk=person.pk, is_active=True).update(**counts):
                     raise UserNotFound(person.username)  # leaving the block rolls the edge back
             # Asked with both rows locked: a block (which locks them too, block_create) either
             # committed first and is seen here, or waits and then ends this edge itself.
             if block_between(follower.pk, followee.pk):
                 raise FollowBlocked(followee.username)
-    transaction.on_commit(lambda: graph.follow_add(
-        follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp()))
+    transaction.on_commit(
+        lambda: graph.follow_add(follower_id=follower.pk, followee_id=followee.pk, at=edge.created_at.timestamp())
+    )
     return edge, created
 
 
@@ -140,8 +143,10 @@ def follow_delete(*, follower: User, followee: User) -> bool:
     with transaction.atomic():
         deleted, _ = Follow.objects.filter(follower=follower, followee=followee).delete()
         if deleted:
-            for person, counts in _lock_order((followee, {"followers_count": Greatest(F("followers_count") - 1, 0)}),
-                                              (follower, {"following_count": Greatest(F("following_count") - 1, 0)})):
+            for person, counts in _lock_order(
+                (followee, {"followers_count": Greatest(F("followers_count") - 1, 0)}),
+                (follower, {"following_count": Greatest(F("following_count") - 1, 0)}),
+            ):
                 User.objects.filter(pk=person.pk).update(**counts)
     transaction.on_commit(lambda: graph.follow_remove(follower_id=follower.pk, followee_id=followee.pk))
     return bool(deleted)
@@ -205,10 +210,19 @@ def member_lists_sync(*, user_id: int) -> bool | None:
         if active is None:
             return None
         for side, other in (("followee_id", "follower_id"), ("follower_id", "followee_id")):
-            rows = Follow.objects.filter(**{side: user_id}).values_list(other, "created_at").iterator(chunk_size=MEMBER_SYNC_BATCH)
+            rows = (
+                Follow.objects.filter(**{side: user_id})
+                .values_list(other, "created_at")
+                .iterator(chunk_size=MEMBER_SYNC_BATCH)
+            )
             while batch := [(other_id, at.timestamp()) for other_id, at in islice(rows, MEMBER_SYNC_BATCH)]:
                 pipe = get_redis().pipeline(transaction=False)
-                graph.member_set(user_id, followers=batch if side == "followee_id" else (),
-                                 followees=batch if side == "follower_id" else (), present=active, pipe=pipe)
+                graph.member_set(
+                    user_id,
+                    followers=batch if side == "followee_id" else (),
+                    followees=batch if side == "follower_id" else (),
+                    present=active,
+                    pipe=pipe,
+                )
                 pipe.execute()
     return active

@@ -26,7 +26,8 @@ def token_user_id(key: str, *, now: float | None = None) -> int | None:
         return user_id
     row = (
         ApiToken.objects.filter(key_hash=key_hash, expires_at__gt=timezone.now(), user__is_active=True)
-        .values_list("user_id", "expires_at").first()
+        .values_list("user_id", "expires_at")
+        .first()
     )
     if row is None:
         return None

@@ -45,6 +45,7 @@ def too_many(request, template: str, context: dict, wait: int):
 
 # --- accounts ----------------------------------------------------------------------------------
 
+
 class LoginPage(auth_views.LoginView):
     """Django's login (it refuses suspended users: ``is_active`` False), behind the API's rate limit."""
 
@@ -54,7 +55,9 @@ class LoginPage(auth_views.LoginView):
     def post(self, request, *args, **kwargs):
         wait = throttle_wait(request, account=request.POST.get("username"))
         if wait:
-            return too_many(request, self.template_name, self.get_context_data(form=self.get_form_class()(request)), wait)
+            return too_many(
+                request, self.template_name, self.get_context_data(form=self.get_form_class()(request)), wait
+            )
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):
@@ -89,11 +92,20 @@ def settings_page(request):
 
 
 def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
-    return render(request, "social/settings.html", {
-        "form": form, "avatar_error": avatar_error, "avatar_accept": AVATAR_ACCEPT,
-        "avatar_max_mb": AVATAR_UPLOAD_MAX // (1024 * 1024),
-        "avatar_src": selectors.profile_avatar_url(request.user),
-        "blocks": selectors.blocks_list(request.user), "mutes": selectors.mutes_list(request.user)}, status=status)
+    return render(
+        request,
+        "social/settings.html",
+        {
+            "form": form,
+            "avatar_error": avatar_error,
+            "avatar_accept": AVATAR_ACCEPT,
+            "avatar_max_mb": AVATAR_UPLOAD_MAX // (1024 * 1024),
+            "avatar_src": selectors.profile_avatar_url(request.user),
+            "blocks": selectors.blocks_list(request.user),
+            "mutes": selectors.mutes_list(request.user),
+        },
+        status=status,
+    )
 
 
 @body_max(AVATAR_BODY_MAX, "picture")
@@ -116,7 +128,9 @@ def avatar_upload(request):
         if upload is None:
             raise AvatarRefused("Choose a picture to upload first.")
         if upload.size > AVATAR_UPLOAD_MAX:
-            raise AvatarRefused(f"The picture is larger than {AVATAR_UPLOAD_MAX // (1024 * 1024)} MB; choose a smaller one.")
+            raise AvatarRefused(
+                f"The picture is larger than {AVATAR_UPLOAD_MAX // (1024 * 1024)} MB; choose a smaller one."
+            )
         services.avatar_set(user=request.user, data=upload.read())
     except AvatarRefused as error:
         return _settings(request, SettingsForm(instance=request.user), status=400, avatar_error=str(error))
@@ -141,20 +155,25 @@ def avatar(request, username: str):
 
 # --- the follow graph ----------------------------------------------------------------------------
 
+
 def _people(request, username: str, which: str):
     person = selectors.user_get_for(username, request.user)
     number = page_number(request, page_size=PEOPLE_PAGE_SIZE)
     offset = (number - 1) * PEOPLE_PAGE_SIZE
     listing = selectors.followers_list if which == "followers" else selectors.following_list
     page = listing(person, offset=offset, limit=PEOPLE_PAGE_SIZE)
-    return render(request, "social/people.html", {
-        "person": person,
-        "which": which,
-        "people": page["items"],
-        "total": page["total"],
-        "previous_page": number - 1 if number > 1 else None,
-        "next_page": number + 1 if offset + PEOPLE_PAGE_SIZE < page["total"] else None,
-    })
+    return render(
+        request,
+        "social/people.html",
+        {
+            "person": person,
+            "which": which,
+            "people": page["items"],
+            "total": page["total"],
+            "previous_page": number - 1 if number > 1 else None,
+            "next_page": number + 1 if offset + PEOPLE_PAGE_SIZE < page["total"] else None,
+        },
+    )
 
 
 def followers(request, username: str):
@@ -163,4 +182,3 @@ def followers(request, username: str):
 
 def following(request, username: str):
     return _people(request, username, "following")
-

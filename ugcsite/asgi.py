@@ -14,7 +14,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from feeds.live.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter({
-    "http": django_application,
-    "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
-})
+application = ProtocolTypeRouter(
+    {
+        "http": django_application,
+        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+    }
+)

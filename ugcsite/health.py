@@ -58,7 +58,9 @@ def readyz(request):
         except Exception as error:
             checks[name] = f"unreachable: {type(error).__name__}"
     ready = all(value == "ok" for value in checks.values())
-    response = JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    response = JsonResponse(
+        {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
+    )
     if not ready:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response

@@ -44,7 +44,9 @@ class ApiError(Exception):
         return error_response(self.status, self.detail, errors=self.errors, headers=self.headers)
 
 
-def error_response(status: int, detail: str, *, errors: list | None = None, headers: dict | None = None) -> JsonResponse:
+def error_response(
+    status: int, detail: str, *, errors: list | None = None, headers: dict | None = None
+) -> JsonResponse:
     body: dict[str, Any] = {"detail": detail}
     if errors:
         body["errors"] = errors
@@ -77,11 +79,13 @@ def json_answer(data) -> HttpResponse:
     """A 200 JSON answer, serialised by orjson (several times faster than JsonResponse's json
     module on a feed page); dates, lazy strings and the like go through Django's own encoder,
     so the text means the same as JsonResponse's."""
-    return HttpResponse(orjson.dumps(data, default=_django_default, option=_JSON_OPTIONS),
-                        content_type="application/json")
+    return HttpResponse(
+        orjson.dumps(data, default=_django_default, option=_JSON_OPTIONS), content_type="application/json"
+    )
 
 
 # --- authentication ---------------------------------------------------------------------------
+
 
 class LazyUser(SimpleLazyObject):
     """The caller, loaded from PostgreSQL only when more than its id is needed (a feed read
@@ -125,7 +129,9 @@ def authenticate(request: HttpRequest):
         if request.method not in SAFE_METHODS:
             reason = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
             if reason is not None:
-                raise ApiError(403, "The CSRF token is missing or wrong; send the csrftoken cookie's value as X-CSRFToken.")
+                raise ApiError(
+                    403, "The CSRF token is missing or wrong; send the csrftoken cookie's value as X-CSRFToken."
+                )
         return user
     return None
 
@@ -152,21 +158,27 @@ def endpoint(**handlers: Callable) -> Callable:
         handler = handlers.get(request.method)
         if handler is None:
             allowed = ", ".join(sorted(handlers))
-            return error_response(405, f"{request.method} is not allowed here; use {allowed}.", headers={"Allow": allowed})
+            return error_response(
+                405, f"{request.method} is not allowed here; use {allowed}.", headers={"Allow": allowed}
+            )
         try:
             request.api_user = authenticate(request)
             if request.api_user is not None:
                 _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
             if getattr(handler, "login_required", False) and request.api_user is None:
-                raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
+                raise ApiError(
+                    401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one)."
+                )
             # 415 after the 401s (docs/api.md puts 401 first) and before anything the handler loads
             # (404, 403) or counts (a sign-up's rate limit): the body's type is a fact of the
             # request alone, as a 405 or a 413 is, so a form post to sign-up is refused unread.
             if request.method not in SAFE_METHODS and not getattr(handler, "takes_bytes", False):
                 json_body_required(request)
             if request.method in ("GET", "HEAD"):
-                _hook("API_READ_LIMIT")(user_id=request.api_user.pk if request.api_user is not None else None,
-                                        address=client_address(request))
+                _hook("API_READ_LIMIT")(
+                    user_id=request.api_user.pk if request.api_user is not None else None,
+                    address=client_address(request),
+                )
             result = handler(request, **kwargs)
         except ApiError as error:
             return error.response()
@@ -409,7 +421,8 @@ def client_address(request: HttpRequest) -> str:
 def safe_next(request: HttpRequest, default: str) -> str:
     """Where a page goes after a form: ``next`` when it stays on this site, else ``default``."""
     target = request.POST.get("next") or request.GET.get("next")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                  require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return default

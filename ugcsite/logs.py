@@ -45,8 +45,12 @@ class JsonFormatter(logging.Formatter):
         logging.captureWarnings(True)  # Python's warnings too, as lines of logger "py.warnings", not bare text
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-                 "level": record.levelname, "logger": record.name, "message": record.getMessage()}
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         for field in self.FIELDS:
             value = getattr(record, field, None)
             if value is not None:
@@ -71,9 +75,13 @@ class RequestLogMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request.request_id
-            logger.info("%s %s %s", request.method, request.path, response.status_code,
-                        extra={"status": response.status_code,
-                               "duration_ms": round((time.perf_counter() - started) * 1000, 2)})
+            logger.info(
+                "%s %s %s",
+                request.method,
+                request.path,
+                response.status_code,
+                extra={"status": response.status_code, "duration_ms": round((time.perf_counter() - started) * 1000, 2)},
+            )
             return response
         finally:
             _current.reset(token)

@@ -12,12 +12,20 @@ import time
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 
-REQUESTS = Counter("ugcsite_http_requests_total", "HTTP requests by route pattern, method and status",
-                   ["route", "method", "status"])
-LATENCY = Histogram("ugcsite_http_request_seconds", "Time to answer an HTTP request, by route pattern", ["route"],
-                    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
-FANOUT_LAG = Histogram("ugcsite_fanout_lag_seconds", "From a board's creation to its last batch of followers written",
-                       buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300))
+REQUESTS = Counter(
+    "ugcsite_http_requests_total", "HTTP requests by route pattern, method and status", ["route", "method", "status"]
+)
+LATENCY = Histogram(
+    "ugcsite_http_request_seconds",
+    "Time to answer an HTTP request, by route pattern",
+    ["route"],
+    buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+FANOUT_LAG = Histogram(
+    "ugcsite_fanout_lag_seconds",
+    "From a board's creation to its last batch of followers written",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
 
 
 def exposition(extra: CollectorRegistry | None = None) -> bytes:

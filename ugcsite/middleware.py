@@ -21,18 +21,20 @@ OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutE
 RETRY_AFTER_SECONDS = 5
 
 # Pages load nothing from other hosts and run no inline script (docs/api.md, "Pages").
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 
 class ContentSecurityPolicyMiddleware:
@@ -66,7 +68,9 @@ class BodySizeLimitMiddleware:
             _drain(request, length)
             what = getattr(view_func, "body_what", "drawing")
             return JsonResponse(
-                {"detail": f"The body is {length:,} bytes; at most {limit / 1024 / 1024:g} MiB is accepted. Send a smaller {what}."},
+                {
+                    "detail": f"The body is {length:,} bytes; at most {limit / 1024 / 1024:g} MiB is accepted. Send a smaller {what}."
+                },
                 status=413,
             )
         return None
@@ -121,7 +125,9 @@ class ServiceUnavailableMiddleware:
 
     def process_exception(self, request, exception):
         if isinstance(exception, errors.Unavailable):  # a page whose data is being rebuilt
-            response = HttpResponse(render_to_string("unavailable.html", {"retry_after": exception.retry_after}), status=503)
+            response = HttpResponse(
+                render_to_string("unavailable.html", {"retry_after": exception.retry_after}), status=503
+            )
             response["Retry-After"] = str(exception.retry_after)
             return response
         if not isinstance(exception, OUTAGES):
@@ -129,9 +135,12 @@ class ServiceUnavailableMiddleware:
         which = "database" if isinstance(exception, DatabaseError) else "data store (Redis)"
         logger.warning("503 for %s %s: the %s is unreachable: %s", request.method, request.path, which, exception)
         if request.path.startswith("/api/"):
-            return error_response(503, f"The site's {which} is unreachable for a moment; nothing was lost. "
-                                       f"Try again in {RETRY_AFTER_SECONDS} seconds.",
-                                  headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+            return error_response(
+                503,
+                f"The site's {which} is unreachable for a moment; nothing was lost. "
+                f"Try again in {RETRY_AFTER_SECONDS} seconds.",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         response = HttpResponse(render_to_string("unavailable.html", {"retry_after": RETRY_AFTER_SECONDS}), status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

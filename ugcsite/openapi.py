@@ -41,14 +41,31 @@ def _answer(description: str, schema: dict | None = None, content_type: str = "a
     return answer
 
 
-_ERROR_TEXT = {400: "invalid input", 401: "no or bad credentials", 403: "not allowed", 404: "not found",
-               409: "conflict", 413: "body too large", 415: "body not JSON (send Content-Type: application/json)",
-               429: "rate limit reached",
-               503: "PostgreSQL or the data Redis unreachable for a moment, or the list is being rebuilt; try again"}
+_ERROR_TEXT = {
+    400: "invalid input",
+    401: "no or bad credentials",
+    403: "not allowed",
+    404: "not found",
+    409: "conflict",
+    413: "body too large",
+    415: "body not JSON (send Content-Type: application/json)",
+    429: "rate limit reached",
+    503: "PostgreSQL or the data Redis unreachable for a moment, or the list is being rebuilt; try again",
+}
 _ERROR_HEADERS = {
-    401: {"WWW-Authenticate": {"schema": {"type": "string"}, "description": "Bearer realm=\"ugcsite\""}},
-    429: {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the next try may succeed"}},
-    503: {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds until the next try may succeed"}},
+    401: {"WWW-Authenticate": {"schema": {"type": "string"}, "description": 'Bearer realm="ugcsite"'}},
+    429: {
+        "Retry-After": {
+            "schema": {"type": "integer", "minimum": 1},
+            "description": "seconds until the next try may succeed",
+        }
+    },
+    503: {
+        "Retry-After": {
+            "schema": {"type": "integer", "minimum": 1},
+            "description": "seconds until the next try may succeed",
+        }
+    },
 }
 
 
@@ -90,7 +107,9 @@ def _common_answers(paths: dict) -> dict:
             for code, answer in _errors(*codes).items():
                 operation["responses"].setdefault(code, answer)
             if 403 in codes:
-                operation["responses"]["403"]["description"] = "not allowed, or signed in by session without the CSRF token"
+                operation["responses"]["403"]["description"] = (
+                    "not allowed, or signed in by session without the CSRF token"
+                )
     return paths
 
 
@@ -102,9 +121,13 @@ def _body(ref: str) -> dict:
 
 
 def _board_id_param() -> dict:
-    return {"name": "board_id", "in": "path", "required": True,
-            "schema": {"type": "integer", "minimum": 1, "exclusiveMaximum": ID_LIMIT},
-            "description": "ids are below 2^53; any other number is no board (404)"}
+    return {
+        "name": "board_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1, "exclusiveMaximum": ID_LIMIT},
+        "description": "ids are below 2^53; any other number is no board (404)",
+    }
 
 
 def _query(name: str, schema: dict, description: str) -> dict:
@@ -119,16 +142,35 @@ PAGING = [_query("offset", OFFSET, OFFSET["description"]), _query("limit", LIMIT
 # other, so the three are one form-exploded object: each of its keys is a query parameter of
 # its own on the wire (?before=42&limit=20), and its schema says "not both".
 TIMELINE_PAGING = {
-    "name": "paging", "in": "query", "required": False, "style": "form", "explode": True,
+    "name": "paging",
+    "in": "query",
+    "required": False,
+    "style": "form",
+    "explode": True,
     "description": "offset=, limit= and before=, each its own query parameter; offset and before exclude each other",
-    "schema": {"type": "object", "properties": {"offset": OFFSET, "limit": LIMIT, "before": BEFORE},
-               "not": {"required": ["offset", "before"]}},
+    "schema": {
+        "type": "object",
+        "properties": {"offset": OFFSET, "limit": LIMIT, "before": BEFORE},
+        "not": {"required": ["offset", "before"]},
+    },
 }
 KIND = _query("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
-TAG = {**_query("tag", {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
-                "only boards with this tag; repeat for several (all must match)"), "style": "form", "explode": True}
-USERNAME = {"name": "username", "in": "path", "required": True, "schema": {"type": "string", "pattern": USERNAME_PATTERN},
-            "description": "matched case-insensitively; a name no one can have is a 404"}
+TAG = {
+    **_query(
+        "tag",
+        {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
+        "only boards with this tag; repeat for several (all must match)",
+    ),
+    "style": "form",
+    "explode": True,
+}
+USERNAME = {
+    "name": "username",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": USERNAME_PATTERN},
+    "description": "matched case-insensitively; a name no one can have is a 404",
+}
 
 
 def _paths() -> dict:
@@ -136,156 +178,430 @@ def _paths() -> dict:
     profile = {"$ref": "#/components/schemas/Profile"}
     me = {"$ref": "#/components/schemas/Me"}
     secured = [{"bearer": []}]
-    timeline = {"type": "object", "properties": {
-        "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
-        "next": {"type": ["string", "null"], "description": "pass as before= for the next page; null when no older item"}}}
-    people = {"type": "object", "properties": {
-        "items": {"type": "array", "items": {"type": "object", "properties": {
-            "id": {"type": "integer"}, "username": {"type": "string"}}}},
-        "total": {"type": "integer"}}}
-    people_items = {"type": "object", "required": ["items"], "properties": {"items": people["properties"]["items"]}}
-    return _common_answers({
-        "/api/v1/health": {"get": {"summary": "The process answers", "responses": {"200": _answer("ok", {
-            "type": "object", "properties": {"ok": {"type": "boolean"}}})}}},
-        "/api/v1/users/{username}": {"parameters": [USERNAME], "get": {
-            "summary": "A profile", "responses": {"200": _answer("profile", profile), **_errors(401, 404)}}},
-        "/api/v1/users/{username}/follow": {"parameters": [USERNAME],
-            "put": {"summary": "Follow (idempotent); 403 when either blocks the other", "security": secured,
-                    "responses": {"204": _answer("following"), **_errors(400, 401, 403, 404)}},
-            "delete": {"summary": "Unfollow (idempotent)", "security": secured,
-                       "responses": {"204": _answer("not following"), **_errors(401, 404)}}},
-        "/api/v1/users/{username}/block": {"parameters": [USERNAME],
-            "put": {"summary": "Block (idempotent): follows end both ways, neither sees the other's boards, "
-                               "they get 404 for your profile and boards", "security": secured,
-                    "responses": {"204": _answer("blocked"), **_errors(400, 401, 404, 429)}},
-            "delete": {"summary": "Unblock (idempotent); no follow comes back", "security": secured,
-                       "responses": {"204": _answer("not blocked"), **_errors(400, 401, 404, 429)}}},
-        "/api/v1/users/{username}/mute": {"parameters": [USERNAME],
-            "put": {"summary": "Mute (idempotent): their boards and notifications leave your lists; they are not told",
-                    "security": secured, "responses": {"204": _answer("muted"), **_errors(400, 401, 404, 429)}},
-            "delete": {"summary": "Unmute (idempotent): everything comes back", "security": secured,
-                       "responses": {"204": _answer("not muted"), **_errors(400, 401, 404, 429)}}},
-        "/api/v1/reports": {"post": {
-            "summary": "Report a board or a person to staff (rate limited); enough distinct reporters hide it until staff decide",
-            "security": secured, "requestBody": _body("ReportCreate"),
-            "responses": {"201": _answer("reported", {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}),
-                          **_errors(400, 401, 404, 413, 429)}}},
-        "/api/v1/me/blocks": {"get": {"summary": "The people the caller blocks, the latest first", "security": secured,
-                                      "responses": {"200": _answer("people", people_items), **_errors(401)}}},
-        "/api/v1/me/mutes": {"get": {"summary": "The people the caller mutes, the latest first", "security": secured,
-                                     "responses": {"200": _answer("people", people_items), **_errors(401)}}},
-        "/api/v1/users/{username}/followers": {"parameters": [USERNAME], "get": {
-            "summary": "Followers, newest follow first", "parameters": PAGING,
-            "responses": {"200": _answer("people", people), **_errors(400, 401, 404)}}},
-        "/api/v1/users/{username}/following": {"parameters": [USERNAME], "get": {
-            "summary": "Followees, newest follow first", "parameters": PAGING,
-            "responses": {"200": _answer("people", people), **_errors(400, 401, 404)}}},
-        "/api/v1/users/{username}/boards": {"parameters": [USERNAME], "get": {
-            "summary": "A user's boards, newest first", "parameters": [TIMELINE_PAGING],
-            "responses": {"200": _answer("a page", timeline), **_errors(400, 401, 404)}}},
-        "/api/v1/discover": {"get": {
-            "summary": "Boards matching every filter, with the exact total",
-            "parameters": [*PAGING, KIND, TAG, _query("author", {"type": "string"}, "username; unknown gives no matches"),
-                           _query("sort", {"type": "string", "enum": list(SORTS), "default": SORTS[0]},
-                                  "recent: newest first; popular: views all time; trending: views in 24 hours")],
-            "responses": {"200": _answer("matches", {"type": "object", "properties": {
-                "total": {"type": "integer"},
-                "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}}}}),
-                **_errors(400, 401)}}},
-        "/api/v1/reading": {"get": {
-            "summary": "Which of the people I follow read these boards (last 30 days)", "security": secured,
-            "parameters": [{**_query("ids", {"type": "string", "pattern": f"^[0-9]{{1,{ID_DIGITS}}}(,[0-9]{{1,{ID_DIGITS}}}){{0,{MAX_READING_IDS - 1}}}$"},
-                                     f"1-{MAX_READING_IDS} board ids, comma separated"), "required": True}],
-            "responses": {"200": _answer("board id -> usernames", {"type": "object", "additionalProperties": {
-                "type": "array", "items": {"type": "string"}}}), **_errors(400, 401)}}},
-        "/api/v1/popular": {"get": {
-            "summary": "Popular boards: all time, trending (24 h) or among the people I follow (30 days)",
-            "parameters": [*PAGING, _query("scope", {"type": "string", "enum": list(POPULAR_SCOPES), "default": POPULAR_SCOPES[0]},
-                                           "following needs a signed-in caller")],
-            "responses": {"200": _answer("most read first", {"type": "object", "properties": {"items": {"type": "array", "items": {
-                "type": "object", "properties": {"board": {"$ref": "#/components/schemas/BoardSummary"}, "reads": {"type": "integer"}}}}}}),
-                **_errors(400, 401)}}},
-        "/api/v1/feed": {"get": {
-            "summary": "The caller's home feed, newest first", "security": secured,
-            "parameters": [TIMELINE_PAGING, KIND, TAG],
-            "responses": {"200": _answer("a page", timeline), **_errors(400, 401)}}},
-        "/api/v1/users": {"post": {
-            "summary": "Sign up", "requestBody": _body("SignUp"),
-            "responses": {"201": _answer("created", {"type": "object", "properties": {
-                "id": {"type": "integer"}, "username": {"type": "string"}}}), **_errors(400, 409, 413, 429)}}},
-        "/api/v1/tokens": {"post": {
-            "summary": "Get a bearer token", "requestBody": _body("Credentials"),
-            "responses": {"201": _answer("a token", {"type": "object", "properties": {"token": {"type": "string"}}}),
-                          **_errors(400, 401, 413, 429)}}},
-        "/api/v1/tokens/current": {"delete": {
-            "summary": "Revoke the bearer token of this call (it stops working at once)", "security": secured,
-            "responses": {"204": _answer("revoked"), **_errors(401)}}},
-        "/api/v1/me": {
-            "get": {"summary": "The caller's profile and own settings", "security": secured,
-                    "responses": {"200": _answer("profile", me), **_errors(401)}},
-            "patch": {"summary": "Change any of the caller's own settings", "security": secured,
-                      "requestBody": _body("ProfilePatch"),
-                      "responses": {"200": _answer("profile", me), **_errors(400, 401, 413)}}},
-        "/api/v1/me/avatar": {
-            "put": {"summary": "Set the caller's picture: the body is the image (PNG, JPEG, GIF or WebP, at most "
-                               f"{settings.API_MAX_BODY_BYTES // (1024 * 1024)} MiB and {AVATAR_PIXELS_MAX // 1_000_000} million pixels), "
-                               f"cropped and resized to a {AVATAR_SIZE}-pixel square",
-                    "security": secured,
-                    "requestBody": {"required": True, "content": {
-                        media: {"schema": {"type": "string", "format": "binary"}} for media in AVATAR_ACCEPT.split(",")}},
-                    "responses": {"200": _answer("profile", me), **_errors(400, 401, 413, 429)}},
-            "delete": {"summary": "Remove the caller's picture (the identicon is shown again)", "security": secured,
-                       "responses": {"200": _answer("profile", me), **_errors(401)}}},
-        "/api/v1/boards": {"post": {
-            "summary": "Publish a board", "security": secured, "requestBody": _body("BoardCreate"),
-            "responses": {"201": _answer("the new board", board), **_errors(400, 401, 413)}}},
-        "/api/v1/boards/{board_id}": {
-            "parameters": [_board_id_param()],
-            "get": {"summary": "Read a board (counts a view)", "responses": {"200": _answer("the board", board), **_errors(401, 404)}},
-            "patch": {"summary": "Change a board (the author; its editors may change the doc alone)", "security": secured, "requestBody": _body("BoardPatch"),
-                      "responses": {"200": _answer("the board", board), **_errors(400, 401, 403, 404, 413)}},
-            "delete": {"summary": "Delete a board (author or staff)", "security": secured,
-                       "responses": {"204": _answer("deleted"), **_errors(401, 403, 404)}},
+    timeline = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
+            "next": {
+                "type": ["string", "null"],
+                "description": "pass as before= for the next page; null when no older item",
+            },
         },
-        "/api/v1/search": {"get": {
-            "summary": "Search people (by username and display name) or boards (by title, tags and the text in drawings)",
-            "parameters": [
-                {**_query("q", {"type": "string", "minLength": SEARCH_QUERY_LENGTH[0], "maxLength": SEARCH_QUERY_LENGTH[1],
-                                "pattern": r"^[^\u0000]*$"}, "the words to look for (prefixes match; people also by a near spelling)"),
-                 "required": True},
-                _query("type", {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]}, "what to search"),
-                *PAGING],
-            "responses": {"200": _answer("best match first", {"type": "object", "required": ["total", "items"], "properties": {
-                "total": {"type": "integer", "description": f"the matches, counted up to {SEARCH_MATCHES_MAX:,}"},
-                "items": {"type": "array", "items": {"oneOf": [
-                    {"$ref": "#/components/schemas/PersonFound"}, {"$ref": "#/components/schemas/BoardSummary"}]}}}}),
-                **_errors(400, 401)}}},
-        "/api/v1/notifications": {"get": {
-            "summary": "The caller's notifications, latest first, with the unread count", "security": secured,
-            "parameters": PAGING,
-            "responses": {"200": _answer("notifications", {"type": "object", "required": ["unread", "items"], "properties": {
-                "unread": {"type": "integer", "minimum": 0},
-                "items": {"type": "array", "items": {"$ref": "#/components/schemas/Notification"}}}}),
-                **_errors(400, 401)}}},
-        "/api/v1/notifications/read": {"post": {
-            "summary": "Mark notifications read: some by id, or all", "security": secured,
-            "requestBody": _body("NotificationsRead"),
-            "responses": {"204": _answer("marked read"), **_errors(400, 401, 413)}}},
-        "/api/v1/boards/{board_id}/preview.svg": {
-            "parameters": [_board_id_param()],
-            "get": {"summary": "The drawing rendered as SVG",
-                    "responses": {"200": _answer("SVG", {"type": "string"}, "image/svg+xml"), **_errors(401, 404)}}},
-        "/api/v1/boards/{board_id}/editors": {
-            "parameters": [_board_id_param()],
-            "get": {"summary": "The people invited to draw on a board", "responses": {
-                "200": _answer("editors", people_items), **_errors(401, 404)}}},
-        "/api/v1/boards/{board_id}/editors/{username}": {
-            "parameters": [_board_id_param(), USERNAME],
-            "put": {"summary": "Invite someone to draw on the board (author only; idempotent); 403 when either blocks the other", "security": secured,
-                    "responses": {"204": _answer("they may draw"), **_errors(400, 401, 403, 404, 429)}},
-            "delete": {"summary": "Remove an editor (the author, or the editor leaving; idempotent)", "security": secured,
-                       "responses": {"204": _answer("they no longer draw"), **_errors(401, 403, 404)}}},
-    })
+    }
+    people = {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"id": {"type": "integer"}, "username": {"type": "string"}}},
+            },
+            "total": {"type": "integer"},
+        },
+    }
+    people_items = {"type": "object", "required": ["items"], "properties": {"items": people["properties"]["items"]}}
+    return _common_answers(
+        {
+            "/api/v1/health": {
+                "get": {
+                    "summary": "The process answers",
+                    "responses": {"200": _answer("ok", {"type": "object", "properties": {"ok": {"type": "boolean"}}})},
+                }
+            },
+            "/api/v1/users/{username}": {
+                "parameters": [USERNAME],
+                "get": {"summary": "A profile", "responses": {"200": _answer("profile", profile), **_errors(401, 404)}},
+            },
+            "/api/v1/users/{username}/follow": {
+                "parameters": [USERNAME],
+                "put": {
+                    "summary": "Follow (idempotent); 403 when either blocks the other",
+                    "security": secured,
+                    "responses": {"204": _answer("following"), **_errors(400, 401, 403, 404)},
+                },
+                "delete": {
+                    "summary": "Unfollow (idempotent)",
+                    "security": secured,
+                    "responses": {"204": _answer("not following"), **_errors(401, 404)},
+                },
+            },
+            "/api/v1/users/{username}/block": {
+                "parameters": [USERNAME],
+                "put": {
+                    "summary": "Block (idempotent): follows end both ways, neither sees the other's boards, "
+                    "they get 404 for your profile and boards",
+                    "security": secured,
+                    "responses": {"204": _answer("blocked"), **_errors(400, 401, 404, 429)},
+                },
+                "delete": {
+                    "summary": "Unblock (idempotent); no follow comes back",
+                    "security": secured,
+                    "responses": {"204": _answer("not blocked"), **_errors(400, 401, 404, 429)},
+                },
+            },
+            "/api/v1/users/{username}/mute": {
+                "parameters": [USERNAME],
+                "put": {
+                    "summary": "Mute (idempotent): their boards and notifications leave your lists; they are not told",
+                    "security": secured,
+                    "responses": {"204": _answer("muted"), **_errors(400, 401, 404, 429)},
+                },
+                "delete": {
+                    "summary": "Unmute (idempotent): everything comes back",
+                    "security": secured,
+                    "responses": {"204": _answer("not muted"), **_errors(400, 401, 404, 429)},
+                },
+            },
+            "/api/v1/reports": {
+                "post": {
+                    "summary": "Report a board or a person to staff (rate limited); enough distinct reporters hide it until staff decide",
+                    "security": secured,
+                    "requestBody": _body("ReportCreate"),
+                    "responses": {
+                        "201": _answer(
+                            "reported",
+                            {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}},
+                        ),
+                        **_errors(400, 401, 404, 413, 429),
+                    },
+                }
+            },
+            "/api/v1/me/blocks": {
+                "get": {
+                    "summary": "The people the caller blocks, the latest first",
+                    "security": secured,
+                    "responses": {"200": _answer("people", people_items), **_errors(401)},
+                }
+            },
+            "/api/v1/me/mutes": {
+                "get": {
+                    "summary": "The people the caller mutes, the latest first",
+                    "security": secured,
+                    "responses": {"200": _answer("people", people_items), **_errors(401)},
+                }
+            },
+            "/api/v1/users/{username}/followers": {
+                "parameters": [USERNAME],
+                "get": {
+                    "summary": "Followers, newest follow first",
+                    "parameters": PAGING,
+                    "responses": {"200": _answer("people", people), **_errors(400, 401, 404)},
+                },
+            },
+            "/api/v1/users/{username}/following": {
+                "parameters": [USERNAME],
+                "get": {
+                    "summary": "Followees, newest follow first",
+                    "parameters": PAGING,
+                    "responses": {"200": _answer("people", people), **_errors(400, 401, 404)},
+                },
+            },
+            "/api/v1/users/{username}/boards": {
+                "parameters": [USERNAME],
+                "get": {
+                    "summary": "A user's boards, newest first",
+                    "parameters": [TIMELINE_PAGING],
+                    "responses": {"200": _answer("a page", timeline), **_errors(400, 401, 404)},
+                },
+            },
+            "/api/v1/discover": {
+                "get": {
+                    "summary": "Boards matching every filter, with the exact total",
+                    "parameters": [
+                        *PAGING,
+                        KIND,
+                        TAG,
+                        _query("author", {"type": "string"}, "username; unknown gives no matches"),
+                        _query(
+                            "sort",
+                            {"type": "string", "enum": list(SORTS), "default": SORTS[0]},
+                            "recent: newest first; popular: views all time; trending: views in 24 hours",
+                        ),
+                    ],
+                    "responses": {
+                        "200": _answer(
+                            "matches",
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "total": {"type": "integer"},
+                                    "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
+                                },
+                            },
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/api/v1/reading": {
+                "get": {
+                    "summary": "Which of the people I follow read these boards (last 30 days)",
+                    "security": secured,
+                    "parameters": [
+                        {
+                            **_query(
+                                "ids",
+                                {
+                                    "type": "string",
+                                    "pattern": f"^[0-9]{{1,{ID_DIGITS}}}(,[0-9]{{1,{ID_DIGITS}}}){{0,{MAX_READING_IDS - 1}}}$",
+                                },
+                                f"1-{MAX_READING_IDS} board ids, comma separated",
+                            ),
+                            "required": True,
+                        }
+                    ],
+                    "responses": {
+                        "200": _answer(
+                            "board id -> usernames",
+                            {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/api/v1/popular": {
+                "get": {
+                    "summary": "Popular boards: all time, trending (24 h) or among the people I follow (30 days)",
+                    "parameters": [
+                        *PAGING,
+                        _query(
+                            "scope",
+                            {"type": "string", "enum": list(POPULAR_SCOPES), "default": POPULAR_SCOPES[0]},
+                            "following needs a signed-in caller",
+                        ),
+                    ],
+                    "responses": {
+                        "200": _answer(
+                            "most read first",
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "items": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {
+                                                "board": {"$ref": "#/components/schemas/BoardSummary"},
+                                                "reads": {"type": "integer"},
+                                            },
+                                        },
+                                    }
+                                },
+                            },
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/api/v1/feed": {
+                "get": {
+                    "summary": "The caller's home feed, newest first",
+                    "security": secured,
+                    "parameters": [TIMELINE_PAGING, KIND, TAG],
+                    "responses": {"200": _answer("a page", timeline), **_errors(400, 401)},
+                }
+            },
+            "/api/v1/users": {
+                "post": {
+                    "summary": "Sign up",
+                    "requestBody": _body("SignUp"),
+                    "responses": {
+                        "201": _answer(
+                            "created",
+                            {
+                                "type": "object",
+                                "properties": {"id": {"type": "integer"}, "username": {"type": "string"}},
+                            },
+                        ),
+                        **_errors(400, 409, 413, 429),
+                    },
+                }
+            },
+            "/api/v1/tokens": {
+                "post": {
+                    "summary": "Get a bearer token",
+                    "requestBody": _body("Credentials"),
+                    "responses": {
+                        "201": _answer("a token", {"type": "object", "properties": {"token": {"type": "string"}}}),
+                        **_errors(400, 401, 413, 429),
+                    },
+                }
+            },
+            "/api/v1/tokens/current": {
+                "delete": {
+                    "summary": "Revoke the bearer token of this call (it stops working at once)",
+                    "security": secured,
+                    "responses": {"204": _answer("revoked"), **_errors(401)},
+                }
+            },
+            "/api/v1/me": {
+                "get": {
+                    "summary": "The caller's profile and own settings",
+                    "security": secured,
+                    "responses": {"200": _answer("profile", me), **_errors(401)},
+                },
+                "patch": {
+                    "summary": "Change any of the caller's own settings",
+                    "security": secured,
+                    "requestBody": _body("ProfilePatch"),
+                    "responses": {"200": _answer("profile", me), **_errors(400, 401, 413)},
+                },
+            },
+            "/api/v1/me/avatar": {
+                "put": {
+                    "summary": "Set the caller's picture: the body is the image (PNG, JPEG, GIF or WebP, at most "
+                    f"{settings.API_MAX_BODY_BYTES // (1024 * 1024)} MiB and {AVATAR_PIXELS_MAX // 1_000_000} million pixels), "
+                    f"cropped and resized to a {AVATAR_SIZE}-pixel square",
+                    "security": secured,
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            media: {"schema": {"type": "string", "format": "binary"}}
+                            for media in AVATAR_ACCEPT.split(",")
+                        },
+                    },
+                    "responses": {"200": _answer("profile", me), **_errors(400, 401, 413, 429)},
+                },
+                "delete": {
+                    "summary": "Remove the caller's picture (the identicon is shown again)",
+                    "security": secured,
+                    "responses": {"200": _answer("profile", me), **_errors(401)},
+                },
+            },
+            "/api/v1/boards": {
+                "post": {
+                    "summary": "Publish a board",
+                    "security": secured,
+                    "requestBody": _body("BoardCreate"),
+                    "responses": {"201": _answer("the new board", board), **_errors(400, 401, 413)},
+                }
+            },
+            "/api/v1/boards/{board_id}": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "Read a board (counts a view)",
+                    "responses": {"200": _answer("the board", board), **_errors(401, 404)},
+                },
+                "patch": {
+                    "summary": "Change a board (the author; its editors may change the doc alone)",
+                    "security": secured,
+                    "requestBody": _body("BoardPatch"),
+                    "responses": {"200": _answer("the board", board), **_errors(400, 401, 403, 404, 413)},
+                },
+                "delete": {
+                    "summary": "Delete a board (author or staff)",
+                    "security": secured,
+                    "responses": {"204": _answer("deleted"), **_errors(401, 403, 404)},
+                },
+            },
+            "/api/v1/search": {
+                "get": {
+                    "summary": "Search people (by username and display name) or boards (by title, tags and the text in drawings)",
+                    "parameters": [
+                        {
+                            **_query(
+                                "q",
+                                {
+                                    "type": "string",
+                                    "minLength": SEARCH_QUERY_LENGTH[0],
+                                    "maxLength": SEARCH_QUERY_LENGTH[1],
+                                    "pattern": r"^[^\u0000]*$",
+                                },
+                                "the words to look for (prefixes match; people also by a near spelling)",
+                            ),
+                            "required": True,
+                        },
+                        _query(
+                            "type",
+                            {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]},
+                            "what to search",
+                        ),
+                        *PAGING,
+                    ],
+                    "responses": {
+                        "200": _answer(
+                            "best match first",
+                            {
+                                "type": "object",
+                                "required": ["total", "items"],
+                                "properties": {
+                                    "total": {
+                                        "type": "integer",
+                                        "description": f"the matches, counted up to {SEARCH_MATCHES_MAX:,}",
+                                    },
+                                    "items": {
+                                        "type": "array",
+                                        "items": {
+                                            "oneOf": [
+                                                {"$ref": "#/components/schemas/PersonFound"},
+                                                {"$ref": "#/components/schemas/BoardSummary"},
+                                            ]
+                                        },
+                                    },
+                                },
+                            },
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/api/v1/notifications": {
+                "get": {
+                    "summary": "The caller's notifications, latest first, with the unread count",
+                    "security": secured,
+                    "parameters": PAGING,
+                    "responses": {
+                        "200": _answer(
+                            "notifications",
+                            {
+                                "type": "object",
+                                "required": ["unread", "items"],
+                                "properties": {
+                                    "unread": {"type": "integer", "minimum": 0},
+                                    "items": {"type": "array", "items": {"$ref": "#/components/schemas/Notification"}},
+                                },
+                            },
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
+            "/api/v1/notifications/read": {
+                "post": {
+                    "summary": "Mark notifications read: some by id, or all",
+                    "security": secured,
+                    "requestBody": _body("NotificationsRead"),
+                    "responses": {"204": _answer("marked read"), **_errors(400, 401, 413)},
+                }
+            },
+            "/api/v1/boards/{board_id}/preview.svg": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "The drawing rendered as SVG",
+                    "responses": {"200": _answer("SVG", {"type": "string"}, "image/svg+xml"), **_errors(401, 404)},
+                },
+            },
+            "/api/v1/boards/{board_id}/editors": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "The people invited to draw on a board",
+                    "responses": {"200": _answer("editors", people_items), **_errors(401, 404)},
+                },
+            },
+            "/api/v1/boards/{board_id}/editors/{username}": {
+                "parameters": [_board_id_param(), USERNAME],
+                "put": {
+                    "summary": "Invite someone to draw on the board (author only; idempotent); 403 when either blocks the other",
+                    "security": secured,
+                    "responses": {"204": _answer("they may draw"), **_errors(400, 401, 403, 404, 429)},
+                },
+                "delete": {
+                    "summary": "Remove an editor (the author, or the editor leaving; idempotent)",
+                    "security": secured,
+                    "responses": {"204": _answer("they no longer draw"), **_errors(401, 403, 404)},
+                },
+            },
+        }
+    )
 
 
 @lru_cache(maxsize=1)
@@ -296,58 +612,106 @@ def build() -> dict:
     )
     components = schemas.get("$defs", {})
     summary_props = {
-        "id": {"type": "integer"}, "author": {"type": "string"}, "title": {"type": "string"},
+        "id": {"type": "integer"},
+        "author": {"type": "string"},
+        "title": {"type": "string"},
         "kind": {"type": "string", "enum": list(BOARD_KINDS)},
         "tags": {"type": "array", "items": {"type": "string"}},
-        "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
-        "views": {"type": "integer"}, "preview_url": {"type": "string"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "updated_at": {"type": "string", "format": "date-time"},
+        "views": {"type": "integer"},
+        "preview_url": {"type": "string"},
     }
     components["BoardSummary"] = {"type": "object", "properties": summary_props, "required": list(summary_props)}
-    components["Board"] = {"type": "object", "properties": {**summary_props, "doc": {"$ref": "#/components/schemas/Doc"}},
-                           "required": [*summary_props, "doc"]}
+    components["Board"] = {
+        "type": "object",
+        "properties": {**summary_props, "doc": {"$ref": "#/components/schemas/Doc"}},
+        "required": [*summary_props, "doc"],
+    }
     profile_props = {
-        "id": {"type": "integer"}, "username": {"type": "string"},
-        "display_name": {"type": "string", "maxLength": DISPLAY_NAME_MAX}, "bio": {"type": "string", "maxLength": BIO_MAX},
+        "id": {"type": "integer"},
+        "username": {"type": "string"},
+        "display_name": {"type": "string", "maxLength": DISPLAY_NAME_MAX},
+        "bio": {"type": "string", "maxLength": BIO_MAX},
         "followers": {"type": "integer", "description": "the total of the followers list (suspended people left out)"},
         "following": {"type": "integer", "description": "the total of the following list (suspended people left out)"},
-        "boards": {"type": "integer"}, "followed_by_me": {"type": "boolean"},
-        "avatar_url": {"type": "string", "description": "the avatar (an uploaded picture, else an identicon)"}}
+        "boards": {"type": "integer"},
+        "followed_by_me": {"type": "boolean"},
+        "avatar_url": {"type": "string", "description": "the avatar (an uploaded picture, else an identicon)"},
+    }
     components["Profile"] = {"type": "object", "properties": profile_props, "required": list(profile_props)}
-    me_props = {**profile_props, "share_reading": {
-        "type": "boolean", "description": "whether the people who follow the caller see what they read (off until set)"}}
+    me_props = {
+        **profile_props,
+        "share_reading": {
+            "type": "boolean",
+            "description": "whether the people who follow the caller see what they read (off until set)",
+        },
+    }
     components["Me"] = {"type": "object", "properties": me_props, "required": list(me_props)}
-    components["PersonFound"] = {"type": "object", "required": ["id", "username", "display_name"], "properties": {
-        "id": {"type": "integer"}, "username": {"type": "string"}, "display_name": {"type": "string"},
-        "avatar_url": {"type": "string"}}}
-    components["Notification"] = {"type": "object", "required": [
-        "id", "kind", "actors", "actor_count", "board", "created_at", "read"], "properties": {
-        "id": {"type": "integer"}, "kind": {"type": "string", "enum": list(NotificationKind.values)},
-        "actors": {"type": "array", "items": {"type": "string"}, "description": "the latest few, newest first"},
-        "actor_count": {"type": "integer", "minimum": 0, "description": "everyone gathered here (0: no person did it, as staff's decision on a report)"},
-        "board": {"oneOf": [{"$ref": "#/components/schemas/BoardSummary"}, {"type": "null"}]},
-        "created_at": {"type": "string", "format": "date-time"}, "read": {"type": "boolean"}}}
+    components["PersonFound"] = {
+        "type": "object",
+        "required": ["id", "username", "display_name"],
+        "properties": {
+            "id": {"type": "integer"},
+            "username": {"type": "string"},
+            "display_name": {"type": "string"},
+            "avatar_url": {"type": "string"},
+        },
+    }
+    components["Notification"] = {
+        "type": "object",
+        "required": ["id", "kind", "actors", "actor_count", "board", "created_at", "read"],
+        "properties": {
+            "id": {"type": "integer"},
+            "kind": {"type": "string", "enum": list(NotificationKind.values)},
+            "actors": {"type": "array", "items": {"type": "string"}, "description": "the latest few, newest first"},
+            "actor_count": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "everyone gathered here (0: no person did it, as staff's decision on a report)",
+            },
+            "board": {"oneOf": [{"$ref": "#/components/schemas/BoardSummary"}, {"type": "null"}]},
+            "created_at": {"type": "string", "format": "date-time"},
+            "read": {"type": "boolean"},
+        },
+    }
     read_ids = NotificationsRead.model_json_schema()["properties"]["ids"]
     components["NotificationsRead"] = {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "description": 'either {"ids": [...]} or {"all": true}',
         "properties": {"ids": {k: v for k, v in read_ids.items() if k != "title"}, "all": {"const": True}},
-        "oneOf": [{"required": ["ids"]}, {"required": ["all"]}]}
-    components["Error"] = {"type": "object", "required": ["detail"], "properties": {
-        "detail": {"type": "string"}, "errors": {"type": "array", "items": {"type": "string"}}}}
+        "oneOf": [{"required": ["ids"]}, {"required": ["all"]}],
+    }
+    components["Error"] = {
+        "type": "object",
+        "required": ["detail"],
+        "properties": {"detail": {"type": "string"}, "errors": {"type": "array", "items": {"type": "string"}}},
+    }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "ugcsite API", "version": "1", "description": (
-            "Every 4xx answer is an Error object with a `detail` sentence. A method a path does not list "
-            "answers 405 with an `Allow` header naming those it does (components.responses.MethodNotAllowed); "
-            "a body over 2 MiB is a 413 on any call; a write with a body not sent as application/json "
-            "is a 415, except the avatar's PUT, which takes a picture.")},
+        "info": {
+            "title": "ugcsite API",
+            "version": "1",
+            "description": (
+                "Every 4xx answer is an Error object with a `detail` sentence. A method a path does not list "
+                "answers 405 with an `Allow` header naming those it does (components.responses.MethodNotAllowed); "
+                "a body over 2 MiB is a 413 on any call; a write with a body not sent as application/json "
+                "is a 415, except the avatar's PUT, which takes a picture."
+            ),
+        },
         "paths": _paths(),
-        "components": {"schemas": components,
-                       "responses": {"MethodNotAllowed": {
-                           "description": "the path exists but not with this method",
-                           "headers": {"Allow": {"schema": {"type": "string"}, "description": "the methods the path answers"}},
-                           "content": {"application/json": {"schema": ERROR}}}},
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "components": {
+            "schemas": components,
+            "responses": {
+                "MethodNotAllowed": {
+                    "description": "the path exists but not with this method",
+                    "headers": {"Allow": {"schema": {"type": "string"}, "description": "the methods the path answers"}},
+                    "content": {"application/json": {"schema": ERROR}},
+                }
+            },
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
     }
 
 

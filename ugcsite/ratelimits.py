@@ -33,8 +33,11 @@ class Limit(NamedTuple):
 
 @lru_cache(maxsize=1)
 def _counter() -> redis.Redis:
-    return redis.Redis.from_url(settings.RATE_LIMIT_STORAGE_URL, socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
-                                socket_timeout=settings.REDIS_SOCKET_TIMEOUT)
+    return redis.Redis.from_url(
+        settings.RATE_LIMIT_STORAGE_URL,
+        socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
+        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
+    )
 
 
 def _key(limit: Limit, window: int) -> str:
@@ -63,7 +66,7 @@ def attempts(*limits: Limit) -> None:
             # this attempt (a person past their own limit spends nothing of their address's).
             # A second round trip, on a refusal only.
             undo = _counter().pipeline(transaction=False)
-            for later in counted[n + 1:]:
+            for later in counted[n + 1 :]:
                 undo.decr(_key(later, window))
             undo.execute()
             wait = max(int((window + 1) * WINDOW_SECONDS - now) + 1, 1)
@@ -79,16 +82,24 @@ def write_attempt(*, user_id: int, address: str) -> None:
     """Count one write (a board created or edited, a follow, an invite) by a user from an
     address: RATE_LIMIT_WRITES_PER_MINUTE per user, RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE per
     address. One round trip."""
-    attempts(Limit("writes", str(user_id), settings.RATE_LIMIT_WRITES_PER_MINUTE, "changes from your account"),
-             Limit("writes-address", address, settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE,
-                   "changes from this address"))
+    attempts(
+        Limit("writes", str(user_id), settings.RATE_LIMIT_WRITES_PER_MINUTE, "changes from your account"),
+        Limit(
+            "writes-address", address, settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE, "changes from this address"
+        ),
+    )
 
 
 def read_attempt(*, user_id: int | None, address: str) -> None:
     """Count one read (a GET of the API) by a signed-in user (``user_id``, or None) from an
     address: RATE_LIMIT_READS_PER_MINUTE per user, RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE per
     address. One round trip."""
-    per_user = (Limit("reads", str(user_id), settings.RATE_LIMIT_READS_PER_MINUTE, "reads from your account"),
-                ) if user_id is not None else ()
-    attempts(*per_user, Limit("reads-address", address, settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE,
-                              "reads from this address"))
+    per_user = (
+        (Limit("reads", str(user_id), settings.RATE_LIMIT_READS_PER_MINUTE, "reads from your account"),)
+        if user_id is not None
+        else ()
+    )
+    attempts(
+        *per_user,
+        Limit("reads-address", address, settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE, "reads from this address"),
+    )

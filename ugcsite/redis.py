@@ -62,7 +62,10 @@ def get_redis() -> redis.Redis | RedisCluster:
     connection within REDIS_CONNECT_TIMEOUT, or answers no command within REDIS_SOCKET_TIMEOUT
     (hung, or gone without closing its sockets), raises TimeoutError: a 503, never a hung
     request or worker."""
-    timeouts = {"socket_timeout": settings.REDIS_SOCKET_TIMEOUT, "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT}
+    timeouts = {
+        "socket_timeout": settings.REDIS_SOCKET_TIMEOUT,
+        "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT,
+    }
     if settings.REDIS_CLUSTER:
         return RedisCluster.from_url(settings.REDIS_URL, decode_responses=True, **timeouts)
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30, **timeouts)
@@ -97,7 +100,7 @@ class Script:
     def __init__(self, name: str, source: str, *, common: str = ""):
         self.name = name
         self.names, self.rest = _declared_arguments(name, source)
-        shebang, body = (source.split("\n", 1) if source.startswith("#!") else ("", source))
+        shebang, body = source.split("\n", 1) if source.startswith("#!") else ("", source)
         parts = [shebang, _argument_table(self.names, self.rest), common, body]
         self.source = "\n".join(part for part in parts if part)
         self.sha = hashlib.sha1(self.source.encode()).hexdigest()
@@ -108,8 +111,10 @@ class Script:
         declared = [*self.names, *([self.rest] if self.rest else [])]
         unknown, missing = named.keys() - set(declared), set(self.names) - named.keys()
         if unknown or missing:
-            raise TypeError(f"{self.name}.lua takes {', '.join(declared) or 'no arguments'}; "
-                            f"unknown: {', '.join(sorted(unknown)) or 'none'}, missing: {', '.join(sorted(missing)) or 'none'}")
+            raise TypeError(
+                f"{self.name}.lua takes {', '.join(declared) or 'no arguments'}; "
+                f"unknown: {', '.join(sorted(unknown)) or 'none'}, missing: {', '.join(sorted(missing)) or 'none'}"
+            )
         values = ["" if named[name] is None else named[name] for name in self.names]
         return [*values, *named.get(self.rest, ())] if self.rest else values
 
@@ -210,12 +215,24 @@ def _node_threads() -> ThreadPoolExecutor:
 def _layout_changed(error: Exception) -> bool:
     if isinstance(error, (ConnectionError, TimeoutError)):
         return True
-    return isinstance(error, ResponseError) and str(error).split(" ", 1)[0] in ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
+    return isinstance(error, ResponseError) and str(error).split(" ", 1)[0] in (
+        "MOVED",
+        "ASK",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+    )
 
 
-def run_by_node(script: Script, owners: Iterable[int], *, key: Callable[[int], str],
-                keys_of: Callable[[int], list[str]], args: list, per_call: int,
-                scratch: Callable[[int], str] | None = None) -> list[tuple[list[int], object]]:
+def run_by_node(
+    script: Script,
+    owners: Iterable[int],
+    *,
+    key: Callable[[int], str],
+    keys_of: Callable[[int], list[str]],
+    args: list,
+    per_call: int,
+    scratch: Callable[[int], str] | None = None,
+) -> list[tuple[list[int], object]]:
     """Run ``script`` over many owners: ``per_call`` owners a call (ARGV: ``args``, then
     ``scratch`` of the call's first owner when given, a key of the script's own on the node the
     call runs on, then each owner's ``keys_of``; no declared KEYS), all calls of one node in one
@@ -228,7 +245,7 @@ def run_by_node(script: Script, owners: Iterable[int], *, key: Callable[[int], s
         try:
             batches = []
             for node, group in by_node(owners, key=key):
-                calls = [group[i:i + per_call] for i in range(0, len(group), per_call)]
+                calls = [group[i : i + per_call] for i in range(0, len(group), per_call)]
                 pipe = node.pipeline(transaction=False)
                 for call in calls:
                     head = [*args, scratch(call[0])] if scratch is not None else args

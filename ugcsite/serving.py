@@ -106,10 +106,10 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
     pages = "\n".join(
         f"        error_page {code} ={400 if code == 494 else code} /.error/{code};\n"
         f"        location = /.error/{code} {{ internal; default_type application/json; "
-        f"return {400 if code == 494 else code} '{{\"detail\": \"{text}\"}}'; }}"
-        for code, text in errors.items())
-    unavailable = ("The site is restarting or overloaded for a moment; nothing was lost. "
-                   "Try again in 5 seconds.")
+        f'return {400 if code == 494 else code} \'{{"detail": "{text}"}}\'; }}'
+        for code, text in errors.items()
+    )
+    unavailable = "The site is restarting or overloaded for a moment; nothing was lost. Try again in 5 seconds."
     return f"""# Written by `python -m ugcsite.serving nginx-conf` (scripts/serve.sh); edit that, not this.
 {user}
 daemon off;
@@ -212,19 +212,32 @@ class Site:
         return self.run_dir / "site.log"
 
     def collect_static(self) -> None:
-        subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=ROOT,
-                       env=self.env, check=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            timeout=300,
+        )
 
     def start(self, *, timeout: float = 90) -> None:
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen([str(ROOT / "scripts" / "serve.sh")], cwd=ROOT, env=self.env,
-                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                [str(ROOT / "scripts" / "serve.sh")],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while not (self._answers(self.url + "/healthz") and self._live_answers()):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop(kill=True)
                 tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-20:])
-                raise RuntimeError(f"The site did not start within {timeout:.0f} s; the end of {self.log_path}:\n{tail}")
+                raise RuntimeError(
+                    f"The site did not start within {timeout:.0f} s; the end of {self.log_path}:\n{tail}"
+                )
             time.sleep(0.1)
 
     @staticmethod
@@ -250,8 +263,14 @@ class Site:
 
     def supervisorctl(self, *args: str) -> subprocess.CompletedProcess:
         """``supervisorctl status``, ``stop web``, ...: the site's processes, by their program names."""
-        return subprocess.run([sys.executable, "-m", "supervisor.supervisorctl", "-c", "scripts/supervisord.conf", *args],
-                              cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "supervisor.supervisorctl", "-c", "scripts/supervisord.conf", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     def pids(self) -> list[int]:
         """supervisord's and every process it started (nginx, the servers' workers, Celery's)."""
@@ -299,13 +318,19 @@ def main(argv: list[str]) -> int:
         try:
             limit = max_connections()
         except OperationalError as error:
-            print(f"warning: PostgreSQL did not answer ({str(error).strip().splitlines()[0]}); the site starts and "
-                  f"answers 503 until it does. It may hold {budget} connections.", file=sys.stderr)
+            print(
+                f"warning: PostgreSQL did not answer ({str(error).strip().splitlines()[0]}); the site starts and "
+                f"answers 503 until it does. It may hold {budget} connections.",
+                file=sys.stderr,
+            )
             return 0
         if budget >= limit:
-            print(f"error: the site may hold {budget} PostgreSQL connections (python -m ugcsite.serving budget) but "
-                  f"PostgreSQL allows {limit}. Lower WEB_WORKERS, LIVE_WORKERS, CELERY_CONCURRENCY or DATABASE_POOL_SIZE, "
-                  "or raise max_connections.", file=sys.stderr)
+            print(
+                f"error: the site may hold {budget} PostgreSQL connections (python -m ugcsite.serving budget) but "
+                f"PostgreSQL allows {limit}. Lower WEB_WORKERS, LIVE_WORKERS, CELERY_CONCURRENCY or DATABASE_POOL_SIZE, "
+                "or raise max_connections.",
+                file=sys.stderr,
+            )
             return 1
         print(f"PostgreSQL connections: at most {budget} of {limit} (python -m ugcsite.serving budget)")
         return 0

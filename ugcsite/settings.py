@@ -158,13 +158,24 @@ if REDIS_CLUSTER:
 # connection: a connection that falls behind loses messages there and reads them back from the
 # board's op log, so a slow reader costs a bounded amount of memory.
 CHANNEL_LAYER_URL = os.environ.get("CHANNEL_LAYER_URL", redis_db_url(_plain_redis, 3))
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
-    # redis-py 8 times socket reads out (5 s) no later than channels_redis's blocking pop (5 s): give
-    # it room; and its pool holds 100 connections, fewer than a busy process's broadcasts at once.
-    "hosts": [{"address": CHANNEL_LAYER_URL, "socket_timeout": 30, "max_connections": 1000}], "capacity": 200, "expiry": 30, "prefix": "ugc-live"}}}
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            # redis-py 8 times socket reads out (5 s) no later than channels_redis's blocking pop (5 s): give
+            # it room; and its pool holds 100 connections, fewer than a busy process's broadcasts at once.
+            "hosts": [{"address": CHANNEL_LAYER_URL, "socket_timeout": 30, "max_connections": 1000}],
+            "capacity": 200,
+            "expiry": 30,
+            "prefix": "ugc-live",
+        },
+    }
+}
 if REDIS_CLUSTER and urlsplit(CHANNEL_LAYER_URL).netloc == urlsplit(REDIS_URL).netloc:
-    raise ImproperlyConfigured("CHANNEL_LAYER_URL points at the Redis Cluster node of REDIS_URL, but the Channels layer "
-                               "cannot use a cluster. Set PLAIN_REDIS_URL (or CHANNEL_LAYER_URL) to a plain Redis.")
+    raise ImproperlyConfigured(
+        "CHANNEL_LAYER_URL points at the Redis Cluster node of REDIS_URL, but the Channels layer "
+        "cannot use a cluster. Set PLAIN_REDIS_URL (or CHANNEL_LAYER_URL) to a plain Redis."
+    )
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "celery")  # /metrics reports its depth
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-run is redelivered: tasks are idempotent
@@ -298,9 +309,14 @@ ARCHIVE_INTERVAL_SECONDS = int(os.environ.get("ARCHIVE_INTERVAL_SECONDS", "30"))
 # The outbox (feeds.timelines.outbox): a fan-out or retraction still pending this long after its change is
 # sent again by beat (the broker was down or lost its queue): bounded, idempotent recovery.
 OUTBOX_RESEND_AFTER_SECONDS = int(os.environ.get("OUTBOX_RESEND_AFTER_SECONDS", "60"))
-CELERY_BEAT_SCHEDULE["outbox-resend"] = {"task": "feeds.tasks.outbox_resend",
-                                         "schedule": float(os.environ.get("OUTBOX_RESEND_EVERY_SECONDS", "30"))}
-CELERY_BEAT_SCHEDULE["archive-timelines"] = {"task": "feeds.tasks.archive_run", "schedule": float(ARCHIVE_INTERVAL_SECONDS)}
+CELERY_BEAT_SCHEDULE["outbox-resend"] = {
+    "task": "feeds.tasks.outbox_resend",
+    "schedule": float(os.environ.get("OUTBOX_RESEND_EVERY_SECONDS", "30")),
+}
+CELERY_BEAT_SCHEDULE["archive-timelines"] = {
+    "task": "feeds.tasks.archive_run",
+    "schedule": float(ARCHIVE_INTERVAL_SECONDS),
+}
 # Followers idle this long get no fan-out; the sweeper archives their P and drops it from Redis,
 # and it is regenerated on their return.
 IDLE_AFTER = timedelta(days=int(os.environ.get("IDLE_AFTER_DAYS", "14")))
@@ -309,7 +325,10 @@ CELERY_BEAT_SCHEDULE["idle-sweep"] = {"task": "feeds.tasks.idle_sweep", "schedul
 # How often the last-seen index is copied to User.last_seen (a lost Redis loses at most this much
 # activity; the copy reads only the users seen since the previous one).
 ACTIVITY_FLUSH_SECONDS = int(os.environ.get("ACTIVITY_FLUSH_SECONDS", "60"))
-CELERY_BEAT_SCHEDULE["last-seen-flush"] = {"task": "feeds.tasks.last_seen_flush", "schedule": float(ACTIVITY_FLUSH_SECONDS)}
+CELERY_BEAT_SCHEDULE["last-seen-flush"] = {
+    "task": "feeds.tasks.last_seen_flush",
+    "schedule": float(ACTIVITY_FLUSH_SECONDS),
+}
 # On return, at most this many ids between the archive and the regenerated head are archived.
 REGENERATE_GAP_MAX = int(os.environ.get("REGENERATE_GAP_MAX", "5000"))
 # Followers reached per fan-out task; the task re-enqueues itself for the next batch. Each task
@@ -336,8 +355,14 @@ DISCOVERY_CACHE_MS = int(os.environ.get("DISCOVERY_CACHE_MS", "10000"))
 # How often the trending order is rolled up from the hourly view counts, and views flushed.
 TRENDING_ROLLUP_SECONDS = int(os.environ.get("TRENDING_ROLLUP_SECONDS", "60"))
 VIEWS_FLUSH_SECONDS = int(os.environ.get("VIEWS_FLUSH_SECONDS", "30"))
-CELERY_BEAT_SCHEDULE["trending-rollup"] = {"task": "feeds.discovery.tasks.trending_rollup", "schedule": float(TRENDING_ROLLUP_SECONDS)}
-CELERY_BEAT_SCHEDULE["views-flush"] = {"task": "feeds.discovery.tasks.views_flush", "schedule": float(VIEWS_FLUSH_SECONDS)}
+CELERY_BEAT_SCHEDULE["trending-rollup"] = {
+    "task": "feeds.discovery.tasks.trending_rollup",
+    "schedule": float(TRENDING_ROLLUP_SECONDS),
+}
+CELERY_BEAT_SCHEDULE["views-flush"] = {
+    "task": "feeds.discovery.tasks.views_flush",
+    "schedule": float(VIEWS_FLUSH_SECONDS),
+}
 # Hourly view counts older than the trending window leave PostgreSQL (hourly).
 CELERY_BEAT_SCHEDULE["view-history-prune"] = {"task": "feeds.discovery.tasks.view_history_prune", "schedule": 3600.0}
 

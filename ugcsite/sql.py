@@ -9,11 +9,10 @@ from collections.abc import Callable, Sequence
 ROWS_PER_STATEMENT = 10_000
 
 
-def execute_columns(cursor, sql: str, rows: Sequence[tuple], *,
-                    arrange: Callable[..., list] | None = None) -> None:
+def execute_columns(cursor, sql: str, rows: Sequence[tuple], *, arrange: Callable[..., list] | None = None) -> None:
     """Run ``sql`` once per ROWS_PER_STATEMENT ``rows``, its parameters each column of those
     rows as a list (for ``unnest(%s::bigint[], %s::float8[])``), in column order, or as
     ``arrange(*columns)`` puts them. Nothing runs for no rows. O(rows)."""
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        columns = [list(column) for column in zip(*rows[start:start + ROWS_PER_STATEMENT])]
+        columns = [list(column) for column in zip(*rows[start : start + ROWS_PER_STATEMENT])]
         cursor.execute(sql, arrange(*columns) if arrange else columns)

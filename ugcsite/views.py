@@ -23,25 +23,44 @@ def bad_request(request, exception=None):
     # A domain error (ugcsite.middleware.DomainErrorMiddleware) says what was wrong; Django's own
     # 400s (a bad Host header, a mangled form) keep their details to the log.
     said = str(exception) if exception is not None and isinstance(exception.__cause__, errors.Invalid) else None
-    return _error(request, 400, said or "The request could not be understood; check its URL and body.",
-                  "Bad request", said or "The request could not be understood.")
+    return _error(
+        request,
+        400,
+        said or "The request could not be understood; check its URL and body.",
+        "Bad request",
+        said or "The request could not be understood.",
+    )
 
 
 def csrf_failure(request, reason=""):
     """A form sent without its CSRF token (an old tab, cookies off): the site's 403 page."""
-    return _error(request, 403, "The CSRF token is missing or wrong; send the csrftoken cookie's value as X-CSRFToken.",
-                  "Form expired", "This form has expired or your browser did not send its cookie. "
-                  "Go back, reload the page and try again.")
+    return _error(
+        request,
+        403,
+        "The CSRF token is missing or wrong; send the csrftoken cookie's value as X-CSRFToken.",
+        "Form expired",
+        "This form has expired or your browser did not send its cookie. Go back, reload the page and try again.",
+    )
 
 
 def permission_denied(request, exception=None):
-    return _error(request, 403, "You are not allowed to do that.",
-                  "Not allowed", "You are not allowed to see or change this page.")
+    return _error(
+        request,
+        403,
+        "You are not allowed to do that.",
+        "Not allowed",
+        "You are not allowed to see or change this page.",
+    )
 
 
 def page_not_found(request, exception=None):
-    return _error(request, 404, "There is nothing at this address; see /api/v1/openapi.json for the API.",
-                  "Not found", "There is nothing at this address. It may have been deleted.")
+    return _error(
+        request,
+        404,
+        "There is nothing at this address; see /api/v1/openapi.json for the API.",
+        "Not found",
+        "There is nothing at this address. It may have been deleted.",
+    )
 
 
 @csrf_exempt  # nothing is there to protect: a POST to no API path is a 404, not a CSRF 403
@@ -50,8 +69,13 @@ def api_not_found(request):
 
 
 def server_error(request):
-    return _error(request, 500, "Something went wrong on our side; try again in a moment.",
-                  "Something went wrong", "Something went wrong on our side. Try again in a moment.")
+    return _error(
+        request,
+        500,
+        "Something went wrong on our side; try again in a moment.",
+        "Something went wrong",
+        "Something went wrong on our side. Try again in a moment.",
+    )
 
 
 def home(request):

@@ -22,8 +22,7 @@ class NotificationsRead(Strict):
     """``{"ids": [...]}`` (1 to NOTIFICATIONS_READ_MAX of the caller's notification ids) or
     ``{"all": true}``: exactly one of them."""
 
-    ids: Annotated[list[NotificationId],
-                   Field(min_length=1, max_length=NOTIFICATIONS_READ_MAX)] = None
+    ids: Annotated[list[NotificationId], Field(min_length=1, max_length=NOTIFICATIONS_READ_MAX)] = None
     all: StrictBool = None
 
 

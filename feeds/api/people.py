@@ -116,8 +116,11 @@ def reading(request):
 def popular(request):
     scope = request.GET.get("scope", "all")
     if scope not in selectors.POPULAR_SCOPES:
-        raise ApiError(400, f"scope must be {', '.join(selectors.POPULAR_SCOPES[:-1])} or {selectors.POPULAR_SCOPES[-1]}; "
-                            f"it was {scope[:40]!r}.")
+        raise ApiError(
+            400,
+            f"scope must be {', '.join(selectors.POPULAR_SCOPES[:-1])} or {selectors.POPULAR_SCOPES[-1]}; "
+            f"it was {scope[:40]!r}.",
+        )
     if scope == "following" and request.api_user is None:
         raise ApiError(401, "Sign in to see what the people you follow read: send 'Authorization: Bearer <token>'.")
     page = paging(request)

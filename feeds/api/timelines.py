@@ -48,7 +48,9 @@ def discover(request):
         raise ApiError(400, f"sort must be {', '.join(SORTS[:-1])} or {SORTS[-1]}; it was {sort[:40]!r}.")
     if query.author is not None and not USERNAME_RE.match(query.author):
         return {"total": 0, "items": []}  # no such user can exist
-    return selectors.discover(replace(query, sort=sort), offset=page["offset"], limit=page["limit"], viewer=request.api_user)
+    return selectors.discover(
+        replace(query, sort=sort), offset=page["offset"], limit=page["limit"], viewer=request.api_user
+    )
 
 
 profile_boards = endpoint(GET=user_boards)

@@ -48,10 +48,7 @@ def pending_views(board_ids: Iterable[int]) -> dict[int, int]:
     pipe.hmget(keys.views_pending(), board_ids)
     pipe.hmget(keys.views_flushing(), board_ids)
     pending, flushing = pipe.execute()
-    return {
-        board_id: int(a or 0) + int(b or 0)
-        for board_id, a, b in zip(board_ids, pending, flushing)
-    }
+    return {board_id: int(a or 0) + int(b or 0) for board_id, a, b in zip(board_ids, pending, flushing)}
 
 
 def views_flush() -> int:

@@ -24,10 +24,12 @@ def board_indexes(*, kind: str, tags: Iterable[str], author: str) -> set[str]:
 
 def _tag_of(index_key: str) -> str | None:
     prefix = keys.index("tag", "")
-    return index_key[len(prefix):] if index_key.startswith(prefix) else None
+    return index_key[len(prefix) :] if index_key.startswith(prefix) else None
 
 
-def board_index(board_id: int, *, kind: str, tags: Iterable[str], author: str, views: int = 0, trending: float = 0) -> None:
+def board_index(
+    board_id: int, *, kind: str, tags: Iterable[str], author: str, views: int = 0, trending: float = 0
+) -> None:
     """Put a board in its indexes and the sort orders, or bring its indexes up to date: only
     the indexes that changed are written (a title edit writes none). One WATCHed transaction
     in the {d} slot: O(k) for k indexes."""

@@ -43,9 +43,18 @@ def query(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]]:
     index generation reads the cached intersection: O(log n + limit)."""
     digest = q.digest()
     total, ids = scripts.discover(
-        keys=[keys.query_cache(digest), keys.query_cache_generation(digest), keys.index_generation(),
-              keys.sort(q.sort), *q.filter_keys()],
-        offset=offset, limit=limit, ttl_ms=settings.DISCOVERY_CACHE_MS, g_before=None, g_after=None,
+        keys=[
+            keys.query_cache(digest),
+            keys.query_cache_generation(digest),
+            keys.index_generation(),
+            keys.sort(q.sort),
+            *q.filter_keys(),
+        ],
+        offset=offset,
+        limit=limit,
+        ttl_ms=settings.DISCOVERY_CACHE_MS,
+        g_before=None,
+        g_after=None,
     )
     return int(total), [int(i) for i in ids]
 
@@ -60,9 +69,17 @@ def query_hydrated(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]
         return total, ids, {}
     digest = q.digest()
     total, ids, hashes = scripts.discover(
-        keys=[keys.query_cache(digest), keys.query_cache_generation(digest), keys.index_generation(),
-              keys.sort(q.sort), *q.filter_keys()],
-        offset=offset, limit=limit, ttl_ms=settings.DISCOVERY_CACHE_MS, **keys.spelling("g", keys.board),
+        keys=[
+            keys.query_cache(digest),
+            keys.query_cache_generation(digest),
+            keys.index_generation(),
+            keys.sort(q.sort),
+            *q.filter_keys(),
+        ],
+        offset=offset,
+        limit=limit,
+        ttl_ms=settings.DISCOVERY_CACHE_MS,
+        **keys.spelling("g", keys.board),
     )
     ids = [int(i) for i in ids]
     return int(total), ids, {i: dict(zip(flat[::2], flat[1::2])) for i, flat in zip(ids, hashes) if flat}
@@ -71,4 +88,6 @@ def query_hydrated(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]
 def top(order: str, *, offset: int, limit: int) -> list[tuple[str, float]]:
     """One page of a sort order with the scores (popular: views; trending: views in 24 hours),
     best first, ties newest first. O(log n + limit), however deep the page."""
-    return get_redis().zrevrange(keys.sort({"all": "popular"}.get(order, order)), offset, offset + limit - 1, withscores=True)
+    return get_redis().zrevrange(
+        keys.sort({"all": "popular"}.get(order, order)), offset, offset + limit - 1, withscores=True
+    )

@@ -39,8 +39,12 @@ def board_compact(board_id: int) -> int | None:
         changed_by = _changed_by(ref, board.live_seq, snapshot.seq)
         with transaction.atomic():  # the doc and the notices of its change commit together
             # Under the row's lock: a compaction racing this one, or a delete, may have come first.
-            stored = (Board.objects.select_for_update().filter(pk=board.pk, state=Board.State.PUBLISHED)
-                      .values_list("live_seq", flat=True).first())
+            stored = (
+                Board.objects.select_for_update()
+                .filter(pk=board.pk, state=Board.State.PUBLISHED)
+                .values_list("live_seq", flat=True)
+                .first()
+            )
             if stored is not None and stored < snapshot.seq:
                 board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
                 _tell_the_away(board, changed_by, ref)
@@ -63,7 +67,7 @@ def _changed_by(ref: BoardRef, since: int, upto: int) -> list[str]:
 
 
 def _tell_the_away(board: Board, changed_by: list[str], ref: BoardRef) -> None:
-    """"X changed a board you edit while you were away": the board's author and editors who did
+    """ "X changed a board you edit while you were away": the board's author and editors who did
     not draw this time and have no connection open to it now; X is the last to draw. In the
     caller's transaction (feeds.services.notifications). O(editors), three queries."""
     if not changed_by:

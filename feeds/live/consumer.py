@@ -192,7 +192,11 @@ class BoardConsumer(LiveSocket):
         board = await _db(oplog.live_load)(self.board_id)
         if board is None:
             return CLOSE_NOT_FOUND
-        if self.user is not None and self.user.pk != board.author_id and await _thread(hiding.blocked_by)(self.user.pk, board.author_id):
+        if (
+            self.user is not None
+            and self.user.pk != board.author_id
+            and await _thread(hiding.blocked_by)(self.user.pk, board.author_id)
+        ):
             return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
         self.ref = BoardRef.of(board)
         self.username = self.user.username if self.user is not None else None
@@ -220,8 +224,15 @@ class BoardConsumer(LiveSocket):
                 self.gen, self.head = head
                 self.seq = entries[-1].seq if entries else since
                 self._drop_pending()
-                await self._send({"type": "hello", "seq": self.seq, "replay": [e.message() for e in entries],
-                                  "you": you, "peers": peers})
+                await self._send(
+                    {
+                        "type": "hello",
+                        "seq": self.seq,
+                        "replay": [e.message() for e in entries],
+                        "you": you,
+                        "peers": peers,
+                    }
+                )
                 return
         snapshot = await _thread(oplog.live_snapshot)(self.ref)
         if snapshot is None:  # the live state expired or was lost meanwhile: load it again
@@ -241,8 +252,9 @@ class BoardConsumer(LiveSocket):
         while True:
             await asyncio.sleep(PRESENCE_REFRESH)
             try:
-                await _thread(oplog.presence_set)(self.ref, self.channel_name, username=self.username,
-                                                  can_edit=self.can_edit)
+                await _thread(oplog.presence_set)(
+                    self.ref, self.channel_name, username=self.username, can_edit=self.can_edit
+                )
             except REDIS_FAILURES:
                 pass
 
@@ -266,7 +278,9 @@ class BoardConsumer(LiveSocket):
 
     async def _presence_changed(self) -> list[dict]:
         entries = await _thread(oplog.presence_list)(self.ref)
-        await self._group_send({"type": "board.presence", "peers": oplog.peers_of(entries), "except": self.channel_name})
+        await self._group_send(
+            {"type": "board.presence", "peers": oplog.peers_of(entries), "except": self.channel_name}
+        )
         return entries
 
     # --- from the client ---------------------------------------------------------------------
@@ -278,7 +292,9 @@ class BoardConsumer(LiveSocket):
             await self._receive(text_data, bytes_data)
         except REDIS_FAILURES as error:
             logger.warning("live board %s: storage unreachable: %s", self.board_id, error)
-            await self._error(None, "The board's storage is unreachable; reconnect in a moment (nothing you sent was applied).")
+            await self._error(
+                None, "The board's storage is unreachable; reconnect in a moment (nothing you sent was applied)."
+            )
             await self.close(CLOSE_TRY_AGAIN)
         except Exception:
             logger.exception("live board %s: a message failed", self.board_id)
@@ -307,7 +323,7 @@ class BoardConsumer(LiveSocket):
         if data["type"] == "op":
             await self._op(data)
         else:
-            await self._error(None, f"Unknown message type {data['type'][:40]!r}; send \"op\" or \"cursor\".")
+            await self._error(None, f'Unknown message type {data["type"][:40]!r}; send "op" or "cursor".')
 
     async def _counted(self) -> bool:
         """Count a message against the connection's rate: past it, an error; past it for long, a close."""
@@ -318,8 +334,10 @@ class BoardConsumer(LiveSocket):
             await self._error(None, "Too many messages; the connection is closed. Reconnect and send more slowly.")
             await self.close(CLOSE_FLOOD)
         elif self.refused == 1 or self.refused % 10 == 0:
-            await self._error(None, f"Too many messages: at most {LIVE_OPS_PER_SECOND} a second; "
-                                    "the ones over the limit were not applied.")
+            await self._error(
+                None,
+                f"Too many messages: at most {LIVE_OPS_PER_SECOND} a second; the ones over the limit were not applied.",
+            )
         return False
 
     async def _cursor(self, data: dict) -> None:
@@ -329,8 +347,9 @@ class BoardConsumer(LiveSocket):
             await self._error(None, str(error))
             return
         if self.username is not None:
-            await self._group_send({"type": "board.cursor", "by": self.username, "x": cursor.x, "y": cursor.y,
-                                    "except": self.channel_name})
+            await self._group_send(
+                {"type": "board.cursor", "by": self.username, "x": cursor.x, "y": cursor.y, "except": self.channel_name}
+            )
 
     async def _op(self, data: dict) -> None:
         cid = data.get("client_op_id") if isinstance(data.get("client_op_id"), str) else None
@@ -369,14 +388,23 @@ class BoardConsumer(LiveSocket):
         if seq - compacted == 1 or now - self.dirty_marked > 5:
             self.dirty_marked = now
             await _thread(oplog.dirty_mark)(self.ref)
-        await self._group_send({"type": "board.op", "seq": seq, "by": self.username,
-                                "client_op_id": message.client_op_id, "op": op})
+        await self._group_send(
+            {"type": "board.op", "seq": seq, "by": self.username, "client_op_id": message.client_op_id, "op": op}
+        )
 
     def _apply(self, message, op: dict) -> tuple[int, int]:
         element = op.get("element")
         element_id = element["id"] if element is not None else op["id"]
-        return oplog.live_apply(self.ref, gen=self.gen, kind=op["kind"], element_id=element_id, element=element,
-                                by=self.username, client_op_id=message.client_op_id, op=op)
+        return oplog.live_apply(
+            self.ref,
+            gen=self.gen,
+            kind=op["kind"],
+            element_id=element_id,
+            element=element,
+            by=self.username,
+            client_op_id=message.client_op_id,
+            op=op,
+        )
 
     # --- from the group ----------------------------------------------------------------------
 
@@ -390,8 +418,15 @@ class BoardConsumer(LiveSocket):
         while self.seq + 1 in self.pending:
             event = self.pending.pop(self.seq + 1)
             self.seq += 1
-            await self._send({"type": "op", "seq": event["seq"], "by": event["by"],
-                              "client_op_id": event["client_op_id"], "op": event["op"]})
+            await self._send(
+                {
+                    "type": "op",
+                    "seq": event["seq"],
+                    "by": event["by"],
+                    "client_op_id": event["client_op_id"],
+                    "op": event["op"],
+                }
+            )
         if self.pending and self.gap_task is None:
             self.gap_task = asyncio.ensure_future(self._fill_gap())
 
@@ -407,8 +442,9 @@ class BoardConsumer(LiveSocket):
                 await self._hello()  # too far behind, or the doc was replaced: the whole doc
                 return
             for entry in entries:
-                self.pending.setdefault(entry.seq, {"seq": entry.seq, "by": entry.by,
-                                                    "client_op_id": entry.client_op_id, "op": entry.op})
+                self.pending.setdefault(
+                    entry.seq, {"seq": entry.seq, "by": entry.by, "client_op_id": entry.client_op_id, "op": entry.op}
+                )
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -519,4 +555,3 @@ class PersonConsumer(LiveSocket):
 
     async def person_unread(self, event):
         await self._send({"type": "unread", "unread": event["count"]})
-

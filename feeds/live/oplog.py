@@ -46,8 +46,12 @@ class BoardRef:
     board_id: int
 
     def state_keys(self) -> list[str]:
-        return [keys.live_meta(*self.key_args), keys.live_elements(*self.key_args),
-                keys.live_order(*self.key_args), keys.live_ops(*self.key_args)]
+        return [
+            keys.live_meta(*self.key_args),
+            keys.live_elements(*self.key_args),
+            keys.live_order(*self.key_args),
+            keys.live_ops(*self.key_args),
+        ]
 
     @property
     def key_args(self) -> tuple[int, int]:
@@ -106,9 +110,20 @@ def live_load(board_id: int) -> Board | None:
             board.doc_json = _json(doc)
             Board.objects.filter(pk=board.pk).update(doc_json=board.doc_json)
         head, count, points, flat = _doc_args(doc)
-        scripts.live_load(keys=BoardRef.of(board).state_keys(), mode="load", seq=board.live_seq,
-                          generation=secrets.token_hex(8), head=head, elements=count, points=points,
-                          log_kept=LIVE_REPLAY_KEEP, ttl=_ttl(), doc=None, by=None, items=flat)
+        scripts.live_load(
+            keys=BoardRef.of(board).state_keys(),
+            mode="load",
+            seq=board.live_seq,
+            generation=secrets.token_hex(8),
+            head=head,
+            elements=count,
+            points=points,
+            log_kept=LIVE_REPLAY_KEEP,
+            ttl=_ttl(),
+            doc=None,
+            by=None,
+            items=flat,
+        )
     return board
 
 
@@ -117,9 +132,20 @@ def live_reset(board: Board, doc: dict, *, by: str) -> int | None:
     it. Call under the board's row lock (feeds.services.boards.board_update). The new seq, or
     None when the board is not live (PostgreSQL alone holds its doc). O(elements)."""
     head, count, points, flat = _doc_args(doc)
-    seq, done = scripts.live_load(keys=BoardRef.of(board).state_keys(), mode="reset", seq=0,
-                                  generation=secrets.token_hex(8), head=head, elements=count, points=points,
-                                  log_kept=LIVE_REPLAY_KEEP, ttl=_ttl(), doc=_json(doc), by=by, items=flat)
+    seq, done = scripts.live_load(
+        keys=BoardRef.of(board).state_keys(),
+        mode="reset",
+        seq=0,
+        generation=secrets.token_hex(8),
+        head=head,
+        elements=count,
+        points=points,
+        log_kept=LIVE_REPLAY_KEEP,
+        ttl=_ttl(),
+        doc=_json(doc),
+        by=by,
+        items=flat,
+    )
     return int(seq) if done else None
 
 
@@ -131,15 +157,27 @@ class OpRefused(Exception):
         self.reason = reason
 
 
-def live_apply(ref: BoardRef, *, gen: str, kind: str, element_id: str, element: dict | None, by: str,
-               client_op_id: str, op: dict) -> tuple[int, int]:
+def live_apply(
+    ref: BoardRef, *, gen: str, kind: str, element_id: str, element: dict | None, by: str, client_op_id: str, op: dict
+) -> tuple[int, int]:
     """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
     holds), or OpRefused. One script call, O(log elements + size of the element)."""
     element_json = _json(element) if element is not None else ""
     answer = scripts.live_apply(
-        keys=ref.state_keys(), kind=kind, element_id=element_id, element=element_json,
-        points=element_points(element) if element else 0, generation=gen, by=by, client_op=client_op_id,
-        op=_json(op), log_kept=LIVE_REPLAY_KEEP, max_elements=MAX_ELEMENTS, max_points=MAX_POINTS, ttl=_ttl())
+        keys=ref.state_keys(),
+        kind=kind,
+        element_id=element_id,
+        element=element_json,
+        points=element_points(element) if element else 0,
+        generation=gen,
+        by=by,
+        client_op=client_op_id,
+        op=_json(op),
+        log_kept=LIVE_REPLAY_KEEP,
+        max_elements=MAX_ELEMENTS,
+        max_points=MAX_POINTS,
+        ttl=_ttl(),
+    )
     if len(answer) == 1:
         raise OpRefused(answer[0])
     return int(answer[0]), int(answer[1])
@@ -179,9 +217,16 @@ def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogE
     stream = keys.live_ops(*ref.key_args)
     end = f"{upto}-1" if upto is not None else "+"
     rows = get_redis().xrange(stream, f"{since + 1}-0", end)
-    entries = [LogEntry(seq=int(entry_id.split("-")[0]), by=fields.get("by", ""), client_op_id=fields.get("cid", ""),
-                        op=json.loads(fields["op"]) if "op" in fields else None,
-                        doc=json.loads(fields["doc"]) if "doc" in fields else None) for entry_id, fields in rows]
+    entries = [
+        LogEntry(
+            seq=int(entry_id.split("-")[0]),
+            by=fields.get("by", ""),
+            client_op_id=fields.get("cid", ""),
+            op=json.loads(fields["op"]) if "op" in fields else None,
+            doc=json.loads(fields["doc"]) if "doc" in fields else None,
+        )
+        for entry_id, fields in rows
+    ]
     if entries:
         return entries if entries[0].seq == since + 1 else None
     current = get_redis().hget(keys.live_meta(*ref.key_args), "seq")
@@ -196,6 +241,7 @@ def live_mark_compacted(ref: BoardRef, seq: int) -> None:
 
 
 # --- boards waiting for compaction -------------------------------------------------------------
+
 
 def dirty_mark(ref: BoardRef, *, now: float | None = None) -> None:
     """Note that the board has ops PostgreSQL lacks (keeps the earliest time). O(log dirty boards)."""
@@ -220,6 +266,7 @@ def dirty_clear(ref: BoardRef, seq: int) -> None:
 
 
 # --- who is on the board ------------------------------------------------------------------------
+
 
 def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool) -> None:
     """Record (or refresh) an open connection. O(1)."""

@@ -41,8 +41,9 @@ def home_feed_read(*, user_id: int, offset: int | None, before: int | None, limi
     """A page of the caller's home feed, their activity recorded with it: one round trip when
     warm (selectors.home_feed with the touch in its script call). A returning idle user's P is
     regenerated first (home_feed_ready), then read the ordinary way."""
-    answer = selectors.home_feed(user_id, offset=offset, before=before, limit=limit, touch=True,
-                                 stop_if_regenerate=True)
+    answer = selectors.home_feed(
+        user_id, offset=offset, before=before, limit=limit, touch=True, stop_if_regenerate=True
+    )
     if answer is None:
         home_feed_ready(user_id=user_id)
         answer = selectors.home_feed(user_id, offset=offset, before=before, limit=limit)

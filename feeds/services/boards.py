@@ -41,7 +41,9 @@ def enqueue(task, *args) -> None:
     try:
         task.delay(*args)
     except BrokerUnreachable as error:
-        logger.warning("%s%s not sent (the broker is unreachable: %s); the outbox sends it again", task.name, args, error)
+        logger.warning(
+            "%s%s not sent (the broker is unreachable: %s); the outbox sends it again", task.name, args, error
+        )
 
 
 def _doc_text(doc: dict) -> str:
@@ -57,8 +59,14 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
         board_id = next_board_id()
         created = board_id_time(board_id)
         board = Board(
-            id=board_id, author=author, title=title, kind=kind, tags=list(tags), doc_json=_doc_text(doc),
-            created_at=created, updated_at=created,
+            id=board_id,
+            author=author,
+            title=title,
+            kind=kind,
+            tags=list(tags),
+            doc_json=_doc_text(doc),
+            created_at=created,
+            updated_at=created,
         )
         try:
             with transaction.atomic():
@@ -93,9 +101,11 @@ def _board_unpublish_quietly(board: Board) -> None:
     """Take back whatever of a board's publishing reached Redis, each part on its own: a part
     on a node that does not answer is skipped. An id left behind (in a follower's P, or on
     such a node) has no row in PostgreSQL, so hydration drops it once its G is gone too."""
-    for undo in (lambda: indexes.board_unindex(board.pk),
-                 lambda: boardcache.board_cache_delete(board.pk),
-                 lambda: store.profile_remove(board.author_id, board.pk)):
+    for undo in (
+        lambda: indexes.board_unindex(board.pk),
+        lambda: boardcache.board_cache_delete(board.pk),
+        lambda: store.profile_remove(board.author_id, board.pk),
+    ):
         try:
             undo()
         except REDIS_FAILURES:
@@ -126,8 +136,9 @@ class BoardGone(NotFound):
         super().__init__(f"There is no board {board_id}.")
 
 
-def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False, live_seq: int | None = None,
-                 by: str = "") -> Board:
+def board_update(
+    *, board: Board, changes: dict, unpublished_ok: bool = False, live_seq: int | None = None, by: str = ""
+) -> Board:
     """Apply validated changes (any of title, kind, tags, doc) at once; G is rewritten on commit.
     The write holds only while the board is published, so an edit racing a delete or a hide
     cannot bring the board back into G or the indexes: it raises BoardGone instead. With
@@ -147,11 +158,14 @@ def board_update(*, board: Board, changes: dict, unpublished_ok: bool = False, l
             if seq is not None:
                 transaction.on_commit(lambda: broadcast.board_reset(board.pk))
             return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=seq)
-    return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=live_seq, only_newer=live_seq is not None)
+    return _board_write(
+        board, changes, unpublished_ok=unpublished_ok, live_seq=live_seq, only_newer=live_seq is not None
+    )
 
 
-def _board_write(board: Board, changes: dict, *, unpublished_ok: bool, live_seq: int | None,
-                 only_newer: bool = False) -> Board:
+def _board_write(
+    board: Board, changes: dict, *, unpublished_ok: bool, live_seq: int | None, only_newer: bool = False
+) -> Board:
     for field, value in changes.items():
         if field == "doc":
             board.doc_json = _doc_text(value)

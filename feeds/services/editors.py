@@ -49,8 +49,11 @@ def editor_invite(*, board: Board, user, invited_by=None) -> bool:
                 BoardEditor.objects.create(board=board, user=user)
         except IntegrityError:  # the same invitation, at the same moment
             return False
-        notify_invite(inviter_id=invited_by.pk if invited_by is not None else board.author_id,
-                      invitee_id=user.pk, board_id=board.pk)
+        notify_invite(
+            inviter_id=invited_by.pk if invited_by is not None else board.author_id,
+            invitee_id=user.pk,
+            board_id=board.pk,
+        )
     transaction.on_commit(lambda: broadcast.board_access_changed(board.pk))
     return True
 

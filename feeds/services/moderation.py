@@ -49,7 +49,8 @@ def user_suspend(*, user: User) -> int:
         user.is_active = False
         tokens.tokens_revoke(user=user)
         hidden = Board.objects.filter(author=user, state=Board.State.PUBLISHED).update(
-            state=Board.State.SUSPENDED, updated_at=timezone.now())
+            state=Board.State.SUSPENDED, updated_at=timezone.now()
+        )
         User.objects.filter(pk=user.pk).update(boards_count=Greatest(F("boards_count") - hidden, 0))
     transaction.on_commit(lambda: _author_withdrawn(user.pk))
     return hidden

@@ -13,15 +13,25 @@ from feeds.models import Notification
 def notify_follow(*, follower_id: int, followee_id: int) -> None:
     """``followee`` is told that ``follower`` followed them (gathered with the day's others).
     One upsert, in the caller's transaction."""
-    notifications.notifications_add(kind=Notification.Kind.FOLLOW, recipient_ids=[followee_id],
-                                    actor_id=follower_id, board_id=None, at=timezone.now())
+    notifications.notifications_add(
+        kind=Notification.Kind.FOLLOW,
+        recipient_ids=[followee_id],
+        actor_id=follower_id,
+        board_id=None,
+        at=timezone.now(),
+    )
 
 
 def notify_invite(*, inviter_id: int, invitee_id: int, board_id: int) -> None:
     """``invitee`` is told that ``inviter`` invited them to draw ``board_id`` (call it when the
     invite is made). One upsert, in the caller's transaction."""
-    notifications.notifications_add(kind=Notification.Kind.INVITE, recipient_ids=[invitee_id],
-                                    actor_id=inviter_id, board_id=board_id, at=timezone.now())
+    notifications.notifications_add(
+        kind=Notification.Kind.INVITE,
+        recipient_ids=[invitee_id],
+        actor_id=inviter_id,
+        board_id=board_id,
+        at=timezone.now(),
+    )
 
 
 def notify_board_changed(*, board_id: int, actor_id: int, recipient_ids: list[int]) -> None:
@@ -29,5 +39,10 @@ def notify_board_changed(*, board_id: int, actor_id: int, recipient_ids: list[in
     MAX_EDITORS + 1) are told that ``actor_id`` changed ``board_id``. One upsert, in the caller's
     transaction (the compaction's: the notice commits with the doc it tells of, and no broker
     stands between them). O(editors)."""
-    notifications.notifications_add(kind=Notification.Kind.BOARD_CHANGED, recipient_ids=list(recipient_ids),
-                                    actor_id=actor_id, board_id=board_id, at=timezone.now())
+    notifications.notifications_add(
+        kind=Notification.Kind.BOARD_CHANGED,
+        recipient_ids=list(recipient_ids),
+        actor_id=actor_id,
+        board_id=board_id,
+        at=timezone.now(),
+    )

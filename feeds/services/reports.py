@@ -23,8 +23,11 @@ from ugcsite.ratelimits import attempt
 
 class ReportOwn(Invalid):
     def __init__(self, what: str):
-        super().__init__(f"You cannot report {what}; delete it or change it instead." if what != "yourself"
-                         else "You cannot report yourself.")
+        super().__init__(
+            f"You cannot report {what}; delete it or change it instead."
+            if what != "yourself"
+            else "You cannot report yourself."
+        )
 
 
 def report_create(*, reporter, reason: str, text: str = "", board: Board | None = None, person=None) -> Report:
@@ -36,12 +39,15 @@ def report_create(*, reporter, reason: str, text: str = "", board: Board | None 
         raise ReportOwn("your own board")
     if person is not None and person.pk == reporter.pk:
         raise ReportOwn("yourself")
-    attempt("reports", str(reporter.pk), per_minute=settings.RATE_LIMIT_REPORTS_PER_MINUTE, what="reports from your account")
+    attempt(
+        "reports", str(reporter.pk), per_minute=settings.RATE_LIMIT_REPORTS_PER_MINUTE, what="reports from your account"
+    )
     target = {"board": board} if board is not None else {"person": person}
     with transaction.atomic():
         case = _open_case(target)
-        report, created = Report.objects.update_or_create(case=case, reporter=reporter,
-                                                          defaults={"reason": reason, "text": text})
+        report, created = Report.objects.update_or_create(
+            case=case, reporter=reporter, defaults={"reason": reason, "text": text}
+        )
         if created:
             ReportCase.objects.filter(pk=case.pk).update(reporters=F("reporters") + 1)
             case.refresh_from_db(fields=["reporters"])
@@ -88,7 +94,15 @@ def case_close(*, case: ReportCase, outcome: str, staff) -> bool:
             elif not case.person.is_active:
                 moderation.user_unsuspend(user=case.person)
         ReportCase.objects.filter(pk=case.pk).update(closed_at=timezone.now(), outcome=outcome, closed_by=staff)
-        kind = Notification.Kind.REPORT_ACTIONED if outcome == ReportCase.Outcome.ACTIONED else Notification.Kind.REPORT_DISMISSED
-        notifications.notices_add(kind=kind, recipient_ids=list(case.reports.values_list("reporter_id", flat=True)),
-                                  board_id=case.board_id, at=timezone.now())
+        kind = (
+            Notification.Kind.REPORT_ACTIONED
+            if outcome == ReportCase.Outcome.ACTIONED
+            else Notification.Kind.REPORT_DISMISSED
+        )
+        notifications.notices_add(
+            kind=kind,
+            recipient_ids=list(case.reports.values_list("reporter_id", flat=True)),
+            board_id=case.board_id,
+            at=timezone.now(),
+        )
     return True

@@ -29,8 +29,9 @@ def block_create(*, blocker, blocked) -> bool:
         created = people.block_create(blocker=blocker, blocked=blocked)
         follows.follow_delete(follower=blocker, followee=blocked)
         follows.follow_delete(follower=blocked, followee=blocker)
-        rows = (BoardEditor.objects.select_related("board")
-                .filter(Q(board__author=blocker, user=blocked) | Q(board__author=blocked, user=blocker)))
+        rows = BoardEditor.objects.select_related("board").filter(
+            Q(board__author=blocker, user=blocked) | Q(board__author=blocked, user=blocker)
+        )
         for row in rows:
             editors.editor_remove(board=row.board, user=blocker if row.user_id == blocker.pk else blocked)
     return created

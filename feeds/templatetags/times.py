@@ -42,7 +42,9 @@ def _unit_forms(name: str) -> list[str]:
 def times_config() -> dict:
     """What static/js/times.js needs to write what ``ago`` writes."""
     return {
-        "justNowSeconds": JUST_NOW_SECONDS, "justNow": JUST_NOW, "ago": AGO,
+        "justNowSeconds": JUST_NOW_SECONDS,
+        "justNow": JUST_NOW,
+        "ago": AGO,
         "units": [_unit_forms(name) for name in TIME_STRINGS_KEYS],  # years first, as timesince counts
     }
 

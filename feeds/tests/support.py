@@ -20,13 +20,16 @@ from feeds.timelines.ids import board_id_time, next_board_id
 from social.models import Follow, User
 
 PASSWORD = "password123"
-DOC_JSON = ('{"width":100,"height":100,"background":"#ffffff","elements":[{"type":"path",'
-            '"color":"#000000","width":2,"points":[[1,1],[99,99]]}]}')
+DOC_JSON = (
+    '{"width":100,"height":100,"background":"#ffffff","elements":[{"type":"path",'
+    '"color":"#000000","width":2,"points":[[1,1],[99,99]]}]}'
+)
 KINDS = ("sketch", "diagram", "note", "comic", "map")
 LIMITS = (1, 7, 20, 100)  # the page sizes every boundary is read with
 
 
 # --- SQL oracles -------------------------------------------------------------------------------
+
 
 def _column(sql: str, params) -> list[int]:
     with connection.cursor() as cursor:
@@ -81,6 +84,7 @@ def sql_chunk_totals() -> tuple[int, int]:
 
 # --- building timelines fast -------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Posted:
     id: int
@@ -98,15 +102,22 @@ def bulk_boards(authors) -> list[Posted]:
                 "(id, author_id, title, kind, tags, doc_json, created_at, updated_at, views, state) "
                 "SELECT i, a, 'board ' || (i %% 100000), k, '{}', %s, t, t, 0, 'published' "
                 "FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[]) AS x(i, a, k, t)",
-                [DOC_JSON, [r.id for r in rows], [r.author_id for r in rows],
-                 [KINDS[r.id % 5] for r in rows], [board_id_time(r.id) for r in rows]],
+                [
+                    DOC_JSON,
+                    [r.id for r in rows],
+                    [r.author_id for r in rows],
+                    [KINDS[r.id % 5] for r in rows],
+                    [board_id_time(r.id) for r in rows],
+                ],
             )
             counts: dict[int, int] = {}
             for r in rows:
                 counts[r.author_id] = counts.get(r.author_id, 0) + 1
             for author_id, count in counts.items():  # as board_create keeps it
-                cursor.execute(f"UPDATE {User._meta.db_table} SET boards_count = boards_count + %s WHERE id = %s",
-                               [count, author_id])
+                cursor.execute(
+                    f"UPDATE {User._meta.db_table} SET boards_count = boards_count + %s WHERE id = %s",
+                    [count, author_id],
+                )
     return rows
 
 
@@ -114,7 +125,7 @@ def zadd_many(redis, key: str, ids) -> None:
     pipe = redis.pipeline(transaction=False)
     ids = list(ids)
     for start in range(0, len(ids), 1000):
-        pipe.zadd(key, {i: i for i in ids[start:start + 1000]})
+        pipe.zadd(key, {i: i for i in ids[start : start + 1000]})
     pipe.execute()
 
 
@@ -141,6 +152,7 @@ def boundaries(redis, kind: str, user_id: int) -> list[int]:
 
 
 # --- reading ------------------------------------------------------------------------------------
+
 
 def selector_fetch(kind: str, user_id: int):
     read = selectors.profile_boards if kind == "m" else selectors.home_feed
@@ -197,14 +209,17 @@ def assert_walks_exact(fetch, oracle: list[int], *, limits=(7, 100), strict: boo
             missing, extra = set(oracle) - set(got), set(got) - set(oracle)
             assert not missing and not extra, (
                 f"{mode} walk, limit {limit}: {len(got)} of {len(oracle)} ids; {len(missing)} missing "
-                f"(newest {sorted(missing)[-3:]}, oldest {sorted(missing)[:3]}), {len(extra)} extra {sorted(extra)[:3]}")
+                f"(newest {sorted(missing)[-3:]}, oldest {sorted(missing)[:3]}), {len(extra)} extra {sorted(extra)[:3]}"
+            )
             assert got == oracle, f"{mode} walk, limit {limit}: order"
             if strict:
-                assert pages == max(1, math.ceil(len(oracle) / limit)), f"{mode} walk, limit {limit}: next was not None at the end"
+                assert pages == max(1, math.ceil(len(oracle) / limit)), (
+                    f"{mode} walk, limit {limit}: next was not None at the end"
+                )
 
 
 def expected_page(oracle: list[int], start: int, limit: int) -> dict:
-    ids = oracle[start:start + limit]
+    ids = oracle[start : start + limit]
     return {"ids": ids, "next": str(ids[-1]) if ids and start + limit < len(oracle) else None}
 
 
@@ -213,6 +228,7 @@ def got_page(answer) -> dict:
 
 
 # --- a small world -------------------------------------------------------------------------------
+
 
 @dataclass
 class World:

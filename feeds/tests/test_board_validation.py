@@ -35,6 +35,7 @@ def bob(api):
 
 # --- helpers ----------------------------------------------------------------------------------
 
+
 def valid_body() -> dict:
     """A board that passes every check: a 400 for any mutation of it is that mutation's doing."""
     return {
@@ -258,7 +259,9 @@ RAW_INVALID = [
     pytest.param(_raw_with_coordinate("-1e400"), id="minus-1e400"),
     pytest.param(_raw_with_coordinate("1" + "0" * 400), id="401-digit-integer"),
     pytest.param(_raw_with_coordinate("1" + "0" * 5000), id="5001-digit-integer"),
-    pytest.param('{"title": "t", "kind": "sketch", "doc": ' + "[" * 100_000 + "]" * 100_000 + "}", id="nested-100000-deep"),
+    pytest.param(
+        '{"title": "t", "kind": "sketch", "doc": ' + "[" * 100_000 + "]" * 100_000 + "}", id="nested-100000-deep"
+    ),
     pytest.param(json.dumps(valid_body()).encode().replace(b"hello", b"he\xff\xfello"), id="invalid-utf8"),
     pytest.param("", id="empty-body"),
     pytest.param('{"title": "t", "kind": ', id="malformed-json"),
@@ -333,8 +336,10 @@ def test_a_live_op_with_a_nul_in_its_text_is_refused_by_the_same_validator():
     element = {**valid_body()["doc"]["elements"][TEXT], "id": "t1", "text": "a\x00b"}
 
     with pytest.raises(BadMessage, match=r"element\.text\.text: must not contain NUL") as refused:
-        op_check({"type": "op", "client_op_id": "c1", "op": {"kind": "add", "element": element}},
-                 head={"width": 400, "height": 300})
+        op_check(
+            {"type": "op", "client_op_id": "c1", "op": {"kind": "add", "element": element}},
+            head={"width": 400, "height": 300},
+        )
     assert refused.value.client_op_id == "c1"
 
 
@@ -360,6 +365,7 @@ def test_an_unauthenticated_create_is_401(api):
 
 
 # --- what is accepted -------------------------------------------------------------------------
+
 
 def _edge_points(body):
     body["doc"]["elements"][PATH]["points"] = [[0, 0], [400, 300], [0, 300], [400, 0]]
@@ -447,9 +453,15 @@ TITLE_ALPHABET = st.sampled_from([*TITLE_TRIMMED, "\x00", "a", "Z", "é", "\ufef
 
 
 @settings(max_examples=300, derandomize=True, database=None)
-@given(title=st.text(TITLE_ALPHABET, max_size=MAX_TITLE + 6) | st.builds(
-    lambda pad, core, end: pad + core + end, st.text(TITLE_ALPHABET, max_size=3),
-    st.text(st.sampled_from("ab"), min_size=MAX_TITLE - 2, max_size=MAX_TITLE + 1), st.text(TITLE_ALPHABET, max_size=3)))
+@given(
+    title=st.text(TITLE_ALPHABET, max_size=MAX_TITLE + 6)
+    | st.builds(
+        lambda pad, core, end: pad + core + end,
+        st.text(TITLE_ALPHABET, max_size=3),
+        st.text(st.sampled_from("ab"), min_size=MAX_TITLE - 2, max_size=MAX_TITLE + 1),
+        st.text(TITLE_ALPHABET, max_size=3),
+    )
+)
 def test_the_documented_title_pattern_accepts_exactly_what_the_server_does(title):
     """The OpenAPI document's title pattern (a fuzz found titles it called valid refused) says
     what BoardCreate checks: trimmed, 1 to 120 characters, no NUL."""
@@ -487,8 +499,14 @@ def test_what_you_store_is_what_you_read_back(alice):
     doc = {
         "elements": [
             {"type": "path", "color": "#aBcDeF", "width": 2.5, "points": [[1, 2], [1.5, 2.25], [0, 0], [640, 480.5]]},
-            {"type": "text", "color": "#123456", "size": 12.5, "x": 1, "y": 2.0,
-             "text": "h\u00e9llo \u4e16\u754c \U0001f3a8 <script>alert(1)</script> & \"quoted\" \\ back\tslash"},
+            {
+                "type": "text",
+                "color": "#123456",
+                "size": 12.5,
+                "x": 1,
+                "y": 2.0,
+                "text": 'h\u00e9llo \u4e16\u754c \U0001f3a8 <script>alert(1)</script> & "quoted" \\ back\tslash',
+            },
             {"type": "rect", "color": "#000000", "width": 1, "x": 0.1, "y": 0, "w": 10, "h": 10.75, "fill": None},
             {"type": "ellipse", "color": "#000000", "width": 64, "x": 5, "y": 5, "w": 1e-3, "h": 2},
         ],
@@ -519,7 +537,18 @@ def test_the_full_board_has_the_fields_of_the_contract(alice):
 
     board = create(alice, body)
 
-    assert set(board) >= {"id", "author", "title", "kind", "tags", "doc", "created_at", "updated_at", "views", "preview_url"}
+    assert set(board) >= {
+        "id",
+        "author",
+        "title",
+        "kind",
+        "tags",
+        "doc",
+        "created_at",
+        "updated_at",
+        "views",
+        "preview_url",
+    }
     assert board["author"] == "alice"
     assert (board["title"], board["kind"], board["tags"]) == (body["title"], body["kind"], body["tags"])
     assert board["preview_url"] == f"/api/v1/boards/{board['id']}/preview.svg"
@@ -527,6 +556,7 @@ def test_the_full_board_has_the_fields_of_the_contract(alice):
 
 
 # --- ids --------------------------------------------------------------------------------------
+
 
 def test_board_ids_are_positive_below_2_53_and_grow(alice, bob):
     first = create(alice)["id"]
@@ -539,8 +569,9 @@ def test_board_ids_are_positive_below_2_53_and_grow(alice, bob):
     assert first < second < third
 
 
-@pytest.mark.parametrize("board_id", ["12345678901234567890", "99999999999999999", "0"],
-                         ids=["20-digits", "17-digits", "zero"])
+@pytest.mark.parametrize(
+    "board_id", ["12345678901234567890", "99999999999999999", "0"], ids=["20-digits", "17-digits", "zero"]
+)
 def test_a_board_id_that_cannot_exist_is_a_json_404(api, board_id):
     assert_problem(api.get(f"{BOARDS}/{board_id}"), 404)
     assert_problem(api.get(f"{BOARDS}/{board_id}/preview.svg"), 404)
@@ -565,6 +596,7 @@ def test_a_wrong_method_is_a_json_405(alice):
 
 # --- PATCH ------------------------------------------------------------------------------------
 
+
 def test_patch_by_the_author_changes_the_fields_given(alice):
     board = create(alice)
     new_doc = {"width": 10, "height": 10, "background": "#000000", "elements": []}
@@ -582,8 +614,10 @@ def test_patch_by_the_author_changes_the_fields_given(alice):
 @pytest.mark.parametrize(
     "patch",
     [
-        pytest.param({"title": "A valid new title", "doc": {"width": 0, "height": 10, "background": "#000000", "elements": []}},
-                     id="valid-title-invalid-doc"),
+        pytest.param(
+            {"title": "A valid new title", "doc": {"width": 0, "height": 10, "background": "#000000", "elements": []}},
+            id="valid-title-invalid-doc",
+        ),
         pytest.param({"kind": "note", "tags": ["BAD"]}, id="valid-kind-invalid-tags"),
         pytest.param({"title": "A valid new title", "colour": "red"}, id="valid-title-unknown-key"),
         pytest.param({"title": None}, id="title-null"),
@@ -627,6 +661,7 @@ def test_patch_without_credentials_with_an_invalid_body_is_401(api, alice):
 
 
 # --- DELETE -----------------------------------------------------------------------------------
+
 
 def test_delete_by_someone_else_is_403_and_keeps_the_board(alice, bob):
     board = create(alice)

@@ -39,7 +39,9 @@ def test_filters_and_exact_totals(api, run, people):
     c = make(run, people["bob"], "sketch", ["cat", "pet"])
     make(run, people["carol"], "note", [])
     assert api.get("/api/v1/discover", tag="cat").json() == {
-        "total": 3, "items": api.get("/api/v1/discover", tag="cat").json()["items"]}
+        "total": 3,
+        "items": api.get("/api/v1/discover", tag="cat").json()["items"],
+    }
     assert ids(api.get("/api/v1/discover", tag="cat").json()) == [c.id, b.id, a.id]
     assert ids(api.get("/api/v1/discover", tag=["cat", "pet"], kind="sketch").json()) == [c.id, a.id]
     answer = api.get("/api/v1/discover", tag="cat", author="ALICE").json()
@@ -48,13 +50,34 @@ def test_filters_and_exact_totals(api, run, people):
     assert api.get("/api/v1/discover", author="not a name!").json() == {"total": 0, "items": []}
     page = api.get("/api/v1/discover", limit=2, offset=1).json()
     assert page["total"] == 4 and len(page["items"]) == 2
-    assert set(page["items"][0]) == {"id", "author", "title", "kind", "tags", "created_at", "updated_at", "views", "preview_url"}
+    assert set(page["items"][0]) == {
+        "id",
+        "author",
+        "title",
+        "kind",
+        "tags",
+        "created_at",
+        "updated_at",
+        "views",
+        "preview_url",
+    }
 
 
-@pytest.mark.parametrize("query", [
-    {"kind": "painting"}, {"kind": ""}, {"tag": "Cat"}, {"tag": "a_b"}, {"tag": "x" * 33}, {"sort": "best"},
-    {"limit": 0}, {"limit": 101}, {"offset": -1},
-], ids=str)
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"kind": "painting"},
+        {"kind": ""},
+        {"tag": "Cat"},
+        {"tag": "a_b"},
+        {"tag": "x" * 33},
+        {"sort": "best"},
+        {"limit": 0},
+        {"limit": 101},
+        {"offset": -1},
+    ],
+    ids=str,
+)
 def test_bad_discovery_queries_are_400(api, query):
     response = api.get("/api/v1/discover", **query)
     assert response.status_code == 400 and response.json()["detail"]
@@ -89,16 +112,31 @@ def all_discovery_entries(redis, board_id):
     for pattern in keys.discovery_patterns():
         for key in redis.scan_iter(match=pattern):
             kind = redis.type(key)
-            if kind == "set" and redis.sismember(key, board_id) or kind == "zset" and redis.zscore(key, board_id) is not None or key == keys.index_tracker(board_id):
+            if (
+                kind == "set"
+                and redis.sismember(key, board_id)
+                or kind == "zset"
+                and redis.zscore(key, board_id) is not None
+                or key == keys.index_tracker(board_id)
+            ):
                 found.append(key)
     return found
 
 
 def test_delete_and_hide_leave_no_stale_index_entries(api, run, people, redis_data):
     board = make(run, people["alice"], "map", ["walk", "hill"])
-    assert sorted(all_discovery_entries(redis_data, board.id)) == sorted([
-        keys.index("kind", "map"), keys.index("tag", "walk"), keys.index("tag", "hill"), keys.index("author", "alice"),
-        keys.index_tracker(board.id), keys.sort("recent"), keys.sort("popular"), keys.sort("trending")])
+    assert sorted(all_discovery_entries(redis_data, board.id)) == sorted(
+        [
+            keys.index("kind", "map"),
+            keys.index("tag", "walk"),
+            keys.index("tag", "hill"),
+            keys.index("author", "alice"),
+            keys.index_tracker(board.id),
+            keys.sort("recent"),
+            keys.sort("popular"),
+            keys.sort("trending"),
+        ]
+    )
     run(board_delete, board=board)
     assert all_discovery_entries(redis_data, board.id) == []
     assert redis_data.zscore(keys.tag_counts(), "walk") is None
@@ -118,7 +156,8 @@ def test_update_touches_only_the_indexes_that_changed(api, run, people, redis_da
     assert api.get("/api/v1/discover", tag="a").json()["items"][0]["title"] == "a new title"
     run(board_update, board=board, changes={"tags": ["b", "c"], "kind": "comic"})
     assert sorted(redis_data.smembers(keys.index_tracker(board.id))) == sorted(
-        [keys.index("kind", "comic"), keys.index("tag", "b"), keys.index("tag", "c"), keys.index("author", "alice")])
+        [keys.index("kind", "comic"), keys.index("tag", "b"), keys.index("tag", "c"), keys.index("author", "alice")]
+    )
     assert not redis_data.sismember(keys.index("tag", "a"), board.id)
     assert not redis_data.sismember(keys.index("kind", "note"), board.id)
     assert ids(api.get("/api/v1/discover", tag="c", kind="comic").json()) == [board.id]
@@ -148,7 +187,7 @@ def test_the_filtered_feed_equals_sql(api, run, people):
         expected = Board.objects.filter(author__in=followees, state="published")
         if "kind" in query:
             expected = expected.filter(kind=query["kind"])
-        for tag in ([query["tag"]] if isinstance(query.get("tag"), str) else query.get("tag", [])):
+        for tag in [query["tag"]] if isinstance(query.get("tag"), str) else query.get("tag", []):
             expected = expected.filter(tags__contains=[tag])
         expected = list(expected.order_by("-id").values_list("id", flat=True))
         by_before, cursor = [], None
@@ -187,18 +226,29 @@ def test_rebuild_if_empty_leaves_a_redis_with_data_alone_and_fills_an_empty_one(
 
 
 board_specs = st.lists(
-    st.tuples(st.sampled_from(KINDS[:3]), st.sets(st.sampled_from(["a", "b", "c"]), max_size=3),
-              st.integers(0, 2), st.integers(0, 3), st.integers(0, 2)),
-    min_size=1, max_size=14,
+    st.tuples(
+        st.sampled_from(KINDS[:3]),
+        st.sets(st.sampled_from(["a", "b", "c"]), max_size=3),
+        st.integers(0, 2),
+        st.integers(0, 3),
+        st.integers(0, 2),
+    ),
+    min_size=1,
+    max_size=14,
 )
 queries = st.tuples(
-    st.none() | st.sampled_from(KINDS[:3]), st.sets(st.sampled_from(["a", "b", "c"]), max_size=2),
-    st.none() | st.integers(0, 2), st.sampled_from(["recent", "popular", "trending"]),
-    st.integers(0, 5), st.integers(1, 6),
+    st.none() | st.sampled_from(KINDS[:3]),
+    st.sets(st.sampled_from(["a", "b", "c"]), max_size=2),
+    st.none() | st.integers(0, 2),
+    st.sampled_from(["recent", "popular", "trending"]),
+    st.integers(0, 5),
+    st.integers(1, 6),
 )
 
 
-@hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@hsettings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(specs=board_specs, asked=st.lists(queries, min_size=1, max_size=6))
 def test_discovery_equals_sql_on_random_data(api, run, people, redis_data, specs, asked):
     """For random boards (kind, tags, author, recent views, old views) and random queries,
@@ -226,8 +276,11 @@ def test_discovery_equals_sql_on_random_data(api, run, people, redis_data, specs
             if author is not None:
                 rows = rows.filter(author=authors[author])
             matching = list(rows.values_list("id", "views"))
-            key = {"recent": lambda r: (r[0],), "popular": lambda r: (r[1], r[0]),
-                   "trending": lambda r: (recent_views[r[0]], r[0])}[sort]
+            key = {
+                "recent": lambda r: (r[0],),
+                "popular": lambda r: (r[1], r[0]),
+                "trending": lambda r: (recent_views[r[0]], r[0]),
+            }[sort]
             expected = [r[0] for r in sorted(matching, key=key, reverse=True)]
             query = {"sort": sort, "offset": offset, "limit": limit, "tag": sorted(tags)}
             if kind:
@@ -236,5 +289,5 @@ def test_discovery_equals_sql_on_random_data(api, run, people, redis_data, specs
                 query["author"] = authors[author].username
             answer = api.get("/api/v1/discover", **query).json()
             assert answer["total"] == len(expected), query
-            assert ids(answer) == expected[offset:offset + limit], query
+            assert ids(answer) == expected[offset : offset + limit], query
         transaction.set_rollback(True)

@@ -12,10 +12,15 @@ from ugcsite.testing import assert_problem
 
 pytestmark = pytest.mark.django_db
 
-DOC = {"width": 200, "height": 100, "background": "#ffffff", "elements": [
-    {"type": "path", "color": "#112233", "width": 3, "points": [[0, 0], [10, 20]], "id": "stroke-1"},
-    {"type": "text", "color": "#000000", "size": 16, "x": 20, "y": 40, "text": "hello"},
-]}
+DOC = {
+    "width": 200,
+    "height": 100,
+    "background": "#ffffff",
+    "elements": [
+        {"type": "path", "color": "#112233", "width": 3, "points": [[0, 0], [10, 20]], "id": "stroke-1"},
+        {"type": "text", "color": "#000000", "size": 16, "x": 20, "y": 40, "text": "hello"},
+    ],
+}
 
 
 @pytest.fixture
@@ -48,13 +53,17 @@ def test_element_ids_are_kept_as_sent_and_given_to_elements_without(people, boar
 @pytest.mark.parametrize("bad_id", ["", "a" * 65, "has space", "dot.ted", 7, None])
 def test_a_malformed_element_id_is_a_400(people, bad_id):
     element = {**DOC["elements"][0], "id": bad_id}
-    response = people["alice"].post("/api/v1/boards", {"title": "x", "kind": "note", "doc": {**DOC, "elements": [element]}})
+    response = people["alice"].post(
+        "/api/v1/boards", {"title": "x", "kind": "note", "doc": {**DOC, "elements": [element]}}
+    )
     assert "id" in assert_problem(response, 400)["detail"]
 
 
 def test_duplicate_element_ids_are_a_400(people):
     elements = [DOC["elements"][0], {**DOC["elements"][1], "id": "stroke-1"}]
-    response = people["alice"].post("/api/v1/boards", {"title": "x", "kind": "note", "doc": {**DOC, "elements": elements}})
+    response = people["alice"].post(
+        "/api/v1/boards", {"title": "x", "kind": "note", "doc": {**DOC, "elements": elements}}
+    )
     assert "unique" in assert_problem(response, 400)["detail"]
 
 

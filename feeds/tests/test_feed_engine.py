@@ -14,8 +14,12 @@ from ugcsite.redis import get_redis
 
 pytestmark = pytest.mark.django_db
 
-DOC = {"width": 100, "height": 100, "background": "#ffffff",
-       "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}]}
+DOC = {
+    "width": 100,
+    "height": 100,
+    "background": "#ffffff",
+    "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}],
+}
 
 
 def post_board(run, client, title="a board", kind="sketch", tags=()):
@@ -112,10 +116,21 @@ def test_next_is_null_exactly_when_no_older_item_exists(api, run):
     assert api.get("/api/v1/users/alice/boards", before=ids[0]).json() == {"items": [], "next": None}
 
 
-@pytest.mark.parametrize("query", [
-    {"limit": 0}, {"limit": 101}, {"limit": "x"}, {"limit": -1}, {"offset": -1}, {"offset": "1.5"},
-    {"before": "abc"}, {"before": 0}, {"offset": 0, "before": 5},
-], ids=str)
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"limit": 0},
+        {"limit": 101},
+        {"limit": "x"},
+        {"limit": -1},
+        {"offset": -1},
+        {"offset": "1.5"},
+        {"before": "abc"},
+        {"before": 0},
+        {"offset": 0, "before": 5},
+    ],
+    ids=str,
+)
 def test_bad_paging_is_a_400(api, query):
     alice = api.as_user("alice")
     for client, path in ((alice, "/api/v1/feed"), (api, "/api/v1/users/alice/boards")):
@@ -141,8 +156,16 @@ def test_follow_rules(api, run):
         assert run(bob.put, "/api/v1/users/alice/follow").status_code == 204
     assert Follow.objects.count() == 1
     assert api.get("/api/v1/users/alice").json() | {"id": 0} == {
-        "id": 0, "username": "alice", "display_name": "", "bio": "", "followers": 1, "following": 0, "boards": 0,
-        "followed_by_me": False, "avatar_url": "/u/alice/avatar?v=0"}
+        "id": 0,
+        "username": "alice",
+        "display_name": "",
+        "bio": "",
+        "followers": 1,
+        "following": 0,
+        "boards": 0,
+        "followed_by_me": False,
+        "avatar_url": "/u/alice/avatar?v=0",
+    }
     assert bob.get("/api/v1/users/Alice").json()["followed_by_me"] is True
     assert bob.get("/api/v1/me").json()["following"] == 1
     for _ in range(2):
@@ -162,7 +185,9 @@ def test_followers_and_following_lists_newest_first(api, run):
     answer = api.get("/api/v1/users/alice/followers", limit=3, offset=3).json()
     assert [p["username"] for p in answer["items"]] == ["fan1", "fan0"]
     assert api.get("/api/v1/users/fan0/following").json() == {
-        "items": [{"id": alice.get("/api/v1/me").json()["id"], "username": "alice"}], "total": 1}
+        "items": [{"id": alice.get("/api/v1/me").json()["id"], "username": "alice"}],
+        "total": 1,
+    }
     profile = api.get("/api/v1/users/alice").json()
     assert profile["followers"] == 5
 
@@ -192,8 +217,15 @@ def test_the_unfollow_race_leaves_no_stale_board(api, run, redis_data):
     author = user_create(username="author", password="password123")
     reader = user_create(username="reader", password="password123")
     run(lambda: follow_create(follower=reader, followee=author))
-    board = Board.objects.create(id=10**12, author=author, title="t", kind="note", doc_json="{}",
-                                 created_at="2026-01-01T00:00Z", updated_at="2026-01-01T00:00Z")
+    board = Board.objects.create(
+        id=10**12,
+        author=author,
+        title="t",
+        kind="note",
+        doc_json="{}",
+        created_at="2026-01-01T00:00Z",
+        updated_at="2026-01-01T00:00Z",
+    )
 
     followers, _ = graph.followers_batch(author.pk, graph.FollowerCursor(), 1000)  # the batch reads F
     assert followers == [reader.pk]
@@ -285,8 +317,11 @@ def test_a_warm_feed_page_is_one_round_trip_to_redis(api, run, monkeypatch, sett
 
     sent = []
     original = AbstractConnection.send_packed_command
-    monkeypatch.setattr(AbstractConnection, "send_packed_command",
-                        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health))
+    monkeypatch.setattr(
+        AbstractConnection,
+        "send_packed_command",
+        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health),
+    )
     answer = activity.home_feed_read(user_id=bob_id, offset=0, before=None, limit=20)
     assert [item["id"] for item in answer["items"]] == ids[::-1]
     if settings.REDIS_CLUSTER:  # the script; G, one send per node holding some; ZMSCORE; the stale id's ZREM

@@ -69,9 +69,7 @@ _names = itertools.count()
 
 user_index = st.integers(0, N_USERS - 1)
 pick = st.integers(0, 10_000)  # an index into the boards that exist at that step (modulo)
-titles = st.text(
-    st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=30
-)
+titles = st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=30)
 
 
 def _pair(draw_a, offset):
@@ -82,8 +80,11 @@ def _pair(draw_a, offset):
 pairs = st.builds(_pair, user_index, st.integers(0, N_USERS - 2))
 
 create_op = st.tuples(
-    st.just("create"), user_index, st.sampled_from(KINDS),
-    st.lists(st.sampled_from(TAGS), max_size=2, unique=True), titles,
+    st.just("create"),
+    user_index,
+    st.sampled_from(KINDS),
+    st.lists(st.sampled_from(TAGS), max_size=2, unique=True),
+    titles,
 )
 OPS = {
     "create": create_op,
@@ -107,8 +108,7 @@ def _published_boards():
 
 def _make_users() -> list:
     return [
-        user_create(username=f"p{next(_names)}_{uuid.uuid4().hex[:8]}", password="password123")
-        for _ in range(N_USERS)
+        user_create(username=f"p{next(_names)}_{uuid.uuid4().hex[:8]}", password="password123") for _ in range(N_USERS)
     ]
 
 
@@ -294,7 +294,9 @@ def test_feeds_and_profiles_equal_the_postgres_oracle(ops, django_capture_on_com
             fresh = User.objects.get(pk=user.pk)
             published = Board.objects.filter(author_id=user.pk, state=Board.State.PUBLISHED).count()
             assert (fresh.followers_count, fresh.following_count, fresh.boards_count) == (
-                len(followers), len(following), published,
+                len(followers),
+                len(following),
+                published,
             )
 
         transaction.set_rollback(True)
@@ -382,8 +384,9 @@ def test_a_cursor_of_the_previous_release_walks_on_by_offset(redis_data):
 
 @settings(max_examples=60, **PROPERTY_SETTINGS)
 @given(
-    scores=st.lists(st.sampled_from([1_767_225_600.0, 1_767_225_600.5, 1_767_225_601.125, 1_800_000_000.0, 3.0]),
-                    max_size=30),
+    scores=st.lists(
+        st.sampled_from([1_767_225_600.0, 1_767_225_600.5, 1_767_225_601.125, 1_800_000_000.0, 3.0]), max_size=30
+    ),
     batch_size=st.integers(1, 7),
 )
 def test_followers_batch_visits_every_follower_once_in_score_order(scores, batch_size):

@@ -142,7 +142,12 @@ class TimelineContract:
                     want = expected_page(oracle, start, limit)
                     assert got_page(fetch(limit=limit, offset=start)) == want, ("offset", limit, boundary, start)
                     if 1 <= start <= len(oracle):
-                        assert got_page(fetch(limit=limit, before=oracle[start - 1])) == want, ("before", limit, boundary, start)
+                        assert got_page(fetch(limit=limit, before=oracle[start - 1])) == want, (
+                            "before",
+                            limit,
+                            boundary,
+                            start,
+                        )
 
     def test_next_is_none_exactly_at_the_end(self, tl):
         kind, owner, fetch = tl
@@ -152,11 +157,11 @@ class TimelineContract:
             last = fetch(limit=limit, offset=n - limit)
             assert got_page(last) == {"ids": oracle[-limit:], "next": None}
             one_more = fetch(limit=limit, offset=n - limit - 1)
-            assert got_page(one_more) == {"ids": oracle[n - limit - 1:n - 1], "next": str(oracle[n - 2])}
+            assert got_page(one_more) == {"ids": oracle[n - limit - 1 : n - 1], "next": str(oracle[n - 2])}
             by_cursor = fetch(limit=limit, before=oracle[n - limit - 1])
             assert got_page(by_cursor) == {"ids": oracle[-limit:], "next": None}
             by_cursor = fetch(limit=limit, before=oracle[n - limit - 2])
-            assert got_page(by_cursor) == {"ids": oracle[n - limit - 1:n - 1], "next": str(oracle[n - 2])}
+            assert got_page(by_cursor) == {"ids": oracle[n - limit - 1 : n - 1], "next": str(oracle[n - 2])}
 
     def test_beyond_the_end_is_empty(self, tl):
         kind, owner, fetch = tl
@@ -191,6 +196,7 @@ class TestContractAfterCrashes(TimelineContract):
 # =================================================================================================
 # 2. The issue's figures, through the HTTP API
 # =================================================================================================
+
 
 def test_5000_boards_of_one_author_page_exactly_through_the_api(api, world, redis_data, settings):
     set_windows(settings, hot=80)
@@ -229,8 +235,9 @@ def test_3000_items_of_one_feed_page_exactly_through_the_api(api, world, redis_d
         boards = bulk_boards([rng.choice(authors) for _ in range(200)])
         to_profiles(redis_data, boards)
         for board in boards:
-            waiting = fanout.fanout_batch(board_id=board.id, author_id=board.author_id,
-                                          cursor=FollowerCursor(), batch_size=1000)
+            waiting = fanout.fanout_batch(
+                board_id=board.id, author_id=board.author_id, cursor=FollowerCursor(), batch_size=1000
+            )
             archive.flag_waiting("p", waiting)  # what tasks.archive_soon does, minus the task
             assert redis_data.zcard(key) < hot + slack, "P reached its cap: ids were dropped unarchived"
         archive.flag_waiting("m", [a.pk for a in authors])
@@ -257,6 +264,7 @@ def test_3000_items_of_one_feed_page_exactly_through_the_api(api, world, redis_d
 # =================================================================================================
 # 3. A crash between the archive's steps leaves a duplicate that the next run absorbs, never a loss
 # =================================================================================================
+
 
 @pytest.mark.parametrize("kind", ["m", "p"])
 @pytest.mark.parametrize("die_at", [1, 2])
@@ -342,6 +350,7 @@ def test_archiving_twice_in_a_row_changes_nothing(world, redis_data, settings):
 # 4. Boards deleted or hidden after their chunk was archived
 # =================================================================================================
 
+
 def _archived_world(world, redis_data, settings):
     set_windows(settings, hot=30)
     load_world(world, redis_data, cycles=90)
@@ -365,7 +374,9 @@ def _assert_gone_everywhere(api, reader, world, gone: list[int]):
         for mode in ("offset", "before"):
             for limit in limits:
                 got, _ = walk(fetch, limit=limit, mode=mode, strict=False)
-                assert not set(gone) & set(got), f"{sorted(set(gone) & set(got))} still listed in {kind}, {mode} walk, limit {limit}"
+                assert not set(gone) & set(got), (
+                    f"{sorted(set(gone) & set(got))} still listed in {kind}, {mode} walk, limit {limit}"
+                )
                 assert got == oracle, (kind, mode, limit)
 
 
@@ -410,7 +421,9 @@ def test_an_unfollowed_authors_archived_boards_leave_the_feed(api, world, redis_
     from feeds.services.follows import follow_delete
 
     _archived_world(world, redis_data, settings)
-    bob_archived = set(sql_archived_ids(world.reader.pk, "p")) & {b.id for b in world.boards if b.author_id == world.bob.pk}
+    bob_archived = set(sql_archived_ids(world.reader.pk, "p")) & {
+        b.id for b in world.boards if b.author_id == world.bob.pk
+    }
     assert bob_archived
     world.run(lambda: follow_delete(follower=world.reader, followee=world.bob))
     oracle = sql_feed(world.reader.pk)
@@ -426,6 +439,7 @@ def test_an_unfollowed_authors_archived_boards_leave_the_feed(api, world, redis_
 # =================================================================================================
 # 5. A hot feed's memory stays bounded
 # =================================================================================================
+
 
 def _hot_feed(world, redis_data, count: int):
     """``count`` boards by alice, bob and carol (reader follows all three), bulk-inserted."""
@@ -457,14 +471,15 @@ def test_a_hot_feed_without_the_archiver_never_passes_hot_plus_slack(world, redi
     assert max(sizes) == hot + slack  # reached, never passed
     assert flagged > 0  # it did ask for the archiver, which never came
     assert not TimelineChunk.objects.exists()
-    assert head_ids(redis_data, "p", world.reader.pk) == [b.id for b in boards][::-1][:hot + slack]
-    cap_memory = _reference_memory(redis_data, [b.id for b in boards][-(hot + slack):])
+    assert head_ids(redis_data, "p", world.reader.pk) == [b.id for b in boards][::-1][: hot + slack]
+    cap_memory = _reference_memory(redis_data, [b.id for b in boards][-(hot + slack) :])
     all_memory = _reference_memory(redis_data, [b.id for b in boards])
     assert redis_data.memory_usage(key, samples=0) <= cap_memory * 1.25 < all_memory
     max_listpack = int(redis_data.config_get("zset-max-listpack-entries").get("zset-max-listpack-entries", 128))
     encoding = redis_data.object("encoding", key)
     assert encoding == ("listpack" if hot + slack <= max_listpack else "skiplist") or (
-        encoding == "ziplist" and hot + slack <= max_listpack)
+        encoding == "ziplist" and hot + slack <= max_listpack
+    )
 
 
 def test_a_hot_feed_with_the_archiver_stays_below_hot_plus_one_chunk(world, redis_data, settings):
@@ -484,8 +499,10 @@ def test_a_hot_feed_with_the_archiver_stays_below_hot_plus_one_chunk(world, redi
     assert runs >= (2000 - hot) // chunk - 1
     archived = sql_archived_ids(world.reader.pk, "p")
     assert len(archived) == len(set(archived)) == runs * chunk
-    assert sorted(set(archived) | set(head_ids(redis_data, "p", world.reader.pk)), reverse=True) == sql_feed(world.reader.pk)
-    bound = _reference_memory(redis_data, [b.id for b in boards][-(hot + chunk):])
+    assert sorted(set(archived) | set(head_ids(redis_data, "p", world.reader.pk)), reverse=True) == sql_feed(
+        world.reader.pk
+    )
+    bound = _reference_memory(redis_data, [b.id for b in boards][-(hot + chunk) :])
     assert max(memory) <= bound * 1.25
     assert max(memory) < _reference_memory(redis_data, [b.id for b in boards]) / 5
     assert_walks_exact(selector_fetch("p", world.reader.pk), sql_feed(world.reader.pk), limits=(100,))
@@ -495,14 +512,16 @@ def test_a_hot_feed_with_the_archiver_stays_below_hot_plus_one_chunk(world, redi
 # 6. Idle readers: no fan-out while away, the whole feed back on return
 # =================================================================================================
 
+
 def _post_and_deliver(redis_data, authors, count: int, rng) -> list[Posted]:
     """``count`` boards by ``authors`` (random), into M and fanned out as board_fanout does, with
     P flagged for the archiver when due (archive_soon without the task)."""
     boards = bulk_boards([rng.choice(authors) for _ in range(count)])
     to_profiles(redis_data, boards)
     for board in boards:
-        waiting = fanout.fanout_batch(board_id=board.id, author_id=board.author_id,
-                                      cursor=FollowerCursor(), batch_size=1000)
+        waiting = fanout.fanout_batch(
+            board_id=board.id, author_id=board.author_id, cursor=FollowerCursor(), batch_size=1000
+        )
         archive.flag_waiting("p", waiting)
     return boards
 
@@ -618,6 +637,7 @@ def test_a_board_delivered_between_the_return_and_the_first_feed_read_leaves_no_
 # 7. The scheduled archival: the beat task and the management command
 # =================================================================================================
 
+
 def _flagged_world(world, redis_data, settings):
     """Several timelines past their window, flagged; one flagged but within it. Returns the
     expected (timelines, chunks, ids) and the timelines as (kind, owner, size before)."""
@@ -625,7 +645,9 @@ def _flagged_world(world, redis_data, settings):
     set_windows(settings, hot=hot, chunk=chunk)
     load_world(world, redis_data, cycles=80)  # alice 240, bob 80, carol 80; reader's P 320
     world.follow(world.bob, world.alice)
-    zadd_many(redis_data, keys.home_timeline(world.bob.pk), [b.id for b in world.boards if b.author_id == world.alice.pk])
+    zadd_many(
+        redis_data, keys.home_timeline(world.bob.pk), [b.id for b in world.boards if b.author_id == world.alice.pk]
+    )
     timelines_ = [("m", world.alice.pk), ("m", world.bob.pk), ("p", world.reader.pk), ("p", world.bob.pk)]
     for kind, owner in timelines_:
         assert archive.flag_waiting(kind, [owner]) == [owner]

@@ -26,8 +26,12 @@ from ugcsite.testing import wait_for
 
 pytestmark = pytest.mark.worker
 
-DOC = {"width": 100, "height": 100, "background": "#ffffff",
-       "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}]}
+DOC = {
+    "width": 100,
+    "height": 100,
+    "background": "#ffffff",
+    "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}],
+}
 
 
 def _fill_profile(redis_data, author, count: int) -> None:
@@ -51,16 +55,22 @@ def test_the_worker_archives_a_profile_and_the_api_pages_across_the_boundary(cel
     _fill_profile(redis_data, author, hot + 2 * chunk)  # 1,200 with the default windows
     tasks.archive_timeline.delay("m", author.pk)
     key = keys.profile_timeline(author.pk)
-    wait_for(lambda: TimelineChunk.objects.filter(owner_id=author.pk, timeline="m").count() == 2
-             and redis_data.zcard(key) == hot, what="the worker's archival")
+    wait_for(
+        lambda: (
+            TimelineChunk.objects.filter(owner_id=author.pk, timeline="m").count() == 2 and redis_data.zcard(key) == hot
+        ),
+        what="the worker's archival",
+    )
     oracle = sql_profile(author.pk)
-    assert sorted(sql_archived_ids(author.pk, "m")) == sorted(oracle)[:2 * chunk]  # the oldest, once each
+    assert sorted(sql_archived_ids(author.pk, "m")) == sorted(oracle)[: 2 * chunk]  # the oldest, once each
     assert sql_ids_stored_twice(author.pk, "m") == []
     assert archive.archived_max(author.pk, "m") == max(sql_archived_ids(author.pk, "m"))
     _assert_profile_pages_exactly(api, redis_data, author, hot)
 
 
-def test_a_post_through_the_api_past_the_window_gets_its_profile_archived_by_the_worker(celery_worker, api, redis_data, settings):
+def test_a_post_through_the_api_past_the_window_gets_its_profile_archived_by_the_worker(
+    celery_worker, api, redis_data, settings
+):
     """The real flow: board_create's on-commit work sees M at hot + one chunk, flags it and
     enqueues archive_timeline; the worker moves the oldest chunk to PostgreSQL."""
     hot, chunk = settings.PROFILE_TIMELINE_HOT, settings.TIMELINE_CHUNK
@@ -72,8 +82,10 @@ def test_a_post_through_the_api_past_the_window_gets_its_profile_archived_by_the
     assert response.status_code == 201, response.content
     newest = response.json()["id"]
     key = keys.profile_timeline(author.pk)
-    wait_for(lambda: TimelineChunk.objects.filter(owner_id=author.pk).count() == 1 and redis_data.zcard(key) == hot,
-             what="the archival the post asked for")
+    wait_for(
+        lambda: TimelineChunk.objects.filter(owner_id=author.pk).count() == 1 and redis_data.zcard(key) == hot,
+        what="the archival the post asked for",
+    )
     oracle = sql_profile(author.pk)
     assert oracle[0] == newest and len(oracle) == hot + chunk
     assert sorted(sql_archived_ids(author.pk, "m")) == sorted(oracle)[:chunk]
@@ -91,8 +103,11 @@ def test_the_beat_run_in_the_worker_archives_every_flagged_timeline(celery_worke
     _fill_profile(redis_data, within, hot + 20)
     archive.flag_waiting("m", [one.pk, three.pk, within.pk])
     tasks.archive_run.delay()
-    wait_for(lambda: ArchiveRun.objects.filter(trigger="beat", finished_at__isnull=False).exists(),
-             timeout=20, what="the beat run in the worker")
+    wait_for(
+        lambda: ArchiveRun.objects.filter(trigger="beat", finished_at__isnull=False).exists(),
+        timeout=20,
+        what="the beat run in the worker",
+    )
     run = ArchiveRun.objects.get(trigger="beat")
     assert (run.timelines, run.chunks, run.ids, run.errors) == (3, 4, 4 * chunk, "")
     for user, moved in ((one, chunk), (three, 3 * chunk), (within, 0)):

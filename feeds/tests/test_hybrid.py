@@ -60,7 +60,12 @@ DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 
 
 def _windows(*, hot: int, chunk: int, slack: int) -> dict:
-    return {"PROFILE_TIMELINE_HOT": hot, "HOME_TIMELINE_HOT": hot, "TIMELINE_CHUNK": chunk, "HOME_TIMELINE_SLACK": slack}
+    return {
+        "PROFILE_TIMELINE_HOT": hot,
+        "HOME_TIMELINE_HOT": hot,
+        "TIMELINE_CHUNK": chunk,
+        "HOME_TIMELINE_SLACK": slack,
+    }
 
 
 def big_windows() -> dict:
@@ -91,8 +96,9 @@ def _users(count: int) -> list:
 
 def oracle(user_id: int, kind: str | None = None) -> list[int]:
     """The published boards of the people the user follows now (of ``kind``), newest first."""
-    boards = Board.objects.filter(state=Board.State.PUBLISHED, author_id__in=Follow.objects.filter(
-        follower_id=user_id).values("followee_id"))
+    boards = Board.objects.filter(
+        state=Board.State.PUBLISHED, author_id__in=Follow.objects.filter(follower_id=user_id).values("followee_id")
+    )
     if kind is not None:
         boards = boards.filter(kind=kind)
     return list(boards.order_by("-id").values_list("id", flat=True))
@@ -122,12 +128,17 @@ def ids_of(answer) -> list[int]:
 user_index = st.integers(0, N_USERS - 1)
 STARS = 2  # users 0 and 1 are followed and post more than the others, so they often become big
 star_index = st.one_of(st.integers(0, STARS - 1), user_index)
-pairs = st.builds(lambda follower, followee: (follower if follower != followee else (follower + 1) % N_USERS, followee),
-                  user_index, star_index)
+pairs = st.builds(
+    lambda follower, followee: (follower if follower != followee else (follower + 1) % N_USERS, followee),
+    user_index,
+    star_index,
+)
 pick = st.integers(0, 10_000)
 
 PHASE_ONE = {  # big windows: graph and boards, the threshold crossed both ways
-    "create": st.tuples(st.just("create"), st.sampled_from([0, 0, 0, 0, 1, 1, 1, 1, *range(N_USERS)]), st.sampled_from(KINDS)),
+    "create": st.tuples(
+        st.just("create"), st.sampled_from([0, 0, 0, 0, 1, 1, 1, 1, *range(N_USERS)]), st.sampled_from(KINDS)
+    ),
     "delete": st.tuples(st.just("delete"), pick),
     "follow": st.tuples(st.just("follow"), pairs),
     "crowd": st.tuples(st.just("crowd"), star_index, st.sets(user_index, min_size=1, max_size=4)),
@@ -241,11 +252,17 @@ def assert_first_pages_exact(users) -> None:
         assert all(item["author"] != user.username for item in answer["items"])
 
 
-@hypothesis_settings(max_examples=20, deadline=None, database=None, print_blob=True,
-                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@hypothesis_settings(
+    max_examples=20,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(first=phase_one, second=phase_two, limit=st.integers(1, 3))
-def test_the_merged_feed_equals_full_push_for_every_reader(first, second, limit,
-                                                           django_capture_on_commit_callbacks, eager_tasks):
+def test_the_merged_feed_equals_full_push_for_every_reader(
+    first, second, limit, django_capture_on_commit_callbacks, eager_tasks
+):
     # (the autouse fixture set the big windows; per example only context managers, which undo)
     with transaction.atomic(), override_settings(**small_windows()):
         get_redis().flushdb()
@@ -264,8 +281,11 @@ def test_the_merged_feed_equals_full_push_for_every_reader(first, second, limit,
             assert_first_pages_exact(users)
 
         big = big_authors()
-        fell_back = {a for a in Follow.objects.values_list("followee_id", flat=True)
-                     if get_redis().hget(keys.timeline_meta(a), hybrid.PULL_BELOW) not in (None, str(ID_LIMIT))}
+        fell_back = {
+            a
+            for a in Follow.objects.values_list("followee_id", flat=True)
+            if get_redis().hget(keys.timeline_meta(a), hybrid.PULL_BELOW) not in (None, str(ID_LIMIT))
+        }
         event(f"big authors now: {min(len(big), 2)}{'+' if len(big) > 1 else ''}")
         event(f"an author fell back: {bool(fell_back)}")
         merged = {a for u in users for a in hybrid.big_followees(u.pk)}
@@ -297,6 +317,7 @@ def test_the_merged_feed_equals_full_push_for_every_reader(first, second, limit,
 # 2. The mechanics, one at a time
 # =================================================================================================
 
+
 def _star_with(run, followers: int):
     star, *fans = _users(1 + followers)
     for fan in fans:
@@ -323,20 +344,25 @@ def test_a_warm_merged_page_is_one_round_trip_on_a_plain_redis(run, redis_data, 
     star, fans = _star_with(run, THRESHOLD + 1)
     reader, plain = fans[0], _users(1)[0]
     run(lambda: follow_create(follower=reader, followee=plain))
-    made = [run(lambda a=author, i=i: board_create(author=a, title=f"t{i}", kind="note", tags=[], doc=DOC)).pk
-            for i, author in enumerate([star, plain, star, plain, star])]
+    made = [
+        run(lambda a=author, i=i: board_create(author=a, title=f"t{i}", kind="note", tags=[], doc=DOC)).pk
+        for i, author in enumerate([star, plain, star, plain, star])
+    ]
     expected = made[::-1]
     assert ids_of(selectors.home_feed(reader.pk, offset=0, before=None, limit=20)) == expected  # fills G
 
     sent = []
     original = AbstractConnection.send_packed_command
-    monkeypatch.setattr(AbstractConnection, "send_packed_command",
-                        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health))
+    monkeypatch.setattr(
+        AbstractConnection,
+        "send_packed_command",
+        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health),
+    )
     for offset, before, limit in ((0, None, 20), (1, None, 2), (None, expected[1], 2)):
         sent.clear()
         answer = selectors.home_feed(reader.pk, offset=offset, before=before, limit=limit)
         start = offset if before is None else 2
-        assert ids_of(answer) == expected[start:start + limit]
+        assert ids_of(answer) == expected[start : start + limit]
         assert answer["next"] == (str(expected[start + limit - 1]) if start + limit < len(expected) else None)
         if not settings.REDIS_CLUSTER:
             assert len(sent) == 1, (offset, before, limit)
@@ -353,7 +379,7 @@ def test_crossing_up_marks_every_follower_and_falling_back_pushes_again(run, red
     assert all(redis_data.zscore(keys.home_timeline(f.pk), early.pk) for f in fans)  # pushed
     assert all(hybrid.big_followees(f.pk) == [] for f in fans)
 
-    late_fan, = _users(1)
+    (late_fan,) = _users(1)
     run(lambda: follow_create(follower=late_fan, followee=star))  # the follow that crosses
     assert hybrid.author_is_big(star.pk)
     everyone = [*fans, late_fan]
@@ -374,7 +400,7 @@ def test_crossing_up_marks_every_follower_and_falling_back_pushes_again(run, red
     below = int(redis_data.hget(keys.timeline_meta(star.pk), hybrid.PULL_BELOW))
     assert pulled.pk < below <= pushed.pk < ID_LIMIT
 
-    newcomer, = _users(1)  # crosses again: big, and the newcomer's pages merge the star at once
+    (newcomer,) = _users(1)  # crosses again: big, and the newcomer's pages merge the star at once
     run(lambda: follow_create(follower=newcomer, followee=star))
     assert hybrid.author_is_big(star.pk) and hybrid.big_followees(newcomer.pk) == [star.pk]
     assert ids_of(selectors.home_feed(newcomer.pk, offset=0, before=None, limit=20)) == [pushed.pk, pulled.pk, early.pk]
@@ -417,7 +443,7 @@ def test_an_idle_reader_comes_back_to_a_whole_feed_of_big_and_fallen_back_author
     leaves out only the author still big, and the feed is whole."""
     star, fans = _star_with(run, THRESHOLD + 1)
     fading, fading_fans = _star_with(run, THRESHOLD)  # the reader's follow makes it big
-    small, = _users(1)
+    (small,) = _users(1)
     reader = fans[0]
     for author in (fading, small):
         run(lambda a=author: follow_create(follower=reader, followee=a))
@@ -437,8 +463,11 @@ def test_an_idle_reader_comes_back_to_a_whole_feed_of_big_and_fallen_back_author
 
     _come_back(reader.pk)
     assert hybrid.merged_whole(reader.pk) == {star.pk}
-    assert ids_of(selectors.home_feed(reader.pk, offset=0, before=None, limit=20)) == oracle(reader.pk) == sorted(
-        before + away, reverse=True)
+    assert (
+        ids_of(selectors.home_feed(reader.pk, offset=0, before=None, limit=20))
+        == oracle(reader.pk)
+        == sorted(before + away, reverse=True)
+    )
 
 
 def test_a_reader_whose_p_held_nothing_when_swept_gets_every_board_made_while_away(run, redis_data, settings):
@@ -448,8 +477,9 @@ def test_a_reader_whose_p_held_nothing_when_swept_gets_every_board_made_while_aw
     author, reader = _users(2)
     run(lambda: follow_create(follower=reader, followee=author))
     _go_idle(reader.pk)
-    made = [run(lambda i=i: board_create(author=author, title=f"b{i}", kind="note", tags=[], doc=DOC)).pk
-            for i in range(12)]
+    made = [
+        run(lambda i=i: board_create(author=author, title=f"b{i}", kind="note", tags=[], doc=DOC)).pk for i in range(12)
+    ]
     assert not redis_data.exists(keys.home_timeline(reader.pk))
     run(lambda: _come_back(reader.pk))
     assert_walks_exact(selector_fetch("p", reader.pk), made[::-1], limits=(5, 100))
@@ -457,7 +487,9 @@ def test_a_reader_whose_p_held_nothing_when_swept_gets_every_board_made_while_aw
 
 def test_deleting_a_big_authors_board_takes_it_out_of_every_feed(run, redis_data):
     star, fans = _star_with(run, THRESHOLD + 1)
-    boards = [run(lambda i=i: board_create(author=star, title=f"b{i}", kind="note", tags=[], doc=DOC)) for i in range(3)]
+    boards = [
+        run(lambda i=i: board_create(author=star, title=f"b{i}", kind="note", tags=[], doc=DOC)) for i in range(3)
+    ]
     assert hybrid.board_never_pushed(star.pk, boards[1].pk)
     run(lambda: board_delete(board=boards[1]))
     for fan in fans:
@@ -483,7 +515,8 @@ def test_paging_a_merged_feed_across_every_head_and_archive(api, run, redis_data
         boards = bulk_boards(authors * rounds)
         to_profiles(redis_data, boards)
         for board_id, kind, author in Board.objects.filter(pk__in=[b.id for b in boards]).values_list(
-                "id", "kind", "author__username"):
+            "id", "kind", "author__username"
+        ):
             indexes.board_index(board_id, kind=kind, tags=[], author=author, views=0)  # as board_publish does
         for board in boards:
             if not hybrid.author_is_big(board.author_id):
@@ -505,8 +538,9 @@ def test_paging_a_merged_feed_across_every_head_and_archive(api, run, redis_data
     fetch = selector_fetch("p", reader.pk)
     assert_walks_exact(fetch, full, limits=(1, 7, 100))
     for limit in (1, 20):
-        for start in sorted({0, 1, *boundaries(redis_data, "p", reader.pk), *boundaries(redis_data, "m", alice.pk),
-                             len(full) - 1}):
+        for start in sorted(
+            {0, 1, *boundaries(redis_data, "p", reader.pk), *boundaries(redis_data, "m", alice.pk), len(full) - 1}
+        ):
             assert got_page(fetch(limit=limit, offset=start)) == expected_page(full, start, limit), (limit, start)
             if start:
                 assert got_page(fetch(limit=limit, before=full[start - 1])) == expected_page(full, start, limit)
@@ -521,7 +555,7 @@ def test_paging_a_merged_feed_across_every_head_and_archive(api, run, redis_data
 
 def test_rebuild_after_losing_redis_gives_big_authors_and_their_readers_back(run, redis_data):
     star, fans = _star_with(run, THRESHOLD + 1)
-    small, = _users(1)
+    (small,) = _users(1)
     run(lambda: follow_create(follower=fans[0], followee=small))
     for author in (star, small, star):
         run(lambda a=author: board_create(author=a, title="t", kind="note", tags=[], doc=DOC))

@@ -19,8 +19,12 @@ from ugcsite.testing import socket_close_code
 
 pytestmark = pytest.mark.live
 
-DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": [
-    {"type": "rect", "color": "#000000", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40, "id": "r1"}]}
+DOC = {
+    "width": 400,
+    "height": 300,
+    "background": "#ffffff",
+    "elements": [{"type": "rect", "color": "#000000", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40, "id": "r1"}],
+}
 
 
 def stroke(element_id: str, x: float = 10) -> dict:
@@ -35,8 +39,9 @@ class Client:
         extra = dict(headers or {})
         if token:
             extra["Authorization"] = f"Bearer {token}"
-        self.socket = connect(f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra,
-                              open_timeout=10).__enter__()  # closed by close()
+        self.socket = connect(
+            f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra, open_timeout=10
+        ).__enter__()  # closed by close()
         self.skipped: list[dict] = []  # messages recv_type passed over, for a later recv_type
         self.hello = self.recv()
 
@@ -74,9 +79,15 @@ def world(asgi_server, run):
     alice = user_create(username="alice", password="password123")
     bob = user_create(username="bob", password="password123")
     carol = user_create(username="carol", password="password123")
-    board = run(board_services.board_create, author=alice, title="Ours", kind="sketch", tags=[], doc=json.loads(json.dumps(DOC)))
+    board = run(
+        board_services.board_create, author=alice, title="Ours", kind="sketch", tags=[], doc=json.loads(json.dumps(DOC))
+    )
     editor_services.editor_invite(board=board, user=bob)
-    return {"server": asgi_server, "board": board, "tokens": {u.username: tokens.token_create(user=u) for u in (alice, bob, carol)}}
+    return {
+        "server": asgi_server,
+        "board": board,
+        "tokens": {u.username: tokens.token_create(user=u) for u in (alice, bob, carol)},
+    }
 
 
 def test_hello_ops_in_order_to_everyone_and_errors_to_the_sender(world):
@@ -107,12 +118,34 @@ def test_bad_frames_get_errors_and_nobody_else_notices(world):
     bob = Client(server, board.pk, token=t["bob"])
     alice = Client(server, board.pk, token=t["alice"])
     for frame, words in [
-        ("not json", "not valid JSON"), ("[1]", "JSON object"), ('{"type": "dance"}', "Unknown message type"),
-        ({"type": "op", "client_op_id": "x", "op": {"kind": "add", "element": {**stroke("z"), "color": "red"}}}, "color"),
-        ({"type": "op", "client_op_id": "y", "op": {"kind": "add", "element": {**stroke("z"), "points": [[1, 1], [999, 1]]}}}, "outside"),
-        ({"type": "op", "client_op_id": "w", "op": {"kind": "add", "element": {k: v for k, v in stroke("z").items() if k != "id"}}}, "id"),
+        ("not json", "not valid JSON"),
+        ("[1]", "JSON object"),
+        ('{"type": "dance"}', "Unknown message type"),
+        (
+            {"type": "op", "client_op_id": "x", "op": {"kind": "add", "element": {**stroke("z"), "color": "red"}}},
+            "color",
+        ),
+        (
+            {
+                "type": "op",
+                "client_op_id": "y",
+                "op": {"kind": "add", "element": {**stroke("z"), "points": [[1, 1], [999, 1]]}},
+            },
+            "outside",
+        ),
+        (
+            {
+                "type": "op",
+                "client_op_id": "w",
+                "op": {"kind": "add", "element": {k: v for k, v in stroke("z").items() if k != "id"}},
+            },
+            "id",
+        ),
         ({"type": "op", "client_op_id": "v", "op": {"kind": "add", "element": stroke("r1")}}, "already"),
-        ('{"type": "op", "client_op_id": "n", "op": {"kind": "add", "element": {"type": "path", "color": "#000000", "width": NaN}}}', "JSON"),
+        (
+            '{"type": "op", "client_op_id": "n", "op": {"kind": "add", "element": {"type": "path", "color": "#000000", "width": NaN}}}',
+            "JSON",
+        ),
     ]:
         bob.send(frame)
         error = bob.recv_type("error")

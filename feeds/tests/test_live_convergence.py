@@ -22,8 +22,12 @@ from social.services import user_create
 pytestmark = pytest.mark.live
 
 IDS = [f"e{i}" for i in range(8)]  # a small pool, so that clients collide on the same elements
-DOC = {"width": 500, "height": 500, "background": "#ffffff", "elements": [
-    {"type": "rect", "color": "#000000", "width": 1, "x": 1, "y": 1, "w": 10, "h": 10, "id": "e0"}]}
+DOC = {
+    "width": 500,
+    "height": 500,
+    "background": "#ffffff",
+    "elements": [{"type": "rect", "color": "#000000", "width": 1, "x": 1, "y": 1, "w": 10, "h": 10, "id": "e0"}],
+}
 
 
 def element(element_id: str, x: int) -> dict:
@@ -49,8 +53,11 @@ class Replica:
 
     def open(self):
         since = f"?since={self.seq}" if self.seq is not None else ""
-        self.socket = connect(f"{self.server.ws}/ws/boards/{self.board_id}{since}", open_timeout=10,
-                              additional_headers={"Authorization": f"Bearer {self.token}"}).__enter__()
+        self.socket = connect(
+            f"{self.server.ws}/ws/boards/{self.board_id}{since}",
+            open_timeout=10,
+            additional_headers={"Authorization": f"Bearer {self.token}"},
+        ).__enter__()
         self.take(json.loads(self.socket.recv(timeout=10)))
 
     def take(self, message):
@@ -79,27 +86,36 @@ class Replica:
             self.take(json.loads(self.socket.recv(timeout=max(deadline - time.monotonic(), 0.1))))
 
 
-actions = st.lists(st.tuples(
-    st.integers(0, 2),
-    st.sampled_from(["add", "add", "update", "remove", "reconnect"]),
-    st.sampled_from(IDS),
-    st.integers(0, 400),
-), min_size=1, max_size=40)
+actions = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.sampled_from(["add", "add", "update", "remove", "reconnect"]),
+        st.sampled_from(IDS),
+        st.integers(0, 400),
+    ),
+    min_size=1,
+    max_size=40,
+)
 
 
 @pytest.fixture
 def live_world(asgi_server):
     alice = user_create(username="alice", password="password123")
     bob = user_create(username="bob", password="password123")
-    return {"server": asgi_server, "alice": alice, "bob": bob,
-            "tokens": [tokens.token_create(user=alice), tokens.token_create(user=bob), tokens.token_create(user=alice)]}
+    return {
+        "server": asgi_server,
+        "alice": alice,
+        "bob": bob,
+        "tokens": [tokens.token_create(user=alice), tokens.token_create(user=bob), tokens.token_create(user=alice)],
+    }
 
 
 @hypothesis_settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(script=actions)
 def test_every_client_and_the_server_end_with_the_same_doc(live_world, script):
-    board = board_services.board_create(author=live_world["alice"], title="Race", kind="sketch", tags=[],
-                                        doc=json.loads(json.dumps(DOC)))
+    board = board_services.board_create(
+        author=live_world["alice"], title="Race", kind="sketch", tags=[], doc=json.loads(json.dumps(DOC))
+    )
     editor_services.editor_invite(board=board, user=live_world["bob"])
     replicas = [Replica(live_world["server"], board.pk, token) for token in live_world["tokens"]]
     for who, action, element_id, x in script:

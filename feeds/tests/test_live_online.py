@@ -48,8 +48,13 @@ def world(asgi_server, run):
     carol = user_create(username="carol", password="password123")
     for reader in (bob, carol):
         run(follow_services.follow_create, follower=reader, followee=alice)
-    return {"server": asgi_server, "alice": alice, "bob": bob, "carol": carol,
-            "tokens": {u.username: tokens.token_create(user=u) for u in (alice, bob, carol)}}
+    return {
+        "server": asgi_server,
+        "alice": alice,
+        "bob": bob,
+        "carol": carol,
+        "tokens": {u.username: tokens.token_create(user=u) for u in (alice, bob, carol)},
+    }
 
 
 def test_a_post_and_a_notification_reach_the_reader_online(world, run):

@@ -18,19 +18,25 @@ ids = st.lists(st.integers(1, 400), max_size=60).map(lambda found: sorted(set(fo
 def deferred(found: list[int], below: int, opened: list[int]) -> merge.Deferred:
     """A Deferred over ``found`` (cut below ``below``) that records when it is read."""
     kept = [i for i in found if i < below]
-    return merge.Deferred(below, lambda: opened.append(below) or iter(kept),
-                              lambda count: opened.append(below) or kept[:count])
+    return merge.Deferred(
+        below, lambda: opened.append(below) or iter(kept), lambda count: opened.append(below) or kept[:count]
+    )
 
 
-@given(lists=st.lists(ids, max_size=4), deferreds=st.lists(st.tuples(ids, st.integers(1, 401)), max_size=3),
-       skip=st.integers(0, 80), size=st.integers(1, 40))
+@given(
+    lists=st.lists(ids, max_size=4),
+    deferreds=st.lists(st.tuples(ids, st.integers(1, 401)), max_size=3),
+    skip=st.integers(0, 80),
+    size=st.integers(1, 40),
+)
 def test_newest_of_is_the_lazy_merge_read_at_once(lists, deferreds, skip, size):
     count = skip + size
     # merge_desc's streams hold at most what newest_of is given: the first `count` of each list
     expected = list(islice(merge.merge_desc(*lists, *(deferred(f, b, []) for f, b in deferreds)), skip, count))
     logs = [[] for _ in deferreds]  # one log each: two archives may share a bound
-    got = merge.newest_of([*lists, *(deferred(f, b, log) for (f, b), log in zip(deferreds, logs))],
-                              skip=skip, count=count)
+    got = merge.newest_of(
+        [*lists, *(deferred(f, b, log) for (f, b), log in zip(deferreds, logs))], skip=skip, count=count
+    )
     assert got == expected
     # an archive is read only when the ids in hand (the lists, and the archives read, newest bound
     # first) above its bound do not fill the page
@@ -64,8 +70,12 @@ chunk_rows = st.lists(st.lists(st.integers(1, 2_000), min_size=1, max_size=30), 
 
 @pytest.mark.django_db
 @hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=chunk_rows, below=st.one_of(st.none(), st.integers(1, 2_001)), count=st.integers(1, 200),
-       chunk=st.integers(1, 40))
+@given(
+    rows=chunk_rows,
+    below=st.one_of(st.none(), st.integers(1, 2_001)),
+    count=st.integers(1, 200),
+    chunk=st.integers(1, 40),
+)
 # Found in review: an id in two overlapping chunks counted twice stopped the read one row early.
 @example(rows=[[28, 25, 24], [28, 8], [24], [17], [9]], below=None, count=5, chunk=40)
 @example(rows=[[25, 12], [14, 13, 12], [13], [10], [3]], below=20, count=5, chunk=40)
@@ -74,8 +84,9 @@ def test_archived_newest_is_the_lazy_archive_read_at_once(rows, below, count, ch
     with transaction.atomic():
         for found in rows:  # chunks may overlap, as a back-fill archived later makes them
             found = sorted(set(found), reverse=True)
-            TimelineChunk.objects.get_or_create(owner_id=7, timeline=Timeline.HOME, first_id=found[-1],
-                                                last_id=found[0], defaults={"ids": found})
+            TimelineChunk.objects.get_or_create(
+                owner_id=7, timeline=Timeline.HOME, first_id=found[-1], last_id=found[0], defaults={"ids": found}
+            )
         expected = list(islice(archive.archived_ids_desc(7, Timeline.HOME, below=below), count))
         assert archive.archived_newest(7, Timeline.HOME, below=below, count=count) == expected
         transaction.set_rollback(True)

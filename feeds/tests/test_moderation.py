@@ -21,7 +21,9 @@ DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 def world(api, run):
     alice, bob = api.as_user("alice"), api.as_user("bob")
     run(bob.put, "/api/v1/users/alice/follow")
-    ids = [run(alice.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"] for i in range(3)]
+    ids = [
+        run(alice.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"] for i in range(3)
+    ]
     return alice, bob, ids
 
 
@@ -91,6 +93,7 @@ def test_an_edit_racing_a_delete_cannot_bring_the_board_back(api, run, world, re
 
 
 # --- a suspended person leaves every follower and following list ------------------------------------
+
 
 def names(api, path: str, **query) -> tuple[list[str], int]:
     answer = api.get(path, **query).json()

@@ -77,7 +77,9 @@ def test_a_day_later_is_a_new_item(api, run):
     alice, bob = api.as_user("alice"), api.as_user("bob")
     alice_id, bob_id = (User.objects.get(username=n).pk for n in ("alice", "bob"))
     yesterday = timezone.now() - timedelta(days=1)
-    notifications.notifications_add(kind="follow", recipient_ids=[alice_id], actor_id=bob_id, board_id=None, at=yesterday)
+    notifications.notifications_add(
+        kind="follow", recipient_ids=[alice_id], actor_id=bob_id, board_id=None, at=yesterday
+    )
     run(bob.put, "/api/v1/users/alice/follow")
     assert alice.get(NOTES).json()["unread"] == 2
 
@@ -144,7 +146,9 @@ def test_a_board_changed_task_queued_by_the_release_before_still_runs_in_batches
 def test_no_notification_for_oneself(api):
     alice = api.as_user("alice")
     alice_id = User.objects.get(username="alice").pk
-    notifications.notifications_add(kind="follow", recipient_ids=[alice_id], actor_id=alice_id, board_id=None, at=timezone.now())
+    notifications.notifications_add(
+        kind="follow", recipient_ids=[alice_id], actor_id=alice_id, board_id=None, at=timezone.now()
+    )
     assert alice.get(NOTES).json() == {"unread": 0, "items": []}
 
 
@@ -153,19 +157,32 @@ def test_paging(api, run):
     alice_id = User.objects.get(username="alice").pk
     now = timezone.now()
     for day in range(5):
-        notifications.notifications_add(kind="follow", recipient_ids=[alice_id], actor_id=10**6 + day, board_id=None,
-                                        at=now - timedelta(days=day))
+        notifications.notifications_add(
+            kind="follow", recipient_ids=[alice_id], actor_id=10**6 + day, board_id=None, at=now - timedelta(days=day)
+        )
     pages = [alice.get(NOTES, offset=o, limit=2).json()["items"] for o in (0, 2, 4)]
     created = [item["created_at"] for page in pages for item in page]
     assert len(created) == 5 and created == sorted(created, reverse=True)
 
 
-@pytest.mark.parametrize("body, status", [
-    ({}, 400), ({"ids": []}, 400), ({"all": False}, 400), ({"ids": [1], "all": True}, 400),
-    ({"ids": ["1"]}, 400), ({"ids": [0]}, 400), ({"ids": list(range(1, 102))}, 400), ({"every": True}, 400),
-    ({"ids": [1.5]}, 400), ({"ids": [True]}, 400),
-    ({"ids": [1]}, 204), ({"ids": [2.0]}, 204), ({"all": True}, 204),
-])
+@pytest.mark.parametrize(
+    "body, status",
+    [
+        ({}, 400),
+        ({"ids": []}, 400),
+        ({"all": False}, 400),
+        ({"ids": [1], "all": True}, 400),
+        ({"ids": ["1"]}, 400),
+        ({"ids": [0]}, 400),
+        ({"ids": list(range(1, 102))}, 400),
+        ({"every": True}, 400),
+        ({"ids": [1.5]}, 400),
+        ({"ids": [True]}, 400),
+        ({"ids": [1]}, 204),
+        ({"ids": [2.0]}, 204),
+        ({"all": True}, 204),
+    ],
+)
 def test_read_bodies(api, body, status):
     alice = api.as_user("alice")
     response = alice.post(READ, body)
@@ -223,8 +240,13 @@ def test_a_page_costs_the_same_queries_however_many_items(api, run, django_asser
     actor_ids = [User.objects.create_user(username=name, password="x" * 12).pk for name in ("bob", "carol")]
     for day in range(6):
         for actor_id in actor_ids:
-            notifications.notifications_add(kind="invite", recipient_ids=[alice_user.pk], actor_id=actor_id,
-                                            board_id=board_id, at=now - timedelta(days=day))
+            notifications.notifications_add(
+                kind="invite",
+                recipient_ids=[alice_user.pk],
+                actor_id=actor_id,
+                board_id=board_id,
+                at=now - timedelta(days=day),
+            )
     selectors.notifications_list(alice_user, offset=0, limit=20)  # G filled
     with django_assert_num_queries(3):  # the page, the actors' names, the unread count
         answer = selectors.notifications_list(alice_user, offset=0, limit=20)

@@ -54,7 +54,8 @@ def test_a_flushed_broker_loses_no_fanout(pair, redis_data, django_capture_on_co
 
 
 def test_a_post_while_the_broker_is_down_answers_201_and_reaches_the_followers_later(
-        pair, redis_data, django_capture_on_commit_callbacks, eager_tasks, broker_down, settings, caplog):
+    pair, redis_data, django_capture_on_commit_callbacks, eager_tasks, broker_down, settings, caplog
+):
     author, reader = pair
     app.conf.task_always_eager = False
     with django_capture_on_commit_callbacks(execute=True):
@@ -96,13 +97,17 @@ def test_a_walk_that_makes_progress_is_not_sent_again(run, redis_data, django_ca
     Outbox.objects.update(queued_at=Outbox.objects.get().queued_at.replace(year=2000))  # ... then stalled
     app.conf.task_always_eager = True
     assert tasks.outbox_resend() == 1
-    assert all(redis_data.zscore(keys.home_timeline(u.pk), board.id) == board.id
-               for u in Follow.objects.filter(followee=author).select_related("follower") for u in [u.follower])
+    assert all(
+        redis_data.zscore(keys.home_timeline(u.pk), board.id) == board.id
+        for u in Follow.objects.filter(followee=author).select_related("follower")
+        for u in [u.follower]
+    )
     assert not Outbox.objects.exists()
 
 
 def test_a_batch_that_dies_after_queuing_the_next_keeps_the_row_until_beat_sends_the_walk_again(
-        run, redis_data, django_capture_on_commit_callbacks, settings, monkeypatch):
+    run, redis_data, django_capture_on_commit_callbacks, settings, monkeypatch
+):
     """A worker killed mid-batch, after that batch queued the next: the rest of the walk runs and
     stamps the row, but the dead batch's followers never got the board; the row stays (its count
     never came down), goes due once nothing stamps it, and beat's new walk reaches them."""

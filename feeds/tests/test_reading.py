@@ -36,9 +36,13 @@ def test_reads_age_out_after_30_days_on_a_controlled_clock(run, redis_data):
     reading.read_record(alice.pk, first.id, now=t0)
     reading.read_record(alice.pk, second.id, now=t0 + 10 * DAY)
     assert reading.readers_of([first.id, second.id], [alice.pk], now=t0 + 29 * DAY) == {
-        first.id: [alice.pk], second.id: [alice.pk]}
+        first.id: [alice.pk],
+        second.id: [alice.pk],
+    }
     assert reading.readers_of([first.id, second.id], [alice.pk], now=t0 + 31 * DAY) == {
-        first.id: [], second.id: [alice.pk]}
+        first.id: [],
+        second.id: [alice.pk],
+    }
     # a later write trims what aged out, and the key carries the retention as its TTL
     reading.read_record(alice.pk, second.id, now=t0 + 31 * DAY)
     assert redis_data.zrange(keys.reads(alice.pk), 0, -1) == [str(second.id)]
@@ -80,7 +84,10 @@ def test_the_n_by_m_answer_equals_brute_force_on_random_data(run, redis_data):
 def test_reading_endpoint_rules(api, run):
     alice, bob, carol = api.as_user("alice"), api.as_user("bob"), api.as_user("carol")
     author = api.as_user("dave")
-    ids = [run(author.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"] for i in range(3)]
+    ids = [
+        run(author.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"]
+        for i in range(3)
+    ]
     share(bob, carol)
     run(alice.put, "/api/v1/users/bob/follow")
     run(alice.put, "/api/v1/users/carol/follow")
@@ -90,7 +97,11 @@ def test_reading_endpoint_rules(api, run):
     alice.get(f"/api/v1/boards/{ids[2]}")  # her own read is not "someone I follow"
     api.get(f"/api/v1/boards/{ids[2]}")  # anonymous reads are views, not reads
     answer = alice.get("/api/v1/reading", ids=f"{ids[0]},{ids[1]},{ids[2]},999").json()
-    assert {k: sorted(v) for k, v in answer.items()} == {str(ids[0]): ["bob", "carol"], str(ids[1]): ["carol"], str(ids[2]): []}
+    assert {k: sorted(v) for k, v in answer.items()} == {
+        str(ids[0]): ["bob", "carol"],
+        str(ids[1]): ["carol"],
+        str(ids[2]): [],
+    }
     # privacy: dave follows nobody, so he learns nothing of who read what
     assert author.get("/api/v1/reading", ids=f"{ids[0]}").json() == {str(ids[0]): []}
     assert api.get("/api/v1/reading", ids=f"{ids[0]}").status_code == 401
@@ -112,8 +123,10 @@ def test_popular_scopes(api, run):
     trending.trending_rollup()
     run(alice.put, "/api/v1/users/bob/follow")
     run(alice.put, "/api/v1/users/carol/follow")
+
     def shape(answer):
         return [(item["board"]["id"], item["reads"]) for item in answer["items"]]
+
     assert shape(api.get("/api/v1/popular").json()) == [(c, 3), (a, 2), (b, 1)]
     assert shape(api.get("/api/v1/popular", scope="trending").json()) == [(c, 3), (a, 2), (b, 1)]
     assert shape(alice.get("/api/v1/popular", scope="following").json()) == [(a, 2), (b, 1)]
@@ -136,7 +149,10 @@ def test_only_reads_of_people_who_share_them_appear_and_stopping_counts_at_once(
 
     def seen():
         readers = sorted(alice.get("/api/v1/reading", ids=str(board_id)).json()[str(board_id)])
-        popular = [(item["board"]["id"], item["reads"]) for item in alice.get("/api/v1/popular", scope="following").json()["items"]]
+        popular = [
+            (item["board"]["id"], item["reads"])
+            for item in alice.get("/api/v1/popular", scope="following").json()["items"]
+        ]
         return readers, popular
 
     assert seen() == ([], [])  # nobody shares until they say so

@@ -42,8 +42,14 @@ HOT, CHUNK, SLACK, BACKFILL = 30, 20, 120, 15  # a P waits for the archiver at 5
 NAMES = ("ann", "ben", "cat", "dan", "eve", "fay")
 WEIGHTS = {"ann": 8, "ben": 4, "cat": 4, "dan": 2, "eve": 2, "fay": 1}  # how much each one posts
 SHARING = ("ben", "cat", "dan", "fay")  # eve reads too, but keeps it to herself
-EARLY_FOLLOWS = {"ann": "ben cat dan", "ben": "ann cat dan", "cat": "ann ben", "dan": "ann cat eve",
-                 "eve": "ann ben cat dan", "fay": "ann"}
+EARLY_FOLLOWS = {
+    "ann": "ben cat dan",
+    "ben": "ann cat dan",
+    "cat": "ann ben",
+    "dan": "ann cat eve",
+    "eve": "ann ben cat dan",
+    "fay": "ann",
+}
 KINDS = ("sketch", "diagram", "note", "comic", "map")
 TAGS = ("red", "blue", "green")
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
@@ -62,6 +68,7 @@ def _small_windows(settings):
 
 # --- building the site ---------------------------------------------------------------------------
 
+
 def _next_millisecond() -> None:
     """Wait until the clock has left the millisecond of the last id made, so an edge made now is
     strictly newer than every board before it (a follow's back-fill is cut by its time)."""
@@ -78,14 +85,25 @@ def _bulk_boards(rng: random.Random, people: dict, authors: list[str]) -> list[B
     for name in authors:
         board_id = next_board_id()
         tags = sorted(rng.sample(TAGS, rng.randint(0, 2)))
-        boards.append(Board(id=board_id, author=people[name], title=f"board {board_id % 100000}",
-                            kind=rng.choice(KINDS), tags=tags, doc_json=DOC_JSON,
-                            created_at=board_id_time(board_id), updated_at=board_id_time(board_id)))
+        boards.append(
+            Board(
+                id=board_id,
+                author=people[name],
+                title=f"board {board_id % 100000}",
+                kind=rng.choice(KINDS),
+                tags=tags,
+                doc_json=DOC_JSON,
+                created_at=board_id_time(board_id),
+                updated_at=board_id_time(board_id),
+            )
+        )
     Board.objects.bulk_create(boards)
     with connection.cursor() as cursor:
         for name in set(authors):
-            cursor.execute(f"UPDATE {User._meta.db_table} SET boards_count = boards_count + %s WHERE id = %s",
-                           [authors.count(name), people[name].pk])
+            cursor.execute(
+                f"UPDATE {User._meta.db_table} SET boards_count = boards_count + %s WHERE id = %s",
+                [authors.count(name), people[name].pk],
+            )
     redis = get_redis()
     for board in boards:
         indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username)
@@ -100,8 +118,9 @@ def _burst(rng, people, count: int, *, archive_after: bool, by: tuple = NAMES) -
     authors = rng.choices(by, weights=[WEIGHTS[name] for name in by], k=count)
     boards = _bulk_boards(rng, people, authors)
     for board in boards:
-        waiting = fanout.fanout_batch(board_id=board.id, author_id=board.author_id, cursor=FollowerCursor(),
-                                      batch_size=1000)
+        waiting = fanout.fanout_batch(
+            board_id=board.id, author_id=board.author_id, cursor=FollowerCursor(), batch_size=1000
+        )
         archive.flag_waiting("p", waiting)
     archive.flag_waiting("m", [people[name].pk for name in set(authors)])
     for user in people.values():  # the cap was never reached: nothing was dropped unarchived
@@ -137,7 +156,10 @@ def _build_site(api, run):
     # the services at work (tasks in-process: archival at once when due)
     posted = [_post(run, clients[name], rng, f"{name} posts {i}") for i in range(4) for name in ("ann", "cat", "ben")]
     mine = [b for b in history if b.author_id == people["ben"].pk]
-    assert run(clients["ben"].patch, f"/api/v1/boards/{mine[-1].id}", {"title": "renamed", "tags": ["blue"]}).status_code == 200
+    assert (
+        run(clients["ben"].patch, f"/api/v1/boards/{mine[-1].id}", {"title": "renamed", "tags": ["blue"]}).status_code
+        == 200
+    )
     anns = [b.id for b in history if b.author_id == people["ann"].pk]
     for gone in (anns[3], posted[0]):  # one deep in the archives, one in the heads
         assert run(clients["ann"].delete, f"/api/v1/boards/{gone}").status_code == 204
@@ -160,8 +182,11 @@ def _build_site(api, run):
     recent = _burst(rng, people, 60, archive_after=False)
 
     # reads: now (signed-in board reads), ten days ago, and 35 days ago (outside the window)
-    readable = list(Board.objects.filter(pk__in=[b.id for b in history[-40:] + recent] + posted, state="published")
-                    .order_by("id").values_list("id", flat=True))
+    readable = list(
+        Board.objects.filter(pk__in=[b.id for b in history[-40:] + recent] + posted, state="published")
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
     asked = rng.sample(readable, 12) + [anns[3], history[5].id]
     now = time.time()
     for name in ("ben", "cat", "dan", "eve", "fay"):
@@ -189,6 +214,7 @@ def _last_beat() -> None:
 
 # --- the answers -----------------------------------------------------------------------------------
 
+
 def _walk(client, path: str, *, limit: int, mode: str, **query) -> list:
     """Every page of a list, by ``before`` (following ``next``) or by offset, to the end."""
     pages, offset, cursor = [], 0, None
@@ -213,8 +239,10 @@ def _answers(api, clients, asked) -> dict:
             got[f"{name}: profile by {mode}"] = _walk(api, f"/api/v1/users/{name}/boards", limit=limit, mode=mode)
         got[f"{name}: feed of notes"] = _walk(client, "/api/v1/feed", limit=5, mode="before", kind="note")
         got[f"{name}: me"] = client.get("/api/v1/me").json()
-        got[f"{name}: reading"] = {board: sorted(names) for board, names in
-                                   client.get("/api/v1/reading", ids=",".join(map(str, asked))).json().items()}
+        got[f"{name}: reading"] = {
+            board: sorted(names)
+            for board, names in client.get("/api/v1/reading", ids=",".join(map(str, asked))).json().items()
+        }
         got[f"{name}: popular following"] = client.get("/api/v1/popular", scope="following", limit=100).json()
         for other in NAMES:
             got[f"{name}: /users/{other}"] = client.get(f"/api/v1/users/{other}").json()
@@ -227,7 +255,8 @@ def _answers(api, clients, asked) -> dict:
         for query in ({}, {"kind": "note"}, {"tag": "red"}, {"tag": ["red", "blue"]}, {"author": "ann"}):
             for offset in (0, 40):
                 got[f"discover {sort} {query} at {offset}"] = api.get(
-                    "/api/v1/discover", sort=sort, offset=offset, limit=100, **query).json()
+                    "/api/v1/discover", sort=sort, offset=offset, limit=100, **query
+                ).json()
     return got
 
 
@@ -249,8 +278,11 @@ def test_after_losing_redis_every_answer_comes_back_the_same(api, run, redis_dat
     # the world is what it should be: deep, partly archived, partly waiting, and seen by the answers
     redis = get_redis()
     for name in NAMES:
-        feed = [item["id"] for page in _walk(clients[name], "/api/v1/feed", limit=100, mode="before")
-                for item in page["items"]]
+        feed = [
+            item["id"]
+            for page in _walk(clients[name], "/api/v1/feed", limit=100, mode="before")
+            for item in page["items"]
+        ]
         everything = sql_feed(people[name].pk)  # every board of the people followed
         if name == "fay":  # she followed cat late: the back-fill brought cat's newest only
             followed = Follow.objects.get(follower=people["fay"], followee=people["cat"]).created_at
@@ -269,7 +301,9 @@ def test_after_losing_redis_every_answer_comes_back_the_same(api, run, redis_dat
     below = [int(i) for i in redis.zrangebyscore(keys.home_timeline(dan), "-inf", dan_mark)]
     assert below and not archive.archived_among(dan, "p", below)  # back-filled below the mark, in Redis only
     assert archive.waiting_count() > 0
-    assert TimelineChunk.objects.filter(timeline="p").count() > 10 and TimelineChunk.objects.filter(timeline="m").exists()
+    assert (
+        TimelineChunk.objects.filter(timeline="p").count() > 10 and TimelineChunk.objects.filter(timeline="m").exists()
+    )
     assert Read.objects.count() > 20 and BoardViewHour.objects.exists()
     assert User.objects.filter(username__in=NAMES, last_seen__isnull=False).count() == len(NAMES)
 
@@ -355,8 +389,11 @@ def test_a_world_loaded_in_bulk_gets_every_feed_whole(redis_data, settings):
     call_command("rebuild_redis", stdout=io.StringIO(), stderr=io.StringIO())
 
     ann = people["ann"].pk
-    backfill = {board.id for name in ("ben", "cat", "dan")
-                for board in sorted((b for b in early if b.author.username == name), key=lambda b: -b.id)[:BACKFILL]}
+    backfill = {
+        board.id
+        for name in ("ben", "cat", "dan")
+        for board in sorted((b for b in early if b.author.username == name), key=lambda b: -b.id)[:BACKFILL]
+    }
     expected = sorted(backfill | {b.id for b in later}, reverse=True)
     assert len(expected) > HOT + SLACK
     head = [int(i) for i in get_redis().zrevrange(keys.home_timeline(ann), 0, -1)]
@@ -368,10 +405,13 @@ def test_a_world_loaded_in_bulk_gets_every_feed_whole(redis_data, settings):
         feed += page
     assert [item["id"] for item in feed] == expected
     assert not get_redis().exists(keys.home_timeline(people["eve"].pk))
-    assert [int(i) for i in get_redis().zrevrange(keys.profile_timeline(people["ben"].pk), 0, -1)] == sql_profile(people["ben"].pk)
+    assert [int(i) for i in get_redis().zrevrange(keys.profile_timeline(people["ben"].pk), 0, -1)] == sql_profile(
+        people["ben"].pk
+    )
 
 
 # --- the flushes on their own -----------------------------------------------------------------------
+
 
 def test_views_reach_postgres_by_hour_and_leave_it_after_the_trending_window(run):
     author = User.objects.create_user(username="ann", password="password123")
@@ -383,7 +423,10 @@ def test_views_reach_postgres_by_hour_and_leave_it_after_the_trending_window(run
     assert counters.views_flush() == 1
     assert Board.objects.get(pk=board.id).views == 4
     assert set(BoardViewHour.objects.values_list("board_id", "hour", "views")) == {
-        (board.id, hour, 1), (board.id, hour - 3, 2), (board.id, hour - 30, 1)}
+        (board.id, hour, 1),
+        (board.id, hour - 3, 2),
+        (board.id, hour - 30, 1),
+    }
     counters.view_record(board.id, now=now)  # pending: counted in the window too
     assert counters.view_hours_recent(now=now) == {hour: {board.id: 2}, hour - 3: {board.id: 2}}
     assert counters.view_history_prune(now=now) == 1

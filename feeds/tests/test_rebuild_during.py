@@ -35,12 +35,27 @@ def _world(rng: random.Random) -> list[User]:
     for _ in range(BOARDS_EACH):
         for person in people:
             board_id = next_board_id()
-            boards.append(Board(id=board_id, author=person, title=f"b{board_id % 10000}", kind="note", tags=[],
-                                doc_json=DOC_JSON, created_at=board_id_time(board_id), updated_at=board_id_time(board_id)))
+            boards.append(
+                Board(
+                    id=board_id,
+                    author=person,
+                    title=f"b{board_id % 10000}",
+                    kind="note",
+                    tags=[],
+                    doc_json=DOC_JSON,
+                    created_at=board_id_time(board_id),
+                    updated_at=board_id_time(board_id),
+                )
+            )
     Board.objects.bulk_create(boards)
     now = timezone.now()
-    Follow.objects.bulk_create([Follow(follower=person, followee=other, created_at=now)
-                                for person in people for other in rng.sample([p for p in people if p != person], FOLLOWS_EACH)])
+    Follow.objects.bulk_create(
+        [
+            Follow(follower=person, followee=other, created_at=now)
+            for person in people
+            for other in rng.sample([p for p in people if p != person], FOLLOWS_EACH)
+        ]
+    )
     return people
 
 
@@ -52,10 +67,15 @@ def _ask(clients: dict, name: str, what: str):
 
 def _rebuild_process() -> subprocess.Popen:
     db = connection.settings_dict
-    env = {**os.environ,
-           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
-    return subprocess.Popen([sys.executable, "manage.py", "rebuild_redis"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "rebuild_redis"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_feeds_answer_whole_or_503_while_rebuild_redis_runs_and_are_whole_after(transactional_db):
@@ -81,8 +101,11 @@ def test_feeds_answer_whole_or_503_while_rebuild_redis_runs_and_are_whole_after(
     seen = {"whole": 0, "503": 0}
     flushed_again = False
     try:
-        wait_for(lambda: redis.exists(keys.rebuilding()) or rebuilder.poll() is not None, timeout=60,
-                 what="rebuild_redis to start")
+        wait_for(
+            lambda: redis.exists(keys.rebuilding()) or rebuilder.poll() is not None,
+            timeout=60,
+            what="rebuild_redis to start",
+        )
         while rebuilder.poll() is None:
             if not redis.exists(keys.rebuilding()):
                 time.sleep(MARK_CHECK_SECONDS / 4)  # emptied, and the rebuild has not noticed yet (see README)

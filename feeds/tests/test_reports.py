@@ -53,7 +53,9 @@ def test_bad_reports_get_a_sentence(api, run, board):
         ({"user": "alice", "reason": "spam"}, 400),
     ):
         assert assert_problem(run(alice.post, REPORTS, body), status)["detail"], body
-    assert "your own board" in assert_problem(run(author.post, REPORTS, {"board": board, "reason": "spam"}), 400)["detail"]
+    assert (
+        "your own board" in assert_problem(run(author.post, REPORTS, {"board": board, "reason": "spam"}), 400)["detail"]
+    )
     assert_problem(run(api.post, REPORTS, {"board": board, "reason": "spam"}), 401)
     assert not ReportCase.objects.exists()
 

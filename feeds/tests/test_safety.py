@@ -81,8 +81,13 @@ def test_a_block_withdraws_the_invitations_between_them(api, run):
 def test_the_blocked_person_gets_404_for_the_blockers_profile_and_boards(pair, run, api):
     alice, bob, boards = pair
     run(alice.put, "/api/v1/users/bob/block")
-    for path in ("/api/v1/users/alice", "/api/v1/users/alice/boards", "/api/v1/users/alice/followers",
-                 f"/api/v1/boards/{boards['alice']}", f"/api/v1/boards/{boards['alice']}/preview.svg"):
+    for path in (
+        "/api/v1/users/alice",
+        "/api/v1/users/alice/boards",
+        "/api/v1/users/alice/followers",
+        f"/api/v1/boards/{boards['alice']}",
+        f"/api/v1/boards/{boards['alice']}/preview.svg",
+    ):
         assert_problem(bob.get(path), 404)
         assert api.get(path).status_code == 200, path  # to anyone else it is there
     page = Client()  # the pages, signed in by session
@@ -171,7 +176,9 @@ def test_a_mute_hides_boards_and_notifications_and_an_unmute_brings_back_everyth
     # bob is told nothing and sees alice as before; the follows stay
     assert Follow.objects.count() == 2
     assert boards["alice"] in ids_of(bob.get("/api/v1/feed"))
-    assert alice.get("/api/v1/me/mutes").json()["items"] == [{"id": User.objects.get(username="bob").pk, "username": "bob"}]
+    assert alice.get("/api/v1/me/mutes").json()["items"] == [
+        {"id": User.objects.get(username="bob").pk, "username": "bob"}
+    ]
 
     assert run(alice.delete, "/api/v1/users/bob/mute").status_code == 204
     feed = ids_of(alice.get("/api/v1/feed"))

@@ -15,13 +15,22 @@ SEARCH = "/api/v1/search"
 
 
 def doc(*texts: str) -> dict:
-    return {"width": 400, "height": 300, "background": "#ffffff", "elements": [
-        {"type": "text", "color": "#000000", "size": 12, "x": 10, "y": 20 + 20 * i, "text": text} for i, text in enumerate(texts)]
-        + [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [5, 5]]}]}
+    return {
+        "width": 400,
+        "height": 300,
+        "background": "#ffffff",
+        "elements": [
+            {"type": "text", "color": "#000000", "size": 12, "x": 10, "y": 20 + 20 * i, "text": text}
+            for i, text in enumerate(texts)
+        ]
+        + [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [5, 5]]}],
+    }
 
 
 def post(run, client, title: str, *, tags=(), texts=(), kind="note") -> int:
-    response = run(client.post, "/api/v1/boards", {"title": title, "kind": kind, "tags": list(tags), "doc": doc(*texts)})
+    response = run(
+        client.post, "/api/v1/boards", {"title": title, "kind": kind, "tags": list(tags), "doc": doc(*texts)}
+    )
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
@@ -51,8 +60,12 @@ def test_people_by_username_prefix_display_name_and_typo(api, run):
     assert found(api, "ROBERT", "users") == ["bob_smith"]
     assert found(api, "zzzz", "users") == []
     item = api.get(SEARCH, q="alice", type="users").json()["items"][0]
-    assert item == {"id": User.objects.get(username="alice").pk, "username": "alice",
-                    "display_name": "Alice Wönderland", "avatar_url": "/u/alice/avatar?v=0"}
+    assert item == {
+        "id": User.objects.get(username="alice").pk,
+        "username": "alice",
+        "display_name": "Alice Wönderland",
+        "avatar_url": "/u/alice/avatar?v=0",
+    }
 
 
 def test_short_queries_match_name_prefixes(api):
@@ -134,15 +147,18 @@ def test_only_the_newest_matches_are_ranked_and_counted(api, run, monkeypatch):
     assert api.get(SEARCH, q="cloud", offset=5).json() == {"total": 3, "items": []}
 
 
-@pytest.mark.parametrize("query, problem", [
-    ({}, "q must be 1 to 100 characters"),
-    ({"q": ""}, "q must be 1 to 100 characters"),
-    ({"q": "x" * 101}, "q must be 1 to 100 characters"),
-    ({"q": "a\x00b"}, "NUL"),
-    ({"q": "alice", "type": "posts"}, "type must be users or boards"),
-    ({"q": "alice", "limit": "0"}, "limit"),
-    ({"q": "alice", "offset": "-1"}, "offset"),
-])
+@pytest.mark.parametrize(
+    "query, problem",
+    [
+        ({}, "q must be 1 to 100 characters"),
+        ({"q": ""}, "q must be 1 to 100 characters"),
+        ({"q": "x" * 101}, "q must be 1 to 100 characters"),
+        ({"q": "a\x00b"}, "NUL"),
+        ({"q": "alice", "type": "posts"}, "type must be users or boards"),
+        ({"q": "alice", "limit": "0"}, "limit"),
+        ({"q": "alice", "offset": "-1"}, "offset"),
+    ],
+)
 def test_bad_queries_are_400_with_detail(api, query, problem):
     detail = assert_problem(api.get(SEARCH, **query), 400)["detail"]
     assert problem in detail
@@ -163,10 +179,19 @@ def test_a_drawing_text_jsonb_cannot_hold_is_stored_and_the_rest_searched(api, r
     """The API refuses a NUL in a drawing's text (feeds.validation); a board stored before it did keeps one."""
     alice = api.as_user("alice")
     texts = ["nul \x00 inside", "an emoji \U0001f600 here", "findable words"]
-    odd = run(boards.board_create, author=User.objects.get(username="alice"), title="Odd drawing", kind="note",
-              tags=[], doc=doc(*texts)).pk
+    odd = run(
+        boards.board_create,
+        author=User.objects.get(username="alice"),
+        title="Odd drawing",
+        kind="note",
+        tags=[],
+        doc=doc(*texts),
+    ).pk
     board = alice.get(f"/api/v1/boards/{odd}").json()
-    assert [e["text"] for e in board["doc"]["elements"] if e["type"] == "text"][:2] == ["nul \x00 inside", "an emoji \U0001f600 here"]
+    assert [e["text"] for e in board["doc"]["elements"] if e["type"] == "text"][:2] == [
+        "nul \x00 inside",
+        "an emoji \U0001f600 here",
+    ]
     assert found(api, "findable") == [odd]
     assert found(api, "emoji") == [odd]
 

@@ -41,6 +41,7 @@ def tags(root: ET.Element) -> list[str]:
 
 # --- the document ---------------------------------------------------------------------------
 
+
 def test_the_root_is_an_svg_of_the_canvas_size():
     root = parse(render_svg(drawing(width=640, height=480.5)))
 
@@ -67,6 +68,7 @@ def test_an_empty_drawing_has_only_the_background():
 
 # --- texts are text, never markup -----------------------------------------------------------
 
+
 def test_a_text_that_tries_to_close_its_tag_stays_one_text_element():
     payload = "</text><script>alert(1)</script><text>"
 
@@ -84,7 +86,7 @@ def test_a_text_that_tries_to_close_its_tag_stays_one_text_element():
 @pytest.mark.parametrize(
     "value",
     [
-        pytest.param('She said "hi" and \'bye\'', id="quotes"),
+        pytest.param("She said \"hi\" and 'bye'", id="quotes"),
         pytest.param("Tom & Jerry &amp; &#60; &lt;", id="ampersands-and-entities"),
         pytest.param("end of ]]> cdata", id="cdata-end"),
         pytest.param("<!-- a comment --> <![CDATA[x]]>", id="comment-and-cdata"),
@@ -156,8 +158,16 @@ def test_no_title_element_without_a_title():
 def test_hostile_values_outside_texts_cannot_open_markup():
     """The renderer escapes even what validation would refuse (a doc stored before a rule changed)."""
     doc = drawing(
-        {"type": "rect", "color": '"/><script>alert(1)</script>', "width": 1, "x": 0, "y": 0, "w": 10, "h": 10,
-         "fill": "red' onload='alert(1)"},
+        {
+            "type": "rect",
+            "color": '"/><script>alert(1)</script>',
+            "width": 1,
+            "x": 0,
+            "y": 0,
+            "w": 10,
+            "h": 10,
+            "fill": "red' onload='alert(1)",
+        },
         {"type": "<script>", "color": "#000000"},
         background='#000"><script>alert(2)</script>',
     )
@@ -171,6 +181,7 @@ def test_hostile_values_outside_texts_cannot_open_markup():
 
 
 # --- every element type is drawn ------------------------------------------------------------
+
 
 def test_a_path_is_a_polyline_through_its_points():
     path = {"type": "path", "color": "#ff0000", "width": 4, "points": [[10, 20], [30.5, 40.25], [200, 100], [0, 0]]}
@@ -255,6 +266,7 @@ def test_a_large_drawing_renders_every_point():
 
 
 # --- through the API ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def alice(api):

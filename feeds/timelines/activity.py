@@ -47,7 +47,8 @@ def last_seen_flush(*, now: float | None = None) -> int:
             f"WITH locked AS MATERIALIZED (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) "
             f"UPDATE {table} AS u SET last_seen = GREATEST(u.last_seen, to_timestamp(d.t)) "
             "FROM unnest(%s::bigint[], %s::float8[]) AS d(id, t), locked WHERE u.id = d.id AND locked.id = u.id",
-            seen, arrange=lambda ids, times: [ids, ids, times],
+            seen,
+            arrange=lambda ids, times: [ids, ids, times],
         )
     client.set(keys.last_seen_flushed(), repr(now))
     return len(seen)

@@ -32,12 +32,14 @@ def followers_step(author_id: int, cursor: FollowerCursor, batch_size: int, then
     return followers
 
 
-def fanout_batch(*, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> list[int]:
+def fanout_batch(
+    *, board_id: int, author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None
+) -> list[int]:
     """Deliver a board to the next ``batch_size`` followers after ``cursor`` (``then`` as in
-    followers_step). One ZRANGEBYSCORE plus one pipeline: O(batch log |P|). Idempotent: a
-    retried batch re-adds what is there already. Then one ZMSCORE on the plain Redis and a live
-notice to those of the batch who are online (feeds.live.online). Returns the followers whose P now waits for
-    the archiver."""
+        followers_step). One ZRANGEBYSCORE plus one pipeline: O(batch log |P|). Idempotent: a
+        retried batch re-adds what is there already. Then one ZMSCORE on the plain Redis and a live
+    notice to those of the batch who are online (feeds.live.online). Returns the followers whose P now waits for
+        the archiver."""
     followers = followers_step(author_id, cursor, batch_size, then)
     waiting = store.home_deliver(followers, author_id, [board_id])
     online.feed_delivered(followers, board_id)  # the online ones see "1 new board" (never raises)
@@ -52,7 +54,9 @@ def big_mark_batch(*, author_id: int, cursor: FollowerCursor, batch_size: int, t
     return hybrid.followers_mark(author_id, followers_step(author_id, cursor, batch_size, then))
 
 
-def retract_batch(*, board_ids: list[int], author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None) -> None:
+def retract_batch(
+    *, board_ids: list[int], author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None
+) -> None:
     """Take boards of one author out of the next ``batch_size`` followers' P (a delete or a
     hide: one board; a suspension: all it hid). O(batch x b log |P|) for b boards."""
     store.home_remove(followers_step(author_id, cursor, batch_size, then), board_ids)

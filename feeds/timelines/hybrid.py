@@ -61,8 +61,11 @@ def author_recount(author_id: int) -> Mode:
     boundary = min_board_id_at(timezone.now() + settings.FANOUT_PULL_MARGIN)
     big, changed, since = scripts.fanout_mode(
         keys=[social_keys.followers(author_id), keys.timeline_meta(author_id)],
-        threshold=settings.FANOUT_PUSH_MAX_FOLLOWERS, pull_below_field=PULL_BELOW, pull_since_field=PULL_SINCE,
-        big_value=ID_LIMIT, boundary=boundary,
+        threshold=settings.FANOUT_PUSH_MAX_FOLLOWERS,
+        pull_below_field=PULL_BELOW,
+        pull_since_field=PULL_SINCE,
+        big_value=ID_LIMIT,
+        boundary=boundary,
     )
     return Mode(big=bool(big), changed=bool(changed), since=int(since) if since is not None else None)
 
@@ -90,7 +93,10 @@ def followers_mark(author_id: int, reader_ids: Iterable[int]) -> int:
     (big_following_add.lua). O(k log |fb|) for k readers, one round trip per node. Returns how
     many entries are new."""
     answers = run_by_node(
-        scripts.big_following_add, reader_ids, key=keys.big_following, per_call=settings.FANOUT_SCRIPT_CHUNK,
+        scripts.big_following_add,
+        reader_ids,
+        key=keys.big_following,
+        per_call=settings.FANOUT_SCRIPT_CHUNK,
         keys_of=lambda r: [keys.big_following(r), social_keys.following(r)],
         args=scripts.big_following_add.args(author=author_id, score=time.time()),
     )

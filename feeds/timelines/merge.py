@@ -17,6 +17,7 @@ class Deferred:
     archived chunks): ``open()`` gives them lazily, and merge_desc calls it only once nothing in
     hand is newer than ``below``; ``newest(n)`` gives the first n as a list, read at once
     (newest_of)."""
+
     below: int
     open: Callable[[], Iterable[int]]
     newest: Callable[[int], list[int]]
@@ -89,8 +90,9 @@ def desc_unique(*streams: Iterable[int]) -> Iterator[int]:
     return merge_desc(*streams)
 
 
-def with_archive(owner_id: int, kind: str, head: list[int], archived: int, *, below: int | None,
-                  want: int | None) -> list:
+def with_archive(
+    owner_id: int, kind: str, head: list[int], archived: int, *, below: int | None, want: int | None
+) -> list:
     """The streams holding a timeline's newest ids strictly below ``below``, given ``head``, its
     newest ``want`` such ids in Redis (every one when ``want`` is None), and A = ``archived``:
     the head alone when it is whole above A, else the head and the archive below A (deferred).
@@ -99,6 +101,11 @@ def with_archive(owner_id: int, kind: str, head: list[int], archived: int, *, be
     if not archived or (want is not None and len(head) == want and head[-1] > archived):
         return [head]
     bound = archived + 1 if below is None else min(below, archived + 1)
-    return [head, Deferred(bound, lambda: archive.archived_ids_desc(owner_id, kind, below=below),
-                           lambda count: archive.archived_newest(owner_id, kind, below=below, count=count))]
-
+    return [
+        head,
+        Deferred(
+            bound,
+            lambda: archive.archived_ids_desc(owner_id, kind, below=below),
+            lambda count: archive.archived_newest(owner_id, kind, below=below, count=count),
+        ),
+    ]

@@ -27,9 +27,12 @@ def outbox_add(board_id: int, action: str) -> None:
     """Note that ``action`` must reach the board's followers (inside the caller's transaction):
     one walk more to wait for. One indexed insert (or update, if a walk is already noted)."""
     now = timezone.now()
-    Outbox.objects.update_or_create(board_id=board_id, action=action,
-                                    defaults={"queued_at": now, "pending": F("pending") + 1},
-                                    create_defaults={"queued_at": now, "pending": 1})
+    Outbox.objects.update_or_create(
+        board_id=board_id,
+        action=action,
+        defaults={"queued_at": now, "pending": F("pending") + 1},
+        create_defaults={"queued_at": now, "pending": 1},
+    )
 
 
 def outbox_generation(board_id: int, action: str) -> int:
@@ -43,7 +46,8 @@ def outbox_batch_queued(board_id: int, action: str, generation: int) -> None:
     walk is alive. One indexed update."""
     if generation != NOT_COUNTED:
         Outbox.objects.filter(board_id=board_id, action=action, generation=generation).update(
-            pending=F("pending") + 1, queued_at=timezone.now())
+            pending=F("pending") + 1, queued_at=timezone.now()
+        )
 
 
 def outbox_batch_written(board_id: int, action: str, generation: int) -> None:
@@ -67,7 +71,12 @@ def outbox_due(*, limit: int = 1000) -> list[tuple[int, str]]:
     sends) and is stamped now, so it is not due again while that walk runs. Offline: one indexed
     range read and one update."""
     cutoff = timezone.now() - timedelta(seconds=settings.OUTBOX_RESEND_AFTER_SECONDS)
-    rows = list(Outbox.objects.filter(queued_at__lt=cutoff).order_by("queued_at").values_list("pk", "board_id", "action")[:limit])
+    rows = list(
+        Outbox.objects.filter(queued_at__lt=cutoff)
+        .order_by("queued_at")
+        .values_list("pk", "board_id", "action")[:limit]
+    )
     Outbox.objects.filter(pk__in=[pk for pk, _, _ in rows]).update(
-        queued_at=timezone.now(), generation=F("generation") + 1, pending=1)
+        queued_at=timezone.now(), generation=F("generation") + 1, pending=1
+    )
     return [(board_id, action) for _, board_id, action in rows]

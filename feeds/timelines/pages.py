@@ -27,8 +27,15 @@ class IdPage:
     has_more: bool  # an older id exists after the last one
 
 
-def page(user_id: int, kind: str, *, offset: int | None = None, before: int | None = None, limit: int,
-         archived: int | None = None) -> IdPage:
+def page(
+    user_id: int,
+    kind: str,
+    *,
+    offset: int | None = None,
+    before: int | None = None,
+    limit: int,
+    archived: int | None = None,
+) -> IdPage:
     """One page of a timeline, newest first, by ``offset`` or strictly older than ``before``,
     across the hot head (Redis) and the archive (PostgreSQL) with no gap and no duplicate.
 
@@ -56,13 +63,15 @@ def page(user_id: int, kind: str, *, offset: int | None = None, before: int | No
     low = [int(i) for i in client.zrevrangebyscore(key, archived, "-inf")]  # at most the hot size
     skip = max(offset - above, 0)
     count = skip + want - len(top)
-    ids = top + newest_of([low, archive.archived_newest(user_id, kind, below=archived + 1, count=count)],
-                          skip=skip, count=count)
+    ids = top + newest_of(
+        [low, archive.archived_newest(user_id, kind, below=archived + 1, count=count)], skip=skip, count=count
+    )
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 
 class PageStatus(StrEnum):
     """What timeline_page.lua answers (its first word)."""
+
     PAGE = "page"  # the page, whole
     REGENERATE = "regenerate"  # the reader was idle: regenerate P, then read
     BIG = "big"  # the reader follows big authors whose M the caller merges (home_page)
@@ -72,14 +81,18 @@ class PageStatus(StrEnum):
 def _spellings() -> dict[str, str | None]:
     """The key spellings timeline_page.lua reads G, M and tm by on a plain Redis; None on a
     cluster, where they lie in other slots (the caller reads them by node)."""
-    found = {**keys.spelling("g", keys.board), **keys.spelling("m", keys.profile_timeline),
-             **keys.spelling("tm", keys.timeline_meta)}
+    found = {
+        **keys.spelling("g", keys.board),
+        **keys.spelling("m", keys.profile_timeline),
+        **keys.spelling("tm", keys.timeline_meta),
+    }
     return dict.fromkeys(found) if settings.REDIS_CLUSTER else found
 
 
 @dataclass(frozen=True)
 class WarmPage:
     """What timeline_page.lua answered (see page_warm)."""
+
     status: PageStatus
     stored_mark: str | None  # A as tm[u] holds it (None: not in Redis)
     ids: list[int]  # "page": the ids to show, newest first (hits and misses of G)
@@ -89,8 +102,16 @@ class WarmPage:
     big: list[int]  # "big": the reader's big followees
 
 
-def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None, limit: int,
-              touch: bool = False, stop_if_regenerate: bool = False) -> WarmPage:
+def page_warm(
+    user_id: int,
+    kind: str,
+    *,
+    offset: int | None,
+    before: int | None,
+    limit: int,
+    touch: bool = False,
+    stop_if_regenerate: bool = False,
+) -> WarmPage:
     """A warm page of a timeline in one script call (timeline_page.lua), one round trip: the
     ids when the page lies above A, and on a plain Redis their G hashes too, with a home page's
     visibility (authors no longer followed are left out, and taken out of P) and, with
@@ -105,14 +126,25 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
     home = kind == Timeline.HOME
     key_list = [keys.timeline_key(kind, user_id), keys.timeline_meta(user_id)]
     if home:
-        key_list += [keys.big_following(user_id), social_keys.following(user_id), keys.active(user_id),
-                     social_keys.hidden(user_id)]
+        key_list += [
+            keys.big_following(user_id),
+            social_keys.following(user_id),
+            keys.active(user_id),
+            social_keys.hidden(user_id),
+        ]
     status, mark, payload = scripts.timeline_page(
-        keys=key_list, want=limit + 1, offset=None if before is not None else (offset or 0), before=before,
-        mark_field=archive.mark_field(kind), touch_ttl=int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
-        stop_if_regenerate=1 if stop_if_regenerate else 0, **_spellings(),
-        m_mark_field=archive.mark_field(Timeline.PROFILE), pull_below_field=hybrid.PULL_BELOW,
-        merge_max=hybrid.SCRIPT_MERGE_MAX_IDS)
+        keys=key_list,
+        want=limit + 1,
+        offset=None if before is not None else (offset or 0),
+        before=before,
+        mark_field=archive.mark_field(kind),
+        touch_ttl=int(settings.IDLE_AFTER.total_seconds()) if touch else 0,
+        stop_if_regenerate=1 if stop_if_regenerate else 0,
+        **_spellings(),
+        m_mark_field=archive.mark_field(Timeline.PROFILE),
+        pull_below_field=hybrid.PULL_BELOW,
+        merge_max=hybrid.SCRIPT_MERGE_MAX_IDS,
+    )
     status = PageStatus(status)
     if status != PageStatus.PAGE:
         big = [int(a) for a in payload] if status == PageStatus.BIG else []
@@ -124,8 +156,15 @@ def page_warm(user_id: int, kind: str, *, offset: int | None, before: int | None
         ids.append(board_id)
         if flat:
             hashes[board_id] = dict(zip(flat[::2], flat[1::2]))
-    return WarmPage(status=status, stored_mark=mark, ids=ids, hashes=hashes,
-                    last=int(last) if last is not None else None, has_more=bool(has_more), big=[])
+    return WarmPage(
+        status=status,
+        stored_mark=mark,
+        ids=ids,
+        hashes=hashes,
+        last=int(last) if last is not None else None,
+        has_more=bool(has_more),
+        big=[],
+    )
 
 
 def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[int, dict], list[int], list[int]]:
@@ -151,8 +190,9 @@ def visible_hashes(user_id: int, kind: str, board_ids: list[int]) -> tuple[dict[
     return found, misses, dropped
 
 
-def _home_streams(user_id: int, *, before: int | None, want: int | None,
-                  prefetched: tuple[list[int], str | None] | None = None) -> tuple[list | None, int]:
+def _home_streams(
+    user_id: int, *, before: int | None, want: int | None, prefetched: tuple[list[int], str | None] | None = None
+) -> tuple[list | None, int]:
     """The streams of a reader's feed below ``before`` when they follow big authors (None when
     they follow none), and A of their P. The streams: P's head and archive, and each big
     followee's M below its pull_below (feeds.timelines.hybrid), head and archive; ``want`` ids at most
@@ -178,9 +218,12 @@ def _home_streams(user_id: int, *, before: int | None, want: int | None,
         pipe.zrevrangebyscore(keys.home_timeline(user_id), high, "-inf", start=0, num=want)
     for author_id in big:
         scripts.pulled_head(
-            keys=[keys.profile_timeline(author_id), keys.timeline_meta(author_id)], client=pipe,
-            before=before, count=-1 if want is None else want,
-            mark_field=archive.mark_field(Timeline.PROFILE), pull_below_field=hybrid.PULL_BELOW,
+            keys=[keys.profile_timeline(author_id), keys.timeline_meta(author_id)],
+            client=pipe,
+            before=before,
+            count=-1 if want is None else want,
+            mark_field=archive.mark_field(Timeline.PROFILE),
+            pull_below_field=hybrid.PULL_BELOW,
         )
     home, *heads = pipe.execute()
     streams = with_archive(user_id, Timeline.HOME, list(map(int, home)), archived, below=before, want=want)
@@ -193,8 +236,14 @@ def _home_streams(user_id: int, *, before: int | None, want: int | None,
     return streams, archived
 
 
-def home_page(user_id: int, *, offset: int | None = None, before: int | None = None, limit: int,
-              prefetched: tuple[list[int], str | None] | None = None) -> IdPage:
+def home_page(
+    user_id: int,
+    *,
+    offset: int | None = None,
+    before: int | None = None,
+    limit: int,
+    prefetched: tuple[list[int], str | None] | None = None,
+) -> IdPage:
     """One page of a reader's home feed (hybrid fan-out, feeds.timelines.hybrid): P merged with the M of
     each big author they follow, newest first, each id once, by ``offset`` or strictly older
     than ``before``, across every Redis head and archive, exactly what pushing every board into
@@ -228,4 +277,3 @@ def home_iter_desc(user_id: int, *, below: int | None = None, batch: int = 200) 
     stream = merge_desc(*streams)
     while part := list(islice(stream, batch)):
         yield part
-

@@ -76,8 +76,11 @@ def refuse_regeneration_while_rebuilding() -> None:
     rebuild's own P replaced it). So a 503 (Unavailable, with Retry-After) instead, until the
     rebuild is done. One EXISTS, on regeneration only (rare: readers back from idle)."""
     if get_redis().exists(keys.rebuilding()):
-        raise Unavailable("The site's data is being rebuilt after a loss; your feed is not back yet. "
-                          f"Try again in {REBUILD_RETRY_AFTER} seconds.", retry_after=REBUILD_RETRY_AFTER)
+        raise Unavailable(
+            "The site's data is being rebuilt after a loss; your feed is not back yet. "
+            f"Try again in {REBUILD_RETRY_AFTER} seconds.",
+            retry_after=REBUILD_RETRY_AFTER,
+        )
 
 
 def refuse_while_rebuilding(answer: dict) -> dict:
@@ -86,8 +89,11 @@ def refuse_while_rebuilding(answer: dict) -> dict:
     are whole already (each timeline is written in one transaction). One EXISTS, on empty
     pages only."""
     if not answer["items"] and get_redis().exists(keys.rebuilding()):
-        raise Unavailable("The site's data is being rebuilt after a loss; this list is not back yet. "
-                          f"Try again in {REBUILD_RETRY_AFTER} seconds.", retry_after=REBUILD_RETRY_AFTER)
+        raise Unavailable(
+            "The site's data is being rebuilt after a loss; this list is not back yet. "
+            f"Try again in {REBUILD_RETRY_AFTER} seconds.",
+            retry_after=REBUILD_RETRY_AFTER,
+        )
     return answer
 
 
@@ -110,8 +116,10 @@ def _edges_by(field: str):
     (social.graph: suspended people are in no one's sets). One streaming query."""
     other = "follower_id" if field == "followee_id" else "followee_id"
     rows = (
-        Follow.objects.filter(**{f"{other.removesuffix('_id')}__is_active": True}).order_by(field)
-        .values_list(field, other, "created_at").iterator(chunk_size=10_000)
+        Follow.objects.filter(**{f"{other.removesuffix('_id')}__is_active": True})
+        .order_by(field)
+        .values_list(field, other, "created_at")
+        .iterator(chunk_size=10_000)
     )
     return {uid: [(o, at.timestamp()) for _, o, at in group] for uid, group in groupby(rows, key=lambda r: r[0])}
 
@@ -140,8 +148,10 @@ def rebuild_profiles(user_ids, progress) -> None:
     """Each M from its author's published boards newer than what M's archive holds (run after
     rebuild_archive_marks); an M past its window is flagged for the archiver."""
     rows = (
-        Board.objects.filter(state=Board.State.PUBLISHED).order_by("author_id", "-id")
-        .values_list("author_id", "id").iterator(chunk_size=10_000)
+        Board.objects.filter(state=Board.State.PUBLISHED)
+        .order_by("author_id", "-id")
+        .values_list("author_id", "id")
+        .iterator(chunk_size=10_000)
     )
     by_author = {uid: [board_id for _, board_id in group] for uid, group in groupby(rows, key=lambda r: r[0])}
     due = settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK
@@ -184,8 +194,14 @@ def home_ids(user_id: int, follows: list[tuple[int, float]], *, mark: int | None
             f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id <= f.upto"
             f"   ORDER BY id DESC LIMIT %s)"
             f") b ORDER BY b.id DESC",
-            [[author for author, _ in follows], bounds, Board.State.PUBLISHED, mark, Board.State.PUBLISHED,
-             settings.FOLLOW_BACKFILL_COUNT],
+            [
+                [author for author, _ in follows],
+                bounds,
+                Board.State.PUBLISHED,
+                mark,
+                Board.State.PUBLISHED,
+                settings.FOLLOW_BACKFILL_COUNT,
+            ],
         )
         ids = [row[0] for row in cursor.fetchall()]
     below = [board_id for board_id in ids if board_id <= mark]
@@ -213,8 +229,9 @@ def rebuild_home(user_ids, progress) -> None:
             progress()
             continue
         merged = hybrid.merged_whole(user_id)  # big followees: every page merges their M
-        ids = home_ids(user_id, [(author, at) for author, at in following.get(user_id, []) if author not in merged],
-                       mark=mark)
+        ids = home_ids(
+            user_id, [(author, at) for author, at in following.get(user_id, []) if author not in merged], mark=mark
+        )
         # P's head first, then what goes below it, then A: while a rebuild runs, a reader whose
         # A is in Redis already has their head too (a page never comes from the archive alone).
         head, below = (ids[:hot], ids[hot:]) if len(ids) > hot + settings.HOME_TIMELINE_SLACK else (ids, [])
@@ -235,8 +252,9 @@ def rebuild_activity(user_ids, progress) -> None:
     cutoff = datetime.fromtimestamp(time.time() - settings.IDLE_AFTER.total_seconds(), tz=UTC)
     wanted = set(user_ids)
     seen = get_user_model().objects.filter(last_seen__gte=cutoff).values_list("id", "last_seen")
-    activity.activity_restore((user_id, at.timestamp()) for user_id, at in seen.iterator(chunk_size=10_000)
-                              if user_id in wanted)
+    activity.activity_restore(
+        (user_id, at.timestamp()) for user_id, at in seen.iterator(chunk_size=10_000) if user_id in wanted
+    )
     progress(len(user_ids))
 
 
@@ -245,7 +263,7 @@ def rebuild_hidden(user_ids, progress) -> None:
     pipeline per 1,000 people. O(users + blocks + mutes)."""
     stored, users = hiding.hidden_stored(), list(user_ids)
     for start in range(0, len(users), 1000):
-        part = users[start:start + 1000]
+        part = users[start : start + 1000]
         hiding.hidden_replace({user_id: stored.get(user_id, {}) for user_id in part})
         progress(len(part))
 
@@ -265,7 +283,8 @@ def _chunk_marks() -> dict[tuple[int, str], int]:
     return {
         (owner, kind): last
         for owner, kind, last in TimelineChunk.objects.values_list("owner_id", "timeline")
-        .annotate(last=Max("last_id")).values_list("owner_id", "timeline", "last")
+        .annotate(last=Max("last_id"))
+        .values_list("owner_id", "timeline", "last")
     }
 
 
@@ -286,7 +305,8 @@ def rebuild_discovery(progress) -> int:
     counters.views_flush()  # finishes a batch a crash left half done, so nothing counts twice
     indexes.index_clear()
     boards = (
-        Board.objects.filter(state=Board.State.PUBLISHED).order_by("id")
+        Board.objects.filter(state=Board.State.PUBLISHED)
+        .order_by("id")
         .values_list("id", "kind", "tags", "author__username", "views")
     )
     count, batch = 0, []
@@ -304,8 +324,9 @@ def rebuild_discovery(progress) -> int:
 
 def _index_batch(batch, progress) -> int:
     pending = counters.pending_views([row[0] for row in batch])
-    indexes.index_bulk((board_id, kind, tags, author, views + pending[board_id])
-                         for board_id, kind, tags, author, views in batch)
+    indexes.index_bulk(
+        (board_id, kind, tags, author, views + pending[board_id]) for board_id, kind, tags, author, views in batch
+    )
     progress(len(batch))
     return len(batch)
 

@@ -64,9 +64,13 @@ def home_gap_fill(user_id: int, lower: int, upper: int) -> int:
     boards. Returns the number of ids archived."""
     ids = list(
         Board.objects.filter(
-            author_id__in=pushed_followees(user_id), state=Board.State.PUBLISHED,
-            id__gt=lower, id__lt=upper,
-        ).order_by("-id").values_list("id", flat=True)[:settings.REGENERATE_GAP_MAX]
+            author_id__in=pushed_followees(user_id),
+            state=Board.State.PUBLISHED,
+            id__gt=lower,
+            id__lt=upper,
+        )
+        .order_by("-id")
+        .values_list("id", flat=True)[: settings.REGENERATE_GAP_MAX]
     )
     archive.chunks_write(user_id, Timeline.HOME, ids)
     return len(ids)

@@ -31,10 +31,18 @@ def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[in
         return []
     hot = settings.HOME_TIMELINE_HOT
     answers = run_by_node(
-        scripts.home_deliver, follower_ids, key=keys.home_timeline, per_call=settings.FANOUT_SCRIPT_CHUNK,
+        scripts.home_deliver,
+        follower_ids,
+        key=keys.home_timeline,
+        per_call=settings.FANOUT_SCRIPT_CHUNK,
         keys_of=lambda f: [keys.home_timeline(f), social_keys.following(f), keys.active(f)],
-        args=scripts.home_deliver.args(author=author_id, cap=hot + settings.HOME_TIMELINE_SLACK, due=hot + settings.TIMELINE_CHUNK,
-                                       count=len(board_ids), board_ids=board_ids),
+        args=scripts.home_deliver.args(
+            author=author_id,
+            cap=hot + settings.HOME_TIMELINE_SLACK,
+            due=hot + settings.TIMELINE_CHUNK,
+            count=len(board_ids),
+            board_ids=board_ids,
+        ),
     )
     return [call[i - 1] for call, flagged in answers for i in flagged]
 
@@ -95,4 +103,3 @@ def timeline_replace(key: str, board_ids: Iterable[int]) -> None:
     if mapping:
         pipe.zadd(key, mapping)
     pipe.execute()
-

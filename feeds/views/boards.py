@@ -44,8 +44,14 @@ def preview_src(preview_url: str, updated_at: str) -> str:
 
 def cards(items: list[dict]) -> list[dict]:
     """Summary forms of the API, with ``created`` as a datetime and ``preview_src`` for the templates."""
-    return [{**item, "created": datetime.fromisoformat(item["created_at"]),
-             "preview_src": preview_src(item["preview_url"], item["updated_at"])} for item in items]
+    return [
+        {
+            **item,
+            "created": datetime.fromisoformat(item["created_at"]),
+            "preview_src": preview_src(item["preview_url"], item["updated_at"]),
+        }
+        for item in items
+    ]
 
 
 def _page(answer: dict) -> dict:
@@ -81,14 +87,18 @@ def home_feed(request):
     empty = not page["items"] and before is None
     # A feed that fits on one page is a young one: suggest people to follow below it.
     short = before is None and page["next"] is None
-    return render(request, "feeds/home_feed.html", {
-        "boards": page["items"],
-        "next": page["next"],
-        "older": before is not None,
-        "source": reverse("feed"),
-        "suggestions": people_to_follow(user) if short else [],
-        "empty": empty,
-    })
+    return render(
+        request,
+        "feeds/home_feed.html",
+        {
+            "boards": page["items"],
+            "next": page["next"],
+            "older": before is not None,
+            "source": reverse("feed"),
+            "suggestions": people_to_follow(user) if short else [],
+            "empty": empty,
+        },
+    )
 
 
 def front_page(request):
@@ -98,27 +108,35 @@ def front_page(request):
     # Most viewed among the newest few hundred: bounded work, fresh boards (/popular has all time).
     window = published.order_by("-id").values("id")[:200]
     popular = list(published.filter(id__in=window, views__gt=0).order_by("-views", "-id")[:4])
-    return render(request, "home.html", {
-        "boards": cards([selectors.board_summary(board) for board in recent]),
-        "popular": cards([selectors.board_summary(board) for board in popular]),
-    })
+    return render(
+        request,
+        "home.html",
+        {
+            "boards": cards([selectors.board_summary(board) for board in recent]),
+            "popular": cards([selectors.board_summary(board) for board in popular]),
+        },
+    )
 
 
 def board_detail(request, board_id: int):
     board = selectors.board_get_for(board_id, request.user)
     viewer = request.user if request.user.is_authenticated else None
     views = services.board_record_view(board=board, reader=viewer)
-    return render(request, "feeds/board.html", {
-        "board": board,
-        "views": views,
-        "preview_url": reverse("board-preview", args=[board.pk]),
-        "preview_src": preview_src(reverse("board-preview", args=[board.pk]), board.updated_at.isoformat()),
-        "read_by": _read_by(viewer, board.pk),
-        "is_author": viewer is not None and viewer.pk == board.author_id,
-        "may_draw": selectors.board_may_draw(board, viewer),
-        "editors": selectors.board_editors(board.pk),
-        "may_delete": viewer is not None and (viewer.pk == board.author_id or viewer.is_staff),
-    })
+    return render(
+        request,
+        "feeds/board.html",
+        {
+            "board": board,
+            "views": views,
+            "preview_url": reverse("board-preview", args=[board.pk]),
+            "preview_src": preview_src(reverse("board-preview", args=[board.pk]), board.updated_at.isoformat()),
+            "read_by": _read_by(viewer, board.pk),
+            "is_author": viewer is not None and viewer.pk == board.author_id,
+            "may_draw": selectors.board_may_draw(board, viewer),
+            "editors": selectors.board_editors(board.pk),
+            "may_delete": viewer is not None and (viewer.pk == board.author_id or viewer.is_staff),
+        },
+    )
 
 
 def _read_by(viewer, board_id: int) -> list[str]:
@@ -129,17 +147,21 @@ def _read_by(viewer, board_id: int) -> list[str]:
 
 
 def _editor(request, *, board: Board | None):
-    return render(request, "feeds/editor.html", {
-        "board": board,
-        "kinds": BOARD_KINDS,
-        "kind": board.kind if board else BOARD_KINDS[0],
-        "editor_config": editor_config(),
-        "tags": ", ".join(board.tags) if board else "",
-        "doc": board.doc if board else None,
-        "save_url": reverse("board", args=[board.pk]) if board else reverse("boards"),
-        "save_method": "PATCH" if board else "POST",
-        "is_author": board is None or board.author_id == request.user.pk,
-    })
+    return render(
+        request,
+        "feeds/editor.html",
+        {
+            "board": board,
+            "kinds": BOARD_KINDS,
+            "kind": board.kind if board else BOARD_KINDS[0],
+            "editor_config": editor_config(),
+            "tags": ", ".join(board.tags) if board else "",
+            "doc": board.doc if board else None,
+            "save_url": reverse("board", args=[board.pk]) if board else reverse("boards"),
+            "save_method": "PATCH" if board else "POST",
+            "is_author": board is None or board.author_id == request.user.pk,
+        },
+    )
 
 
 @login_required

@@ -47,11 +47,16 @@ def _discover_query(request):
 
 def _link(query, **changes) -> str:
     """A shareable /discover address: the current filters with ``changes`` (None removes)."""
-    params = {"kind": query.kind, "tag": list(query.tags), "author": query.author,
-              "sort": None if query.sort == "recent" else query.sort}
+    params = {
+        "kind": query.kind,
+        "tag": list(query.tags),
+        "author": query.author,
+        "sort": None if query.sort == "recent" else query.sort,
+    }
     params.update(changes)
-    pairs = [(k, v) for k, values in params.items() if values
-             for v in (values if isinstance(values, list) else [values])]
+    pairs = [
+        (k, v) for k, values in params.items() if values for v in (values if isinstance(values, list) else [values])
+    ]
     return "/discover" + (f"?{urlencode(pairs)}" if pairs else "")
 
 
@@ -66,23 +71,49 @@ def discover_page(request):
     else:
         answer = selectors.discover(query, offset=offset, limit=PAGE_SIZE, viewer=request.user)
     facets = indexes.facets()
-    kinds = [{"name": name, "count": count, "active": name == query.kind,
-              "url": _link(query, kind=None if name == query.kind else name)} for name, count in facets["kinds"].items()]
-    tags = [{"name": tag, "count": count, "active": tag in query.tags,
-             "url": _link(query, tag=[t for t in query.tags if t != tag] if tag in query.tags else [*query.tags, tag])}
-            for tag, count in facets["tags"]]
+    kinds = [
+        {
+            "name": name,
+            "count": count,
+            "active": name == query.kind,
+            "url": _link(query, kind=None if name == query.kind else name),
+        }
+        for name, count in facets["kinds"].items()
+    ]
+    tags = [
+        {
+            "name": tag,
+            "count": count,
+            "active": tag in query.tags,
+            "url": _link(query, tag=[t for t in query.tags if t != tag] if tag in query.tags else [*query.tags, tag]),
+        }
+        for tag, count in facets["tags"]
+    ]
     pages = -(-answer["total"] // PAGE_SIZE)
-    return render(request, "feeds/discover.html", {
-        "query": query, "notes": notes, "boards": cards(answer["items"]), "total": answer["total"],
-        "kinds": kinds, "tags": tags,
-        "sorts": [{"name": name, "label": label, "active": name == query.sort, "url": _link(query, sort=name)}
-                  for name, label in DISCOVER_SORTS],
-        "active_tags": [{"name": tag, "url": _link(query, tag=[t for t in query.tags if t != tag])} for tag in query.tags],
-        "author_clear": _link(query, author=None) if query.author else None,
-        "page": number, "pages": pages,
-        "previous_url": _link(query, page=number - 1 if number > 2 else None) if number > 1 else None,
-        "next_url": _link(query, page=number + 1) if number < pages else None,
-    })
+    return render(
+        request,
+        "feeds/discover.html",
+        {
+            "query": query,
+            "notes": notes,
+            "boards": cards(answer["items"]),
+            "total": answer["total"],
+            "kinds": kinds,
+            "tags": tags,
+            "sorts": [
+                {"name": name, "label": label, "active": name == query.sort, "url": _link(query, sort=name)}
+                for name, label in DISCOVER_SORTS
+            ],
+            "active_tags": [
+                {"name": tag, "url": _link(query, tag=[t for t in query.tags if t != tag])} for tag in query.tags
+            ],
+            "author_clear": _link(query, author=None) if query.author else None,
+            "page": number,
+            "pages": pages,
+            "previous_url": _link(query, page=number - 1 if number > 2 else None) if number > 1 else None,
+            "next_url": _link(query, page=number + 1) if number < pages else None,
+        },
+    )
 
 
 def popular_page(request):
@@ -97,8 +128,15 @@ def popular_page(request):
     entries = cards([item["board"] for item in answer["items"]])
     for entry, item in zip(entries, answer["items"]):
         entry["reads"] = item["reads"]
-    return render(request, "feeds/popular.html", {
-        "boards": entries, "scope": scope,
-        "scopes": [{"name": name, "label": label, "active": name == scope, "url": f"/popular?scope={name}"}
-                   for name, label in POPULAR_SCOPES],
-    })
+    return render(
+        request,
+        "feeds/popular.html",
+        {
+            "boards": entries,
+            "scope": scope,
+            "scopes": [
+                {"name": name, "label": label, "active": name == scope, "url": f"/popular?scope={name}"}
+                for name, label in POPULAR_SCOPES
+            ],
+        },
+    )

@@ -22,17 +22,26 @@ def notifications_page(request):
         if one and whole_number(one) is None:
             return redirect("boards:notifications")  # not an id of anyone's: nothing to mark
         notifications.notifications_mark_read(request.user.pk, ids=[whole_number(one)] if one else None)
-        return redirect(f"{reverse('boards:notifications')}?page={page}" if page is not None else "boards:notifications")
+        return redirect(
+            f"{reverse('boards:notifications')}?page={page}" if page is not None else "boards:notifications"
+        )
     number = page_number(request, page_size=NOTIFICATIONS_PAGE_SIZE)
-    answer = selectors.notifications_list(request.user, offset=(number - 1) * NOTIFICATIONS_PAGE_SIZE,
-                                          limit=NOTIFICATIONS_PAGE_SIZE + 1)
+    answer = selectors.notifications_list(
+        request.user, offset=(number - 1) * NOTIFICATIONS_PAGE_SIZE, limit=NOTIFICATIONS_PAGE_SIZE + 1
+    )
     items = answer["items"][:NOTIFICATIONS_PAGE_SIZE]
     for item in items:
         item["board_card"] = cards([item["board"]])[0] if item["board"] else None
         item["others"] = item["actor_count"] - len(item["actors"][:1])
         item["created"] = datetime.fromisoformat(item["created_at"])
-    return render(request, "feeds/notifications.html", {
-        "items": items, "unread": answer["unread"], "page": number,
-        "previous_page": number - 1 if number > 1 else None,
-        "next_page": number + 1 if len(answer["items"]) > NOTIFICATIONS_PAGE_SIZE else None,
-    })
+    return render(
+        request,
+        "feeds/notifications.html",
+        {
+            "items": items,
+            "unread": answer["unread"],
+            "page": number,
+            "previous_page": number - 1 if number > 1 else None,
+            "next_page": number + 1 if len(answer["items"]) > NOTIFICATIONS_PAGE_SIZE else None,
+        },
+    )

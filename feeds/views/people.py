@@ -35,7 +35,9 @@ def signup(request):
         form.add_error("username", "That username is taken; choose another.")
         return render(request, "social/signup.html", {**context, "form": form}, status=400)
     auth_login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    messages.success(request, f"Welcome, {user.username}! Follow a few people to fill your feed, or draw your first board.")
+    messages.success(
+        request, f"Welcome, {user.username}! Follow a few people to fill your feed, or draw your first board."
+    )
     return redirect(safe_next(request, "/"))
 
 
@@ -47,17 +49,21 @@ def profile(request, username: str):
     bits = hiding.bits_of(viewer.pk, person.pk) if viewer is not None and viewer.pk != person.pk else 0
     before = before_param(request)
     page = profile_page(person, before=before)
-    return render(request, "social/profile.html", {
-        "person": person,
-        "info": people.profile(person, viewer=viewer),
-        "is_me": viewer is not None and viewer.pk == person.pk,
-        "blocked_by_me": bool(bits & hiding.BLOCKS),
-        "muted_by_me": bool(bits & hiding.MUTES),
-        "boards": page["items"],
-        "next": page["next"],
-        "older": before is not None,
-        "source": reverse("user-boards", args=[person.username]),
-    })
+    return render(
+        request,
+        "social/profile.html",
+        {
+            "person": person,
+            "info": people.profile(person, viewer=viewer),
+            "is_me": viewer is not None and viewer.pk == person.pk,
+            "blocked_by_me": bool(bits & hiding.BLOCKS),
+            "muted_by_me": bool(bits & hiding.MUTES),
+            "boards": page["items"],
+            "next": page["next"],
+            "older": before is not None,
+            "source": reverse("user-boards", args=[person.username]),
+        },
+    )
 
 
 def follow(request, username: str):
@@ -87,10 +93,21 @@ def follow(request, username: str):
 
 
 SAFETY_ACTIONS = {  # the form's action: (the service, its keywords' names, what the person reads after)
-    "block": (safety.block_create, ("blocker", "blocked"),
-              "You blocked {name}: you no longer follow each other, and neither of you sees the other's boards."),
-    "unblock": (safety.block_delete, ("blocker", "blocked"), "You unblocked {name}. Follows between you do not come back."),
-    "mute": (safety.mute_create, ("muter", "muted"), "You muted {name}: their boards and notifications leave your lists. They are not told."),
+    "block": (
+        safety.block_create,
+        ("blocker", "blocked"),
+        "You blocked {name}: you no longer follow each other, and neither of you sees the other's boards.",
+    ),
+    "unblock": (
+        safety.block_delete,
+        ("blocker", "blocked"),
+        "You unblocked {name}. Follows between you do not come back.",
+    ),
+    "mute": (
+        safety.mute_create,
+        ("muter", "muted"),
+        "You muted {name}: their boards and notifications leave your lists. They are not told.",
+    ),
     "unmute": (safety.mute_delete, ("muter", "muted"), "You unmuted {name}: their boards and notifications are back."),
 }
 

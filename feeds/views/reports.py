@@ -26,8 +26,15 @@ def report_page(request):
         target, back, label = {"person": person}, reverse("people:profile", args=[person.username]), person.username
     else:
         raise NotFound("Report what? Use the Report link on a board or a profile.")
-    context = {"target": target, "label": label, "back": back, "reasons": ReportReason.choices,
-               "text_max": REPORT_TEXT_MAX, "chosen": source.get("reason", ""), "text": source.get("text", "")}
+    context = {
+        "target": target,
+        "label": label,
+        "back": back,
+        "reasons": ReportReason.choices,
+        "text_max": REPORT_TEXT_MAX,
+        "chosen": source.get("reason", ""),
+        "text": source.get("text", ""),
+    }
     if request.method != "POST":
         return render(request, "feeds/report.html", context)
     reason, text = source.get("reason", ""), source.get("text", "")

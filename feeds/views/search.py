@@ -20,8 +20,13 @@ def search_page(request):
     if kind not in SEARCH_TYPES:
         kind = "boards"
     low, high = SEARCH_QUERY_LENGTH
-    context = {"q": query, "type": kind, "types": [(name, TYPE_LABELS[name]) for name in SEARCH_TYPES],
-               "max_length": high, "note": ""}
+    context = {
+        "q": query,
+        "type": kind,
+        "types": [(name, TYPE_LABELS[name]) for name in SEARCH_TYPES],
+        "max_length": high,
+        "note": "",
+    }
     if not query.strip():
         return render(request, "feeds/search.html", context)
     if len(query) > high:
@@ -30,13 +35,15 @@ def search_page(request):
     number = page_number(request, page_size=SEARCH_PAGE_SIZE)
     offset = (number - 1) * SEARCH_PAGE_SIZE
     answer = selectors.search(query, kind=kind, offset=offset, limit=SEARCH_PAGE_SIZE, viewer=request.user)
-    context.update({
-        "total": answer["total"],
-        "people": answer["items"] if kind == "users" else [],
-        "boards": cards(answer["items"]) if kind == "boards" else [],
-        "page": number,
-        "previous_page": number - 1 if number > 1 else None,
-        "next_page": number + 1 if offset + SEARCH_PAGE_SIZE < answer["total"] else None,
-        "searched": True,
-    })
+    context.update(
+        {
+            "total": answer["total"],
+            "people": answer["items"] if kind == "users" else [],
+            "boards": cards(answer["items"]) if kind == "boards" else [],
+            "page": number,
+            "previous_page": number - 1 if number > 1 else None,
+            "next_page": number + 1 if offset + SEARCH_PAGE_SIZE < answer["total"] else None,
+            "searched": True,
+        }
+    )
     return render(request, "feeds/search.html", context)

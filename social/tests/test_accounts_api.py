@@ -45,6 +45,7 @@ def small_board() -> dict:
 
 # --- POST /api/v1/users -----------------------------------------------------------------------
 
+
 def test_sign_up_answers_201_with_id_and_username(api):
     response = sign_up(api, "alice_01")
 
@@ -136,6 +137,7 @@ def test_sign_up_with_a_bad_body_is_400(api, raw):
 
 
 # --- POST /api/v1/tokens ----------------------------------------------------------------------
+
 
 def test_token_is_issued_and_works(api):
     user_id = sign_up(api, "alice").json()["id"]
@@ -248,6 +250,7 @@ def forget_cached_tokens():
 
 
 # --- GET /api/v1/me ---------------------------------------------------------------------------
+
 
 def test_me_answers_the_callers_profile(api):
     user_id = sign_up(api, "Alice").json()["id"]
@@ -364,6 +367,7 @@ def test_an_expired_token_is_401_on_a_public_endpoint_too(api):
 
 # --- rate limit -------------------------------------------------------------------------------
 
+
 def test_token_requests_beyond_the_rate_limit_are_429(api, settings):
     settings.RATE_LIMIT_AUTH_PER_MINUTE = 3
     services.user_create(username="alice", password=PASSWORD)
@@ -398,10 +402,15 @@ def test_log_ins_to_one_account_are_limited_from_any_address(api, settings):
     settings.RATE_LIMIT_AUTH_PER_MINUTE = 3
     api.post(USERS, {"username": "carol", "password": PASSWORD})
     for n in range(3):  # each from an address of its own: the per-address limit never bites
-        response = api.client.post(TOKENS, {"username": "CAROL", "password": "wrong-password"},
-                                   content_type="application/json", REMOTE_ADDR=f"10.0.0.{n + 1}")
+        response = api.client.post(
+            TOKENS,
+            {"username": "CAROL", "password": "wrong-password"},
+            content_type="application/json",
+            REMOTE_ADDR=f"10.0.0.{n + 1}",
+        )
         assert response.status_code == 401
-    response = api.client.post(TOKENS, {"username": "carol", "password": PASSWORD},
-                               content_type="application/json", REMOTE_ADDR="10.0.0.9")
+    response = api.client.post(
+        TOKENS, {"username": "carol", "password": PASSWORD}, content_type="application/json", REMOTE_ADDR="10.0.0.9"
+    )
     body = assert_problem(response, 429)
     assert "this account" in body["detail"] and int(response["Retry-After"]) > 0

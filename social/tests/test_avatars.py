@@ -34,21 +34,24 @@ def test_pictures_are_resized_to_a_webp_square(fmt):
     assert image.format == "WEBP" and image.size == (AVATAR_SIZE, AVATAR_SIZE)
 
 
-@pytest.mark.parametrize("data, words", [
-    (b"", "empty"),
-    (b"not a picture at all", "not a picture"),
-    (b"<svg xmlns='http://www.w3.org/2000/svg'></svg>", "not a picture"),
-    (picture("BMP"), "not a picture"),  # a decoder the site does not run
-    (picture("PNG")[:60], "damaged"),
-    (b"x" * (AVATAR_UPLOAD_MAX + 1), "larger than"),
-])
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b"", "empty"),
+        (b"not a picture at all", "not a picture"),
+        (b"<svg xmlns='http://www.w3.org/2000/svg'></svg>", "not a picture"),
+        (picture("BMP"), "not a picture"),  # a decoder the site does not run
+        (picture("PNG")[:60], "damaged"),
+        (b"x" * (AVATAR_UPLOAD_MAX + 1), "larger than"),
+    ],
+)
 def test_refused_uploads_say_why(data, words):
     with pytest.raises(avatars.AvatarRefused, match=words):
         avatars.avatar_process(data)
 
 
 def test_a_decompression_bomb_is_refused_before_it_is_decoded():
-    side = int(AVATAR_PIXELS_MAX ** 0.5) + 100
+    side = int(AVATAR_PIXELS_MAX**0.5) + 100
     out = io.BytesIO()
     Image.new("1", (side, side)).save(out, format="PNG")  # a few KB that decode to 25+ million pixels
     assert len(out.getvalue()) < AVATAR_UPLOAD_MAX

@@ -43,7 +43,9 @@ def test_follows_both_ways_and_the_last_seen_copy_never_deadlock(transactional_d
             store.home_touch(person.pk, now=now)
         last_seen_flush(now=now)
 
-    threads = [threading.Thread(target=run, args=(work,)) for work in (ann_follows_bob, bob_follows_ann, copy_last_seen)]
+    threads = [
+        threading.Thread(target=run, args=(work,)) for work in (ann_follows_bob, bob_follows_ann, copy_last_seen)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

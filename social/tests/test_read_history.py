@@ -38,8 +38,12 @@ def test_reads_reach_postgres_in_batches_keeping_the_latest_time_a_day(redis_dat
     reading.read_record(alice.pk, 10, now=T0 + DAY)  # the next day: a row of its own
     reading.read_record(alice.pk, 11, now=T0 + DAY)
     reading.reads_flush()
-    assert stored() == {(alice.pk, 10, day(T0), T0 + 60), (bob.pk, 10, day(T0), T0 + 5),
-                        (alice.pk, 10, day(T0 + DAY), T0 + DAY), (alice.pk, 11, day(T0 + DAY), T0 + DAY)}
+    assert stored() == {
+        (alice.pk, 10, day(T0), T0 + 60),
+        (bob.pk, 10, day(T0), T0 + 5),
+        (alice.pk, 10, day(T0 + DAY), T0 + DAY),
+        (alice.pk, 11, day(T0 + DAY), T0 + DAY),
+    }
 
 
 def test_a_flush_that_died_after_its_rename_is_finished_by_the_next_and_writes_nothing_twice(redis_data):
@@ -62,8 +66,13 @@ def test_a_flush_that_died_after_its_rename_is_finished_by_the_next_and_writes_n
 def test_stored_reads_are_pruned_by_day_and_read_back_within_the_window(redis_data, settings):
     alice, bob = (user_create(username=name, password="password123") for name in ("alice", "bob"))
     retention = settings.READ_RETENTION.total_seconds()
-    for reader, board, at in ((alice, 1, T0 - retention - 2 * DAY), (alice, 2, T0 - retention - 60),
-                              (alice, 3, T0 - 10 * DAY), (bob, 3, T0 - DAY), (bob, 4, T0)):
+    for reader, board, at in (
+        (alice, 1, T0 - retention - 2 * DAY),
+        (alice, 2, T0 - retention - 60),
+        (alice, 3, T0 - 10 * DAY),
+        (bob, 3, T0 - DAY),
+        (bob, 4, T0),
+    ):
         reading.read_record(reader.pk, board, now=at)
     reading.reads_flush()
     assert dict(reading.reads_stored(now=T0)) == {alice.pk: {3: T0 - 10 * DAY}, bob.pk: {3: T0 - DAY, 4: T0}}

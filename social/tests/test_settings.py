@@ -22,7 +22,11 @@ def test_patch_me_changes_any_of_the_settings_and_answers_the_profile(api):
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["username"], body["display_name"], body["bio"], body["share_reading"]) == (
-        "alice", "Alice A.", "I draw maps.\nAnd cats.", False)
+        "alice",
+        "Alice A.",
+        "I draw maps.\nAnd cats.",
+        False,
+    )
     assert alice.patch(ME, {"share_reading": True}).json()["display_name"] == "Alice A."  # the rest kept
     assert alice.get(ME).json()["share_reading"] is True
     assert alice.patch(ME, {}).json() == alice.get(ME).json()
@@ -45,21 +49,24 @@ def test_the_limits_hold_at_their_edges(api):
     assert alice.get(ME).json()["display_name"] == "é" * DISPLAY_NAME_MAX
 
 
-@pytest.mark.parametrize("body", [
-    pytest.param({"display_name": None}, id="name-null"),
-    pytest.param({"display_name": 5}, id="name-int"),
-    pytest.param({"display_name": ["a"]}, id="name-list"),
-    pytest.param({"display_name": "a\u0000b"}, id="name-nul"),
-    pytest.param({"bio": None}, id="bio-null"),
-    pytest.param({"bio": {"text": "x"}}, id="bio-object"),
-    pytest.param({"bio": "\ud800"}, id="bio-lone-surrogate"),
-    pytest.param({"share_reading": "yes"}, id="share-string"),
-    pytest.param({"share_reading": 1}, id="share-int"),
-    pytest.param({"share_reading": None}, id="share-null"),
-    pytest.param({"username": "mallory"}, id="unknown-username"),
-    pytest.param({"is_staff": True}, id="unknown-is-staff"),
-    pytest.param({"share_reading": True, "followers": 5}, id="unknown-with-a-good-one"),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"display_name": None}, id="name-null"),
+        pytest.param({"display_name": 5}, id="name-int"),
+        pytest.param({"display_name": ["a"]}, id="name-list"),
+        pytest.param({"display_name": "a\u0000b"}, id="name-nul"),
+        pytest.param({"bio": None}, id="bio-null"),
+        pytest.param({"bio": {"text": "x"}}, id="bio-object"),
+        pytest.param({"bio": "\ud800"}, id="bio-lone-surrogate"),
+        pytest.param({"share_reading": "yes"}, id="share-string"),
+        pytest.param({"share_reading": 1}, id="share-int"),
+        pytest.param({"share_reading": None}, id="share-null"),
+        pytest.param({"username": "mallory"}, id="unknown-username"),
+        pytest.param({"is_staff": True}, id="unknown-is-staff"),
+        pytest.param({"share_reading": True, "followers": 5}, id="unknown-with-a-good-one"),
+    ],
+)
 def test_a_bad_patch_is_a_400_and_changes_nothing(api, body):
     alice = api.as_user("alice")
     before = alice.get(ME).json()
@@ -78,6 +85,7 @@ def test_patch_me_needs_a_caller(api):
 
 
 # --- the settings page ----------------------------------------------------------------------------
+
 
 @pytest.fixture
 def alice(run):
@@ -98,7 +106,7 @@ def test_the_settings_page_saves_and_the_header_links_to_it(client, alice):
     form = client.get("/settings")
     html = form.content.decode()
     assert form.status_code == 200 and 'name="share_reading"' in html and 'name="csrfmiddlewaretoken"' in html
-    assert 'checked' not in html.split('name="share_reading"')[1].split(">")[0]
+    assert "checked" not in html.split('name="share_reading"')[1].split(">")[0]
 
     response = client.post("/settings", {"display_name": "Alice A.", "bio": "Maps", "share_reading": "on"}, follow=True)
 

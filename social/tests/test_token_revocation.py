@@ -51,8 +51,9 @@ def test_a_token_deleted_in_the_admin_stops_on_the_next_request(api, client, how
     alice, bob = cached_client(api, "alice"), cached_client(api, "bob")
     client.force_login(User.objects.create_superuser("staffer", password=PASSWORD))
     if how == "action":
-        response = client.post("/admin/social/apitoken/", {
-            "action": "delete_selected", "_selected_action": [row(alice).pk], "post": "yes"})
+        response = client.post(
+            "/admin/social/apitoken/", {"action": "delete_selected", "_selected_action": [row(alice).pk], "post": "yes"}
+        )
     else:
         response = client.post(f"/admin/social/apitoken/{row(alice).pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
@@ -126,6 +127,7 @@ def test_a_suspension_through_the_user_form_ends_every_token(api):
 
 
 # --- DELETE /api/v1/tokens/current ----------------------------------------------------------------
+
 
 def test_deleting_the_current_token_ends_it_at_once_and_no_other(api):
     alice, alice_too = cached_client(api, "alice"), cached_client(api, "alice")

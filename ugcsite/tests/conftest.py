@@ -16,13 +16,20 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 @pytest.fixture(scope="session")
 def browser_type_launch_args():
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"Chromium is not at {CHROMIUM}: `make test` installs it (as root, with apt), or run "
-                    "`apt-get install chromium`, or set CHROMIUM to its path.")
+        pytest.fail(
+            f"Chromium is not at {CHROMIUM}: `make test` installs it (as root, with apt), or run "
+            "`apt-get install chromium`, or set CHROMIUM to its path."
+        )
     return {
         "executable_path": CHROMIUM,
         "args": [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
         ],
     }
 
@@ -78,8 +85,9 @@ def pytest_terminal_summary(terminalreporter, config):
         for label, statuses in sorted(tally.items(), key=lambda item: item[0].split(" ", 1)[::-1]):
             answers = ", ".join(f"{status}: {count:,}" for status, count in sorted(statuses.items()))
             terminalreporter.write_line(f"{label:<{width}}  {sum(statuses.values()):>7,} cases  ({answers})")
-    terminalreporter.write_line(f"{total:,} cases over {len(tally)} operations; {errors} answered 5xx "
-                                "(failures, if any, are listed above)")
+    terminalreporter.write_line(
+        f"{total:,} cases over {len(tally)} operations; {errors} answered 5xx (failures, if any, are listed above)"
+    )
 
 
 def pytest_collection_modifyitems(items):

@@ -30,8 +30,12 @@ def free_port() -> int:
 
 def services(function: str, *args: str) -> None:
     """Run a function of scripts/services.sh (redis_start, pg_start, ...), as make run does."""
-    subprocess.run(["bash", "-c", f'source scripts/services.sh; ensure_postgres; {function} "$@"',
-                    "_", *args], cwd=ROOT, check=True, timeout=120)
+    subprocess.run(
+        ["bash", "-c", f'source scripts/services.sh; ensure_postgres; {function} "$@"', "_", *args],
+        cwd=ROOT,
+        check=True,
+        timeout=120,
+    )
 
 
 def redis_kill(directory: Path) -> None:
@@ -73,10 +77,15 @@ def call(base: str, method: str, path: str, body=None, token: str | None = None,
 def base_env(**more: str) -> dict:
     """The environment of a process on the test database (committed data: transactional_db)."""
     db = connection.settings_dict
-    env = dict(os.environ, DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-               RATE_LIMIT_AUTH_PER_MINUTE="0", RATE_LIMIT_WRITES_PER_MINUTE="0",
-               RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE="0", RATE_LIMIT_READS_PER_MINUTE="0",
-               RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE="0")
+    env = dict(
+        os.environ,
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        RATE_LIMIT_AUTH_PER_MINUTE="0",
+        RATE_LIMIT_WRITES_PER_MINUTE="0",
+        RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE="0",
+        RATE_LIMIT_READS_PER_MINUTE="0",
+        RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE="0",
+    )
     env.update(more)
     return env
 
@@ -111,9 +120,26 @@ class Processes:
     def worker(self, env: dict, queue: str) -> subprocess.Popen:
         """A Celery worker (solo pool) taking only ``queue``; returns once it answers a ping."""
         name = f"{queue}-{os.getpid()}@localhost"
-        process = self.start("worker", [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", "--pool=solo",
-                                        "--loglevel=info", "--without-gossip", "--without-mingle", "-Q", queue,
-                                        "--hostname", name], dict(env, CELERY_QUEUE=queue))
+        process = self.start(
+            "worker",
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "ugcsite",
+                "worker",
+                "--pool=solo",
+                "--loglevel=info",
+                "--without-gossip",
+                "--without-mingle",
+                "-Q",
+                queue,
+                "--hostname",
+                name,
+            ],
+            dict(env, CELERY_QUEUE=queue),
+        )
         deadline = time.monotonic() + 60
         while not app.control.ping(destination=[name], timeout=0.5):
             if process.poll() is not None or time.monotonic() > deadline:

@@ -14,10 +14,15 @@ from django.conf import settings
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
 PASSWORD = "long-enough-password"
-DOC = {"width": 800, "height": 600, "background": "#fffdf0", "elements": [
-    {"type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": "#d0ebff"},
-    {"type": "text", "color": "#c2255c", "size": 32, "x": 120, "y": 300, "text": "Made by a service"},
-]}
+DOC = {
+    "width": 800,
+    "height": 600,
+    "background": "#fffdf0",
+    "elements": [
+        {"type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": "#d0ebff"},
+        {"type": "text", "color": "#c2255c", "size": 32, "x": 120, "y": 300, "text": "Made by a service"},
+    ],
+}
 # A phone, as Person's options (its viewport, then the browser context's): 390x844, touch.
 PHONE = {"viewport": (390, 844), "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
 
@@ -34,8 +39,9 @@ class Person:
     def __init__(self, browser, base_url: str, name: str, test_name: str, viewport=(1280, 860), **context_options):
         self.name = name
         self.prefix = f"{test_name}-{name}"
-        self.context = browser.new_context(base_url=base_url, viewport={"width": viewport[0], "height": viewport[1]},
-                                           **context_options)
+        self.context = browser.new_context(
+            base_url=base_url, viewport={"width": viewport[0], "height": viewport[1]}, **context_options
+        )
         self.context.set_default_timeout(15_000)
         self.page = self.context.new_page()
         self.csp_violations: list[str] = []
@@ -69,8 +75,12 @@ class Person:
         return self.page.evaluate("path => fetch(path, {credentials: 'same-origin'}).then(r => r.json())", path)
 
     def card_ids(self) -> list[int]:
-        return [int(i) for i in self.page.locator("#boards > .card").evaluate_all(
-            "cards => cards.map(card => card.dataset.boardId)")]
+        return [
+            int(i)
+            for i in self.page.locator("#boards > .card").evaluate_all(
+                "cards => cards.map(card => card.dataset.boardId)"
+            )
+        ]
 
     def check_clean(self) -> None:
         assert self.csp_violations == [], self.csp_violations
@@ -79,6 +89,7 @@ class Person:
 
 
 # --- signing up and in ----------------------------------------------------------------------------
+
 
 def sign_up(person: Person, username: str) -> None:
     person.visit("/signup", "signup")
@@ -112,6 +123,7 @@ def log_in(person: Person, username: str, next_path: str) -> None:
 
 
 # --- the editor -----------------------------------------------------------------------------------
+
 
 def open_editor(person: Person, path: str, label: str) -> None:
     person.visit(path, label)
@@ -174,16 +186,26 @@ def mouse_drag(page, start: tuple[float, float], end: tuple[float, float], steps
 def touch(cdp, kind: str, points: list[tuple[float, float]]) -> None:
     """One touch event (touchStart, touchMove, touchEnd) with a finger at each of ``points``,
     through a CDP session of the page."""
-    cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
-        {"x": x, "y": y, "id": i, "radiusX": 2, "radiusY": 2, "force": 1} for i, (x, y) in enumerate(points)]})
+    cdp.send(
+        "Input.dispatchTouchEvent",
+        {
+            "type": kind,
+            "touchPoints": [
+                {"x": x, "y": y, "id": i, "radiusX": 2, "radiusY": 2, "force": 1} for i, (x, y) in enumerate(points)
+            ],
+        },
+    )
 
 
 # --- what pages show ------------------------------------------------------------------------------
 
+
 def image_loaded(page, selector: str) -> None:
     page.wait_for_function(
         "selector => { const img = document.querySelector(selector);"
-        " return img && img.complete && img.naturalWidth > 0; }", arg=selector)
+        " return img && img.complete && img.naturalWidth > 0; }",
+        arg=selector,
+    )
 
 
 def axe_run(page) -> list[dict]:
@@ -192,6 +214,9 @@ def axe_run(page) -> list[dict]:
     if not AXE.exists():
         pytest.fail(f"{AXE} is missing: run `make vendor` (make test does) to fetch axe-core from npm.")
     page.add_script_tag(url="/static/vendor/axe-core/axe.min.js")
-    return page.evaluate("""tags => axe.run(document, {runOnly: {type: "tag", values: tags}}).then(result =>
+    return page.evaluate(
+        """tags => axe.run(document, {runOnly: {type: "tag", values: tags}}).then(result =>
         result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
-                                     nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ") + ": " + n.failureSummary)})))""", AXE_TAGS)
+                                     nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ") + ": " + n.failureSummary)})))""",
+        AXE_TAGS,
+    )

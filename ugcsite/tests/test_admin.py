@@ -68,7 +68,6 @@ def test_staff_can_log_in_with_the_form(client, world):
     assert client.get("/admin/").status_code == 200
 
 
-
 def test_staff_see_the_archive_and_what_the_scheduler_did(client, world, settings):
     from feeds.models import ArchiveRun, TimelineChunk
     from feeds.tasks import archive_run
@@ -76,8 +75,12 @@ def test_staff_see_the_archive_and_what_the_scheduler_did(client, world, setting
 
     settings.PROFILE_TIMELINE_HOT = 0
     archive.chunks_write(world["alice"].pk, "m", [3, 2, 1])
-    ArchiveRun.objects.create(started_at="2026-01-01T00:00Z", finished_at="2026-01-01T00:00:01Z",
-                              trigger="beat", errors="m:1: RuntimeError: boom")
+    ArchiveRun.objects.create(
+        started_at="2026-01-01T00:00Z",
+        finished_at="2026-01-01T00:00:01Z",
+        trigger="beat",
+        errors="m:1: RuntimeError: boom",
+    )
     archive.flag_waiting("p", [world["alice"].pk, world["staff"].pk])
     client.force_login(world["staff"])
     page = client.get("/admin/feeds/archiverun/")
@@ -111,13 +114,17 @@ def test_archive_now_runs_the_archival(world, settings, redis_data):
     assert redis_data.zcard(keys.profile_timeline(user_id)) == 30
 
 
-def test_staff_can_edit_a_hidden_board_and_unhiding_publishes_the_edit(client, world, django_capture_on_commit_callbacks):
+def test_staff_can_edit_a_hidden_board_and_unhiding_publishes_the_edit(
+    client, world, django_capture_on_commit_callbacks
+):
     from feeds.services.moderation import board_unhide
 
     hidden = world["map"]  # hidden by the fixture
     client.force_login(world["staff"])
-    response = client.post(f"/admin/feeds/board/{hidden.pk}/change/",
-                           {"title": "A better map", "kind": "map", "tags": "walk,hill", "views": 0})
+    response = client.post(
+        f"/admin/feeds/board/{hidden.pk}/change/",
+        {"title": "A better map", "kind": "map", "tags": "walk,hill", "views": 0},
+    )
     assert response.status_code == 302, response.content[:500]
     hidden.refresh_from_db()
     assert (hidden.title, hidden.tags, hidden.state) == ("A better map", ["walk", "hill"], "hidden")

@@ -100,10 +100,18 @@ def test_two_people_follow_draw_publish_and_scroll_their_feed(celery_worker, peo
     # 45 boards newer than the drawn one: it is now 46th, two pages and more down the feed.
     author = django_user_model.objects.get(username="artist")
     with transaction.atomic():
-        more = [board_services.board_create(author=author, title=f"Board number {i}", kind="note",
-                                            tags=["many"], doc=DOC).pk for i in range(OLDER_BOARDS)]
-    wait_for(lambda: len(reader.api("/api/v1/feed?limit=100")["items"]) == OLDER_BOARDS + 1,
-             timeout=30, interval=0.3, what="the fan-out of 45 boards")
+        more = [
+            board_services.board_create(
+                author=author, title=f"Board number {i}", kind="note", tags=["many"], doc=DOC
+            ).pk
+            for i in range(OLDER_BOARDS)
+        ]
+    wait_for(
+        lambda: len(reader.api("/api/v1/feed?limit=100")["items"]) == OLDER_BOARDS + 1,
+        timeout=30,
+        interval=0.3,
+        what="the fan-out of 45 boards",
+    )
     everything = [drawn] + more
     first_page = reader.page.request.get("/").text()
     assert len(re.findall(r'class="card" data-board-id="\d+"', first_page)) == FEED_PAGE

@@ -17,8 +17,14 @@ from ugcsite.tests.support import PASSWORD, log_in_when_asked
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
 
-DOC = {"width": 800, "height": 600, "background": "#ffffff", "elements": [
-    {"type": "ellipse", "color": "#2f9e44", "width": 4, "x": 200, "y": 150, "w": 300, "h": 200, "fill": None}]}
+DOC = {
+    "width": 800,
+    "height": 600,
+    "background": "#ffffff",
+    "elements": [
+        {"type": "ellipse", "color": "#2f9e44", "width": 4, "x": 200, "y": 150, "w": 300, "h": 200, "fill": None}
+    ],
+}
 
 
 def card_ids(page) -> list[int]:
@@ -27,7 +33,9 @@ def card_ids(page) -> list[int]:
 
 def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, people):
     with transaction.atomic():
-        alice, bob, carol = (people_services.user_create(username=n, password=PASSWORD) for n in ("alice", "bob", "carol"))
+        alice, bob, carol = (
+            people_services.user_create(username=n, password=PASSWORD) for n in ("alice", "bob", "carol")
+        )
         for follower, followee in ((carol, alice), (carol, bob), (bob, alice)):
             follows.follow_create(follower=follower, followee=followee)
     with transaction.atomic():
@@ -35,7 +43,9 @@ def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, 
     with transaction.atomic():
         cat = board_services.board_create(author=alice, title="A cat", kind="sketch", tags=["cat"], doc=DOC)
     with transaction.atomic():
-        cat_walk = board_services.board_create(author=alice, title="Cat walk", kind="map", tags=["cat", "walk"], doc=DOC)
+        cat_walk = board_services.board_create(
+            author=alice, title="Cat walk", kind="map", tags=["cat", "walk"], doc=DOC
+        )
     wait_for(lambda: get_redis().zcard(keys.home_timeline(carol.pk)) == 3, what="the fan-out to carol")
     for _ in range(3):
         board_services.board_record_view(board=Board.objects.get(pk=cat_walk.pk))

@@ -123,12 +123,20 @@ def test_copy_paste_and_duplicate_into_this_board_and_another(people):
     page.keyboard.press("Control+v")
     first, pasted = model(page)["elements"]
     assert first == rect and pasted["id"] != rect["id"]
-    assert (pasted["x"], pasted["y"], pasted["w"], pasted["h"]) == (rect["x"] + 10, rect["y"] + 10, rect["w"], rect["h"])
+    assert (pasted["x"], pasted["y"], pasted["w"], pasted["h"]) == (
+        rect["x"] + 10,
+        rect["y"] + 10,
+        rect["w"],
+        rect["h"],
+    )
     assert page.evaluate("() => window.ugcsiteEditor.selection()") == [pasted["id"]]
     # Ctrl+D duplicates what is selected; one undo takes one copy away.
     page.keyboard.press("Control+d")
     third = model(page)["elements"][2]
-    assert (third["x"], third["y"]) == (pasted["x"] + 10, pasted["y"] + 10) and third["id"] not in (rect["id"], pasted["id"])
+    assert (third["x"], third["y"]) == (pasted["x"] + 10, pasted["y"] + 10) and third["id"] not in (
+        rect["id"],
+        pasted["id"],
+    )
     page.keyboard.press("Control+z")
     assert [e["id"] for e in model(page)["elements"]] == [rect["id"], pasted["id"]]
     # In the corner a copy goes left and up instead, so that it never hides its original.
@@ -162,8 +170,13 @@ def test_copy_paste_and_duplicate_into_this_board_and_another(people):
 
     # On a board smaller than what was copied, the paste is refused with a sentence.
     with transaction.atomic():
-        small = board_services.board_create(author=User.objects.get(username="alice"), title="Small", kind="sketch",
-                                            tags=[], doc={"width": 100, "height": 100, "background": "#ffffff", "elements": []})
+        small = board_services.board_create(
+            author=User.objects.get(username="alice"),
+            title="Small",
+            kind="sketch",
+            tags=[],
+            doc={"width": 100, "height": 100, "background": "#ffffff", "elements": []},
+        )
     open_editor(alice, f"/b/{small.pk}/edit", "small board")
     page.keyboard.press("Control+v")
     assert "larger than this board (100 x 100)" in page.inner_text("#editor-error")
@@ -248,8 +261,11 @@ def test_pen_is_remembered_per_person_across_reloads(people):
     open_editor(alice, "/new", "editor")
     page = alice.page
     page.click(".swatch[data-color='#2f9e44']")
-    page.eval_on_selector("#stroke-width", """range => { range.value = "17";
-        range.dispatchEvent(new Event("input", {bubbles: true})); range.dispatchEvent(new Event("change", {bubbles: true})); }""")
+    page.eval_on_selector(
+        "#stroke-width",
+        """range => { range.value = "17";
+        range.dispatchEvent(new Event("input", {bubbles: true})); range.dispatchEvent(new Event("change", {bubbles: true})); }""",
+    )
     open_editor(alice, "/new", "editor-again")
     assert page.input_value("#color") == "#2f9e44"
     assert page.input_value("#stroke-width") == "17"
@@ -300,7 +316,12 @@ def test_export_svg_and_png_of_what_the_editor_shows(people):
     assert svg.findall(f"{ns}rect")[0].get("fill") == "#fff4e6"
     rect = svg.findall(f"{ns}rect")[1]
     drawn = shown["elements"][0]
-    assert [float(rect.get(k)) for k in ("x", "y", "width", "height")] == [drawn["x"], drawn["y"], drawn["w"], drawn["h"]]
+    assert [float(rect.get(k)) for k in ("x", "y", "width", "height")] == [
+        drawn["x"],
+        drawn["y"],
+        drawn["w"],
+        drawn["h"],
+    ]
     assert [drawn["x"], drawn["y"], drawn["w"], drawn["h"]] == pytest.approx([200, 150, 200, 150], abs=0.2)
     assert rect.get("fill") == "#3b5bdb"
     assert svg.find(f"{ns}text").text == text
@@ -315,8 +336,8 @@ def test_export_svg_and_png_of_what_the_editor_shows(people):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (800, 600)  # IHDR: the document's size, whatever the zoom
     image = Image.open(io.BytesIO(data)).convert("RGB")
-    assert image.getpixel((20, 20)) == (0xff, 0xf4, 0xe6)  # the background
-    assert image.getpixel((300, 225)) == (0x3b, 0x5b, 0xdb)  # inside the filled rectangle
+    assert image.getpixel((20, 20)) == (0xFF, 0xF4, 0xE6)  # the background
+    assert image.getpixel((300, 225)) == (0x3B, 0x5B, 0xDB)  # inside the filled rectangle
     alice.check_clean()
 
 
@@ -347,7 +368,15 @@ def test_shortcuts_help_and_keys_leave_typing_alone(people):
     assert not dialog.is_visible()
     assert page.get_attribute("[data-tool=pen]", "aria-pressed") == "true"
     page.click("h1")
-    for key, name in (("v", "select"), ("h", "hand"), ("t", "text"), ("r", "rect"), ("o", "ellipse"), ("e", "eraser"), ("p", "pen")):
+    for key, name in (
+        ("v", "select"),
+        ("h", "hand"),
+        ("t", "text"),
+        ("r", "rect"),
+        ("o", "ellipse"),
+        ("e", "eraser"),
+        ("p", "pen"),
+    ):
         page.keyboard.press(key)
         assert page.get_attribute(f"[data-tool={name}]", "aria-pressed") == "true"
     alice.check_clean()
@@ -359,7 +388,9 @@ def test_on_a_phone_touch_draws_and_two_fingers_pinch(people):
     log_in_when_asked(phone, "alice", "/new")
     open_editor(phone, "/new", "editor")
     page = phone.page
-    page.evaluate("() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top + window.scrollY - 20)")
+    page.evaluate(
+        "() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top + window.scrollY - 20)"
+    )
     phone.shot("phone-editor")
     # Nothing is wider than the phone, and every control of the toolbar is on the screen.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
@@ -410,8 +441,24 @@ def test_on_a_phone_touch_draws_and_two_fingers_pinch(people):
 
 
 # --- live: a move and a delete reach the others as ops ---------------------------------------------
-LIVE_DOC = {"width": 800, "height": 600, "background": "#ffffff", "elements": [
-    {"id": "box", "type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": None}]}
+LIVE_DOC = {
+    "width": 800,
+    "height": 600,
+    "background": "#ffffff",
+    "elements": [
+        {
+            "id": "box",
+            "type": "rect",
+            "color": "#1d2330",
+            "width": 3,
+            "x": 100,
+            "y": 100,
+            "w": 200,
+            "h": 120,
+            "fill": None,
+        }
+    ],
+}
 
 
 @pytest.fixture
@@ -419,8 +466,9 @@ def live_board(asgi_server, passwords_the_server_reads):
     alice = people_services.user_create(username="alice", password=PASSWORD)
     bob = people_services.user_create(username="bob", password=PASSWORD)
     with transaction.atomic():
-        made = board_services.board_create(author=alice, title="Together", kind="sketch", tags=[],
-                                           doc=json.loads(json.dumps(LIVE_DOC)))
+        made = board_services.board_create(
+            author=alice, title="Together", kind="sketch", tags=[], doc=json.loads(json.dumps(LIVE_DOC))
+        )
     editor_services.editor_invite(board=made, user=bob)
     return made
 
@@ -471,8 +519,10 @@ def test_live_a_move_and_a_delete_reach_the_other_editor(browser, asgi_server, l
         # Delete removes it for everyone (a remove op), and the stored doc follows.
         alice.page.keyboard.press("Delete")
         wait_for(lambda: box_seen_by(bob) is None, what="bob to see the delete")
-        wait_for(lambda: alice.page.evaluate("() => window.ugcsiteLive.boards[0].pending.length") == 0,
-                 what="alice's ops confirmed")
+        wait_for(
+            lambda: alice.page.evaluate("() => window.ugcsiteLive.boards[0].pending.length") == 0,
+            what="alice's ops confirmed",
+        )
         compaction.board_compact(live_board.pk)
         assert Board.objects.get(pk=live_board.pk).doc["elements"] == []
         alice.page.keyboard.press("Control+z")

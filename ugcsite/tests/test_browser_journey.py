@@ -47,8 +47,11 @@ class Hands:
             return
         touch(self.cdp, "touchStart", [start])
         for i in range(1, steps + 1):
-            touch(self.cdp, "touchMove", [(start[0] + (end[0] - start[0]) * i / steps,
-                                           start[1] + (end[1] - start[1]) * i / steps)])
+            touch(
+                self.cdp,
+                "touchMove",
+                [(start[0] + (end[0] - start[0]) * i / steps, start[1] + (end[1] - start[1]) * i / steps)],
+            )
         touch(self.cdp, "touchEnd", [])
 
 
@@ -58,8 +61,9 @@ def test_search_follow_told_new_board_then_draw_move_zoom_export(browser, asgi_s
     alice = people_services.user_create(username="alice", password=PASSWORD)
     people_services.profile_update(user=alice, changes={"display_name": "Alice Liddell"})
     run(board_services.board_create, author=alice, title="Alice's first", kind="sketch", tags=[], doc=dict(DOC))
-    newbie = Person(browser, asgi_server.url, "newbie", f"{request.node.originalname}-{device}",
-                    **(PHONE if phone else {}))
+    newbie = Person(
+        browser, asgi_server.url, "newbie", f"{request.node.originalname}-{device}", **(PHONE if phone else {})
+    )
     page, hands = newbie.page, Hands(newbie.page, phone)
     try:
         sign_up(newbie, "newbie")
@@ -84,8 +88,9 @@ def test_search_follow_told_new_board_then_draw_move_zoom_export(browser, asgi_s
         page.wait_for_selector("body[data-live=on]")
         run(follow_services.follow_create, follower=alice, followee=User.objects.get(username="newbie"))
         expect(page.locator("[data-testid=unread-count]")).to_have_text("1")
-        fresh = run(board_services.board_create, author=alice, title="Fresh from alice", kind="sketch", tags=[],
-                    doc=dict(DOC))
+        fresh = run(
+            board_services.board_create, author=alice, title="Fresh from alice", kind="sketch", tags=[], doc=dict(DOC)
+        )
         button = page.locator("[data-testid=new-boards]")
         expect(button).to_have_text("1 new board")
         newbie.shot("told")
@@ -98,16 +103,20 @@ def test_search_follow_told_new_board_then_draw_move_zoom_export(browser, asgi_s
         # A drawing: a rectangle, selected and moved, the view zoomed, exported as a PNG.
         newbie.visit("/new", "editor")
         page.wait_for_selector("#editor[data-ready=true]")
-        page.evaluate("() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top"
-                      " + window.scrollY - 20)")
+        page.evaluate(
+            "() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top"
+            " + window.scrollY - 20)"
+        )
         hands.press("[data-tool=rect]")
         hands.drag(client_of(page, 100, 100), client_of(page, 300, 250))
         wait_for(lambda: len(model(page)["elements"]) == 1, what="the rectangle")
         drawn = model(page)["elements"][0]
         hands.after_canvas_gesture()
         hands.press("[data-tool=select]")
-        hands.drag(client_of(page, drawn["x"], drawn["y"] + drawn["h"] / 2),
-                   client_of(page, drawn["x"] + 150, drawn["y"] + drawn["h"] / 2 + 100))
+        hands.drag(
+            client_of(page, drawn["x"], drawn["y"] + drawn["h"] / 2),
+            client_of(page, drawn["x"] + 150, drawn["y"] + drawn["h"] / 2 + 100),
+        )
         wait_for(lambda: model(page)["elements"][0]["x"] > drawn["x"] + 100, what="the rectangle to move")
         moved = model(page)["elements"][0]
         assert (moved["x"] - drawn["x"], moved["y"] - drawn["y"]) == pytest.approx((150, 100), abs=3)
@@ -126,4 +135,3 @@ def test_search_follow_told_new_board_then_draw_move_zoom_export(browser, asgi_s
         newbie.check_clean()
     finally:
         newbie.context.close()
-

@@ -16,8 +16,14 @@ from ugcsite.tests.support import PASSWORD, Person, drag, element_count, live_re
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
-DOC = {"width": 800, "height": 600, "background": "#ffffff", "elements": [
-    {"type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": None}]}
+DOC = {
+    "width": 800,
+    "height": 600,
+    "background": "#ffffff",
+    "elements": [
+        {"type": "rect", "color": "#1d2330", "width": 3, "x": 100, "y": 100, "w": 200, "h": 120, "fill": None}
+    ],
+}
 
 
 @pytest.fixture
@@ -44,7 +50,9 @@ def board(asgi_server):
     bob = people_services.user_create(username="bob", password=PASSWORD)
     people_services.user_create(username="carol", password=PASSWORD)
     with transaction.atomic():
-        made = board_services.board_create(author=alice, title="Together", kind="sketch", tags=[], doc=json.loads(json.dumps(DOC)))
+        made = board_services.board_create(
+            author=alice, title="Together", kind="sketch", tags=[], doc=json.loads(json.dumps(DOC))
+        )
     editor_services.editor_invite(board=made, user=bob)
     return made
 
@@ -85,7 +93,10 @@ def test_two_people_draw_at_once_and_each_sees_the_other(people, board, asgi_ser
     bob.shot("offline")
     bob.page.evaluate("() => window.ugcsiteLive.boards[0].resume()")
     for person in (alice, bob):
-        wait_for(lambda person=person: elements_seen(person) == 5, what=f"{person.name} to see everything after the reconnect")
+        wait_for(
+            lambda person=person: elements_seen(person) == 5,
+            what=f"{person.name} to see everything after the reconnect",
+        )
     alice.shot("after-reconnect")
 
     # Every accepted op reaches the REST doc (compaction), and both pages agree with it.

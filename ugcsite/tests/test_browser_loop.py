@@ -64,7 +64,11 @@ def test_search_follow_and_a_notification_when_followed_back(people, django_user
     newbie.page.wait_for_url("**/notifications")
     newbie.shot("notifications")
     item = newbie.page.locator("[data-testid=notifications] .notification")
-    assert item.count() == 1 and item.get_attribute("data-kind") == "follow" and item.get_attribute("data-actor-count") == "1"
+    assert (
+        item.count() == 1
+        and item.get_attribute("data-kind") == "follow"
+        and item.get_attribute("data-actor-count") == "1"
+    )
     assert "alice followed you" in " ".join(item.inner_text().split())
     assert newbie.api("/api/v1/notifications")["unread"] == 1
     newbie.page.click("text=Mark all as read")
@@ -123,11 +127,34 @@ def test_no_serious_accessibility_violation_on_any_page(people):
     board = board_services.board_create(author=author, title="A garden map", kind="map", tags=["garden"], doc=DOC)
     board_services.board_publish(board)
     visitor, alice = people("visitor"), people("alice")
-    public = ["/", "/signup", "/login", "/discover", "/popular", "/search", "/search?q=garden",
-              "/search?q=ali&type=users", "/u/alice", "/u/alice/followers", "/u/alice/following",
-              f"/b/{board.id}", "/no-such-page"]
-    signed_in = ["/", "/new", f"/b/{board.id}", f"/b/{board.id}/edit", f"/b/{board.id}/delete", "/settings",
-                 "/notifications", "/logout", "/popular?scope=following", "/u/bob", "/search?q=garden"]
+    public = [
+        "/",
+        "/signup",
+        "/login",
+        "/discover",
+        "/popular",
+        "/search",
+        "/search?q=garden",
+        "/search?q=ali&type=users",
+        "/u/alice",
+        "/u/alice/followers",
+        "/u/alice/following",
+        f"/b/{board.id}",
+        "/no-such-page",
+    ]
+    signed_in = [
+        "/",
+        "/new",
+        f"/b/{board.id}",
+        f"/b/{board.id}/edit",
+        f"/b/{board.id}/delete",
+        "/settings",
+        "/notifications",
+        "/logout",
+        "/popular?scope=following",
+        "/u/bob",
+        "/search?q=garden",
+    ]
     found = {}
     for path in public:
         found[f"visitor {path}"] = axe_violations(visitor, path)
@@ -150,9 +177,11 @@ def keyboard_walk(person) -> None:
     reached = []
     for _ in range(14):
         person.page.keyboard.press("Tab")
-        reached.append(person.page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
+        reached.append(
+            person.page.evaluate("""() => { const e = document.activeElement, s = getComputedStyle(e);
             return {name: e.id || e.getAttribute("href") || e.textContent.trim(),
-                    ring: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 || s.boxShadow !== "none"}; }"""))
+                    ring: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 || s.boxShadow !== "none"}; }""")
+        )
     names = [r["name"] for r in reached]
     assert names[0] == "#content"  # the skip link comes first
     for wanted in ("site-search", "/notifications", "/settings"):

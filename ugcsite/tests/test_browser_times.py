@@ -26,24 +26,71 @@ def at(*args) -> datetime:
 
 # Instants a month or a year is counted from: month ends, 29 February, a year's last second.
 ANCHORS = [
-    at(2023, 1, 31), at(2023, 2, 1), at(2023, 2, 28, 23, 59, 59), at(2024, 1, 29, 10), at(2024, 1, 31, 12),
-    at(2024, 2, 29), at(2024, 2, 29, 18, 30), at(2024, 3, 31, 6), at(2024, 4, 30, 23), at(2024, 5, 31),
-    at(2024, 8, 31, 0, 0, 1), at(2024, 12, 31, 23, 59, 59), at(2025, 1, 1), at(2025, 6, 15, 12, 0, 0, 500_000),
+    at(2023, 1, 31),
+    at(2023, 2, 1),
+    at(2023, 2, 28, 23, 59, 59),
+    at(2024, 1, 29, 10),
+    at(2024, 1, 31, 12),
+    at(2024, 2, 29),
+    at(2024, 2, 29, 18, 30),
+    at(2024, 3, 31, 6),
+    at(2024, 4, 30, 23),
+    at(2024, 5, 31),
+    at(2024, 8, 31, 0, 0, 1),
+    at(2024, 12, 31, 23, 59, 59),
+    at(2025, 1, 1),
+    at(2025, 6, 15, 12, 0, 0, 500_000),
 ]
 # Ages around each unit's boundary (timesince ignores the seconds, "just now" is under a minute).
 AGES = [
-    timedelta(0), MS, 59 * SECOND, MINUTE - MS, MINUTE, MINUTE + SECOND, 59 * MINUTE + 59 * SECOND, HOUR, HOUR + MINUTE,
-    DAY - SECOND, DAY, 6 * DAY + 23 * HOUR, WEEK, 2 * WEEK - MS, 27 * DAY, 28 * DAY, 28 * DAY + HOUR, 29 * DAY,
-    30 * DAY, 31 * DAY, 59 * DAY, 60 * DAY, 61 * DAY, 364 * DAY, 365 * DAY, 366 * DAY, 730 * DAY, 731 * DAY,
+    timedelta(0),
+    MS,
+    59 * SECOND,
+    MINUTE - MS,
+    MINUTE,
+    MINUTE + SECOND,
+    59 * MINUTE + 59 * SECOND,
+    HOUR,
+    HOUR + MINUTE,
+    DAY - SECOND,
+    DAY,
+    6 * DAY + 23 * HOUR,
+    WEEK,
+    2 * WEEK - MS,
+    27 * DAY,
+    28 * DAY,
+    28 * DAY + HOUR,
+    29 * DAY,
+    30 * DAY,
+    31 * DAY,
+    59 * DAY,
+    60 * DAY,
+    61 * DAY,
+    364 * DAY,
+    365 * DAY,
+    366 * DAY,
+    730 * DAY,
+    731 * DAY,
 ]
 # Pairs named in issue 25 and their neighbours: one calendar month is 28 to 31 days.
 NAMED = [
-    (at(2023, 2, 1), at(2023, 3, 1)), (at(2024, 2, 1), at(2024, 3, 1)), (at(2023, 1, 31), at(2023, 2, 28)),
-    (at(2024, 1, 31), at(2024, 2, 28)), (at(2024, 1, 31), at(2024, 2, 29)), (at(2024, 1, 31), at(2024, 3, 1)),
-    (at(2024, 1, 30), at(2024, 3, 1)), (at(2024, 2, 29), at(2025, 2, 28)), (at(2024, 2, 29), at(2025, 3, 1)),
-    (at(2024, 2, 29), at(2028, 2, 29)), (at(2024, 2, 29), at(2024, 3, 29)), (at(2024, 3, 31), at(2024, 4, 30)),
-    (at(2024, 3, 31), at(2024, 5, 1)), (at(2024, 12, 31), at(2025, 1, 31)), (at(2024, 12, 31), at(2025, 12, 31)),
-    (at(2024, 12, 31, 12), at(2025, 12, 31, 11, 59, 59)), (at(2023, 12, 1), at(2024, 12, 1)),
+    (at(2023, 2, 1), at(2023, 3, 1)),
+    (at(2024, 2, 1), at(2024, 3, 1)),
+    (at(2023, 1, 31), at(2023, 2, 28)),
+    (at(2024, 1, 31), at(2024, 2, 28)),
+    (at(2024, 1, 31), at(2024, 2, 29)),
+    (at(2024, 1, 31), at(2024, 3, 1)),
+    (at(2024, 1, 30), at(2024, 3, 1)),
+    (at(2024, 2, 29), at(2025, 2, 28)),
+    (at(2024, 2, 29), at(2025, 3, 1)),
+    (at(2024, 2, 29), at(2028, 2, 29)),
+    (at(2024, 2, 29), at(2024, 3, 29)),
+    (at(2024, 3, 31), at(2024, 4, 30)),
+    (at(2024, 3, 31), at(2024, 5, 1)),
+    (at(2024, 12, 31), at(2025, 1, 31)),
+    (at(2024, 12, 31), at(2025, 12, 31)),
+    (at(2024, 12, 31, 12), at(2025, 12, 31, 11, 59, 59)),
+    (at(2023, 12, 1), at(2024, 12, 1)),
 ]
 
 
@@ -73,7 +120,9 @@ def pairs() -> list[tuple[datetime, datetime]]:
     seeded = random.Random(25)
     for _ in range(200):
         then = at(2020, 1, 1) + timedelta(milliseconds=seeded.randrange(10 * 365 * 86400 * 1000))
-        found.append((then, then + timedelta(seconds=10 ** seeded.uniform(0, 8.5), milliseconds=seeded.randrange(1000))))
+        found.append(
+            (then, then + timedelta(seconds=10 ** seeded.uniform(0, 8.5), milliseconds=seeded.randrange(1000)))
+        )
     # The page's clock counts milliseconds: no instant here is finer, as none of Date.now() is.
     return [(then, now - (now - then) % MS) for then, now in found]
 
@@ -106,16 +155,21 @@ def site_page(browser, live_server, request):
 
 
 def differences(compared, server, shown) -> str:
-    mismatches = [f"{then.isoformat()} -> {now.isoformat()}: server {said!r}, page {seen!r}"
-                  for (then, now), said, seen in zip(compared, server, shown, strict=True) if said != seen]
+    mismatches = [
+        f"{then.isoformat()} -> {now.isoformat()}: server {said!r}, page {seen!r}"
+        for (then, now), said, seen in zip(compared, server, shown, strict=True)
+        if said != seen
+    ]
     return f"{len(mismatches)} of {len(compared)} pairs differ:\n" + "\n".join(mismatches) if mismatches else ""
 
 
 def test_the_page_says_what_the_server_says(site_page):
     compared = pairs()
     server = [ago(then, now) for then, now in compared]
-    shown = site_page.evaluate("pairs => pairs.map(([then, now]) => window.ugcsiteTimes.ago(then, Date.parse(now)))",
-                               [[then.isoformat(), now.isoformat()] for then, now in compared])
+    shown = site_page.evaluate(
+        "pairs => pairs.map(([then, now]) => window.ugcsiteTimes.ago(then, Date.parse(now)))",
+        [[then.isoformat(), now.isoformat()] for then, now in compared],
+    )
     mismatches = differences(compared, server, shown)
     assert not mismatches, mismatches
 

@@ -13,8 +13,12 @@ from ugcsite.tests.support import PASSWORD, Person, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
-DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": [
-    {"type": "rect", "color": "#1d2330", "width": 3, "x": 40, "y": 40, "w": 200, "h": 120, "fill": None}]}
+DOC = {
+    "width": 400,
+    "height": 300,
+    "background": "#ffffff",
+    "elements": [{"type": "rect", "color": "#1d2330", "width": 3, "x": 40, "y": 40, "w": 200, "h": 120, "fill": None}],
+}
 
 
 def test_new_boards_come_in_at_the_top_and_the_badge_counts(browser, asgi_server, run, request):
@@ -32,8 +36,10 @@ def test_new_boards_come_in_at_the_top_and_the_badge_counts(browser, asgi_server
         page.evaluate("() => window.scrollTo(0, 700)")
         assert page.evaluate("() => window.scrollY") == 700, "the feed is too short to scroll"
         # The card bob is looking at: the first one whose top is on his screen.
-        read_id = page.evaluate("() => [...document.querySelectorAll('#boards > li')]"
-                                ".find((card) => card.getBoundingClientRect().top > 0).dataset.boardId")
+        read_id = page.evaluate(
+            "() => [...document.querySelectorAll('#boards > li')]"
+            ".find((card) => card.getBoundingClientRect().top > 0).dataset.boardId"
+        )
         reading = page.locator(f"#boards > li[data-board-id='{read_id}']")
         before = reading.bounding_box()["y"]
         top_before = page.locator("#boards > li").first.get_attribute("data-board-id")

@@ -25,16 +25,38 @@ def test_the_delivery_settings():
 def test_a_task_whose_worker_process_dies_is_delivered_again(tmp_path):
     env = dict(os.environ, DATABASE_CONN_MAX_AGE="0")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", "--pool=prefork", "--concurrency=1",
-         "-Q", QUEUE, "-I", celery_probe.__name__, "--without-gossip", "--without-mingle", "--loglevel=warning",
-         "--hostname", f"probe-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ugcsite",
+            "worker",
+            "--pool=prefork",
+            "--concurrency=1",
+            "-Q",
+            QUEUE,
+            "-I",
+            celery_probe.__name__,
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=warning",
+            "--hostname",
+            f"probe-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         app.control.purge()
         celery_probe.die_once.apply_async(args=[str(tmp_path)], queue=QUEUE)
-        first = wait_for(lambda: (tmp_path / "first-run.pid").exists() and (tmp_path / "first-run.pid").read_text(),
-                         timeout=60, what="the probe task to start")
+        first = wait_for(
+            lambda: (tmp_path / "first-run.pid").exists() and (tmp_path / "first-run.pid").read_text(),
+            timeout=60,
+            what="the probe task to start",
+        )
         os.kill(int(first), signal.SIGKILL)  # the pool's child process, mid-task (not the worker)
         wait_for(lambda: (tmp_path / "ran-again").exists(), timeout=60, what="the task to be delivered again")
         assert int((tmp_path / "ran-again").read_text()) != int(first)

@@ -43,15 +43,23 @@ NODE_TIMEOUT_MS = 1000  # cluster-node-timeout of this cluster: a failover takes
 FAILOVER_WAIT = 30.0  # seconds the replica has to take over before the test fails
 PASSWORD = "password123"
 TAG = "failover"
-DOC = {"width": 100, "height": 100, "background": "#ffffff",
-       "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}]}
+DOC = {
+    "width": 100,
+    "height": 100,
+    "background": "#ffffff",
+    "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}],
+}
 
 
 def services(function: str, *args: str, env: dict | None = None) -> str:
     """Run a function of scripts/services.sh; its output, or the test fails with its error."""
     result = subprocess.run(
         ["bash", "-c", f'source scripts/services.sh; {function} "$@"', "services.sh", *args],
-        cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if result.returncode != 0:
         pytest.fail(f"scripts/services.sh {function} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
@@ -107,8 +115,9 @@ class LocalCluster:
             client = self.node(port)
             if "cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
                 return False
-            line = next(line for line in client.execute_command("CLUSTER", "NODES").splitlines()
-                        if line.startswith(replica_id))
+            line = next(
+                line for line in client.execute_command("CLUSTER", "NODES").splitlines() if line.startswith(replica_id)
+            )
             fields = line.split()
             if "master" not in fields[2].split(",") or len(fields) < 9:
                 return False
@@ -130,8 +139,13 @@ def own_cluster():
     cluster = LocalCluster(folder, ports)
     try:
         ports += [int(port) for port in services("free_ports", "6").split()]
-        services("redis_cluster_start", str(folder), "1", *map(str, ports),
-                 env={"REDIS_CLUSTER_NODE_TIMEOUT": str(NODE_TIMEOUT_MS)})
+        services(
+            "redis_cluster_start",
+            str(folder),
+            "1",
+            *map(str, ports),
+            env={"REDIS_CLUSTER_NODE_TIMEOUT": str(NODE_TIMEOUT_MS)},
+        )
         victim = cluster.primary_of(keys.index("tag", TAG))
         get_redis.cache_clear()
         # Sign-ups and log-ins from the test client all come from one address.
@@ -316,12 +330,16 @@ def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluste
         warm.set()
         killer.join(FAILOVER_WAIT + 5)
     assert "error" not in kill, f"killing the primary on :{victim} failed: {kill.get('error')!r}"
-    assert "ok_at" in kill, (f"the replica on :{replica} did not take over within {FAILOVER_WAIT}s of the "
-                             f"kill of :{victim}; see {cluster.folder}/*/redis.log")
+    assert "ok_at" in kill, (
+        f"the replica on :{replica} did not take over within {FAILOVER_WAIT}s of the "
+        f"kill of :{victim}; see {cluster.folder}/*/redis.log"
+    )
     failed = {phase: len(traffic.failed(phase)) for phase in traffic.requests}
-    print(f"\nfailover: primary :{victim} (pid {kill['pid']}) killed, replica :{replica} primary and "
-          f"cluster_state:ok {kill['ok_at'] - kill['at']:.2f}s later; requests {traffic.requests}; "
-          f"failed {failed}; NOSCRIPT seen {len(traffic.noscript)}")
+    print(
+        f"\nfailover: primary :{victim} (pid {kill['pid']}) killed, replica :{replica} primary and "
+        f"cluster_state:ok {kill['ok_at'] - kill['at']:.2f}s later; requests {traffic.requests}; "
+        f"failed {failed}; NOSCRIPT seen {len(traffic.noscript)}"
+    )
 
     assert traffic.requests["during"] > 0, "no request ran while the failover did: the test tested nothing"
     assert traffic.failed("before") == []
@@ -345,15 +363,18 @@ def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluste
     feed = every_id(reader, "/api/v1/feed")
     followed: set[int] = set()
     for author in sorted({*traffic.posted, *(author for author, _ in traffic.failed_posts)}):
-        stored = set(Board.objects.filter(author__username=author, state=Board.State.PUBLISHED)
-                     .values_list("id", flat=True))
+        stored = set(
+            Board.objects.filter(author__username=author, state=Board.State.PUBLISHED).values_list("id", flat=True)
+        )
         answered = set(traffic.posted.get(author, []))
         listed = every_id(api, f"/api/v1/users/{author}/boards")
         discovered = every_id(api, "/api/v1/discover", author=author)
         assert answered <= stored, f"{author}: answered 201 yet not in PostgreSQL: {answered - stored}"
         assert answered <= listed, f"{author}: answered 201 yet lost from their list: {answered - listed}"
         assert answered <= discovered, f"{author}: answered 201 yet lost from discover: {answered - discovered}"
-        assert listed == stored, f"{author}: a failed post left a board half-made (in PostgreSQL, not listed): {stored ^ listed}"
+        assert listed == stored, (
+            f"{author}: a failed post left a board half-made (in PostgreSQL, not listed): {stored ^ listed}"
+        )
         assert discovered == stored, f"{author}: a failed post left a board half-made (discover): {stored ^ discovered}"
         if author in people:
             followed |= stored
@@ -367,6 +388,8 @@ def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluste
     absorbed = noscript_count(promoted) - noscript_before
     assert absorbed > 0, "the promoted replica never answered NOSCRIPT: the reload was not exercised"
     kept = sum(1 for _, title in traffic.failed_posts if Board.objects.filter(title=title).exists())
-    print(f"failover: posts answered 201: {sum(map(len, traffic.posted.values()))}; posts failed: "
-          f"{len(traffic.failed_posts)} (left in PostgreSQL: {kept}); NOSCRIPT answered by "
-          f"the promoted replica and absorbed by the site: {absorbed}")
+    print(
+        f"failover: posts answered 201: {sum(map(len, traffic.posted.values()))}; posts failed: "
+        f"{len(traffic.failed_posts)} (left in PostgreSQL: {kept}); NOSCRIPT answered by "
+        f"the promoted replica and absorbed by the site: {absorbed}"
+    )

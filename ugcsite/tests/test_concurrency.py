@@ -27,12 +27,17 @@ from ugcsite.testing import assert_problem
 CLIENTS = int(os.environ.get("CONCURRENCY_CLIENTS", "16"))
 SECONDS = float(os.environ.get("CONCURRENCY_SECONDS", "60"))
 QUEUE = "concurrency"  # this site's own worker takes its tasks, not the session's
-DOC = {"width": 200, "height": 100, "background": "#ffffff",
-       "elements": [{"type": "rect", "color": "#c0392b", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40}]}
+DOC = {
+    "width": 200,
+    "height": 100,
+    "background": "#ffffff",
+    "elements": [{"type": "rect", "color": "#c0392b", "width": 2, "x": 10, "y": 10, "w": 50, "h": 40}],
+}
 pytestmark = [
     pytest.mark.worker,
-    pytest.mark.skipif(settings.REDIS_CLUSTER, reason="the connection budget does not depend on the Redis: "
-                       "runs once, in the plain run"),
+    pytest.mark.skipif(
+        settings.REDIS_CLUSTER, reason="the connection budget does not depend on the Redis: runs once, in the plain run"
+    ),
 ]
 
 
@@ -88,9 +93,11 @@ def drive(person: Person, everyone: list[str], until: float, outcomes: Counter, 
             status, body, _ = person.call("GET", "/api/v1/feed?limit=20")
         elif roll < 0.45:
             what, expected = "post", (201,)
-            status, body, _ = person.call("POST", "/api/v1/boards",
-                                          {"title": f"busy {rng.randrange(10**6)}", "kind": "note", "tags": ["busy"],
-                                           "doc": DOC})
+            status, body, _ = person.call(
+                "POST",
+                "/api/v1/boards",
+                {"title": f"busy {rng.randrange(10**6)}", "kind": "note", "tags": ["busy"], "doc": DOC},
+            )
             if status == 201:
                 mine.append(json.loads(body)["id"])
         elif roll < 0.55:
@@ -133,11 +140,20 @@ def site_connections(dsn: str) -> int:
 def test_sustained_mixed_traffic_stays_inside_the_connection_budget(transactional_db, tmp_path):
     db = connection.settings_dict
     dsn = f"postgresql://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env = {**os.environ, "DATABASE_URL": dsn.replace("postgresql://", "postgres://"), "DJANGO_DEBUG": "0",
-           "SITE_HTTPS": "0", "DJANGO_SECRET_KEY": "c" * 60, "STATIC_ROOT": str(tmp_path / "static"),
-           "CELERY_QUEUE": QUEUE, "RATE_LIMIT_AUTH_PER_MINUTE": "0", "RATE_LIMIT_WRITES_PER_MINUTE": "0",
-           "RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE": "0", "RATE_LIMIT_READS_PER_MINUTE": "0",
-           "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "0"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": dsn.replace("postgresql://", "postgres://"),
+        "DJANGO_DEBUG": "0",
+        "SITE_HTTPS": "0",
+        "DJANGO_SECRET_KEY": "c" * 60,
+        "STATIC_ROOT": str(tmp_path / "static"),
+        "CELERY_QUEUE": QUEUE,
+        "RATE_LIMIT_AUTH_PER_MINUTE": "0",
+        "RATE_LIMIT_WRITES_PER_MINUTE": "0",
+        "RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE": "0",
+        "RATE_LIMIT_READS_PER_MINUTE": "0",
+        "RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE": "0",
+    }
     site = Site(tmp_path / "site", env)
     budget = site_connections_max(site.env)
     site.collect_static()
@@ -159,8 +175,10 @@ def test_sustained_mixed_traffic_stays_inside_the_connection_budget(transactiona
         outcomes, failures, lock = Counter(), [], threading.Lock()
         until = time.monotonic() + SECONDS
         sampler = threading.Thread(target=sample, daemon=True)
-        clients = [threading.Thread(target=drive, args=(person, names, until, outcomes, failures, lock), daemon=True)
-                   for person in people]
+        clients = [
+            threading.Thread(target=drive, args=(person, names, until, outcomes, failures, lock), daemon=True)
+            for person in people
+        ]
         sampler.start()
         for client in clients:
             client.start()
@@ -169,9 +187,11 @@ def test_sustained_mixed_traffic_stays_inside_the_connection_budget(transactiona
         stop.set()
         sampler.join(timeout=10)
         requests = sum(outcomes.values())
-        print(f"\n{CLIENTS} clients, {SECONDS:.0f} s: {requests:,} requests ({requests / SECONDS:,.0f}/s) {dict(outcomes)}; "
-              f"the site's PostgreSQL connections: at most {max(samples)} (its pools allow {budget}), "
-              f"{samples[-1]} at the end")
+        print(
+            f"\n{CLIENTS} clients, {SECONDS:.0f} s: {requests:,} requests ({requests / SECONDS:,.0f}/s) {dict(outcomes)}; "
+            f"the site's PostgreSQL connections: at most {max(samples)} (its pools allow {budget}), "
+            f"{samples[-1]} at the end"
+        )
         assert not any(client.is_alive() for client in clients), "a client hung"
         assert not failures, f"{len(failures)} of {requests} requests failed: {failures[:10]}"
         assert requests > CLIENTS * SECONDS, "too little traffic to judge anything"
@@ -180,8 +200,9 @@ def test_sustained_mixed_traffic_stays_inside_the_connection_budget(transactiona
         assert max(samples) <= budget, f"the site held {max(samples)} connections; its pools allow {budget}"
 
         writer = people[0]
-        status, body, _ = writer.call("POST", "/api/v1/boards", {"title": "after the rush", "kind": "note",
-                                                                 "tags": [], "doc": DOC})
+        status, body, _ = writer.call(
+            "POST", "/api/v1/boards", {"title": "after the rush", "kind": "note", "tags": [], "doc": DOC}
+        )
         assert status == 201, body
         status, body, _ = writer.call("GET", "/readyz", auth=False)
         assert status == 200 and json.loads(body)["status"] == "ok", body
@@ -203,8 +224,16 @@ def test_a_request_that_finds_the_pool_taken_answers_503_with_retry_after(transa
 
             def sign_up_elsewhere() -> None:
                 started = time.monotonic()
-                answers.append((client.post("/api/v1/users", {"username": "waiter", "password": "long-enough"},
-                                            content_type="application/json"), time.monotonic() - started))
+                answers.append(
+                    (
+                        client.post(
+                            "/api/v1/users",
+                            {"username": "waiter", "password": "long-enough"},
+                            content_type="application/json",
+                        ),
+                        time.monotonic() - started,
+                    )
+                )
 
             elsewhere = threading.Thread(target=sign_up_elsewhere, daemon=True)
             elsewhere.start()

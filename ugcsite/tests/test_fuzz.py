@@ -56,12 +56,26 @@ DOOMED = 4  # boards made for DELETE /boards/{board_id} to take
 PEOPLE = {"fz-caller": CALLER, "fz-alice": OTHERS[0], "fz-bob": OTHERS[1], "fz-ALICE": OTHERS[0].upper()}
 BOARDS = ["fz-own", "fz-others"]
 DOOMED_BOARDS = [f"fz-doomed-{i}" for i in range(DOOMED)]
-DOC = {"width": 100, "height": 80, "background": "#ffffff", "elements": [
-    {"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [50, 40]]},
-    {"type": "text", "color": "#112233", "size": 12, "x": 10, "y": 10, "text": "hello <fuzz>"},
-    {"type": "rect", "color": "#aa0000", "width": 1, "x": 5, "y": 5, "w": 20, "h": 10, "fill": None}]}
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
-          response_headers_conformance, positive_data_acceptance, negative_data_rejection, ignored_auth]
+DOC = {
+    "width": 100,
+    "height": 80,
+    "background": "#ffffff",
+    "elements": [
+        {"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [50, 40]]},
+        {"type": "text", "color": "#112233", "size": 12, "x": 10, "y": 10, "text": "hello <fuzz>"},
+        {"type": "rect", "color": "#aa0000", "width": 1, "x": 5, "y": 5, "w": 20, "h": 10, "fill": None},
+    ],
+}
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+    positive_data_acceptance,
+    negative_data_rejection,
+    ignored_auth,
+]
 
 
 def _aimed(param: dict, placeholders: list) -> dict:
@@ -94,13 +108,21 @@ def aimed_document() -> dict:
     return doc
 
 
-schema = schemathesis.openapi.from_dict(aimed_document(), config=schemathesis.Config.from_dict({
-    "seed": FUZZ_SEED,
-    "generation": {"max-examples": FUZZ_EXAMPLES, "database": "none", "deterministic": True,
-                   "mode": "all"},
-    "phases": {"examples": {"enabled": True}, "coverage": {"enabled": True}, "fuzzing": {"enabled": True},
-               "stateful": {"enabled": False}},
-}))
+schema = schemathesis.openapi.from_dict(
+    aimed_document(),
+    config=schemathesis.Config.from_dict(
+        {
+            "seed": FUZZ_SEED,
+            "generation": {"max-examples": FUZZ_EXAMPLES, "database": "none", "deterministic": True, "mode": "all"},
+            "phases": {
+                "examples": {"enabled": True},
+                "coverage": {"enabled": True},
+                "fuzzing": {"enabled": True},
+                "stateful": {"enabled": False},
+            },
+        }
+    ),
+)
 
 
 def _api(url: str, method: str, path: str, token: str | None = None, body=None) -> requests.Response:
@@ -116,7 +138,9 @@ def _sign_up(url: str, username: str) -> str:
 
 
 def _board(url: str, token: str, title: str) -> int:
-    response = _api(url, "POST", "/api/v1/boards", token, {"title": title, "kind": "note", "tags": ["fuzz"], "doc": DOC})
+    response = _api(
+        url, "POST", "/api/v1/boards", token, {"title": title, "kind": "note", "tags": ["fuzz"], "doc": DOC}
+    )
     assert response.status_code == 201, response.text
     return response.json()["id"]
 
@@ -159,8 +183,9 @@ def _swap_placeholders(case, world: dict) -> None:
         if value in DOOMED_BOARDS and value not in real:
             real[value] = _board(world["url"], world["token"], "to be deleted")
     # A new dict, so that schemathesis sees the change and judges the case again.
-    case.path_parameters = {name: real.get(value, value) if isinstance(value, str) else value
-                            for name, value in values.items()}
+    case.path_parameters = {
+        name: real.get(value, value) if isinstance(value, str) else value for name, value in values.items()
+    }
 
 
 def _number(value) -> bool:
@@ -225,8 +250,9 @@ def test_the_api_survives_fuzzing(case, fuzz_world, fuzz_tally):
     headers = {} if header and header.mode.is_negative else {"Authorization": f"Bearer {token}"}
     response = case.call(base_url=fuzz_world["url"], headers=headers)
     fuzz_tally.setdefault(case.operation.label, Counter())[response.status_code] += 1
-    case.validate_response(response, checks=CHECKS, headers=headers,
-                           transport_kwargs={"base_url": fuzz_world["url"], "headers": headers})
+    case.validate_response(
+        response, checks=CHECKS, headers=headers, transport_kwargs={"base_url": fuzz_world["url"], "headers": headers}
+    )
     if 400 <= response.status_code < 500:  # API.md: every 4xx says what to do in a "detail" sentence
         assert (response_content_type(response) or "").startswith("application/json"), response.text[:300]
         body = response.json()

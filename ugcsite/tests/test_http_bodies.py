@@ -38,10 +38,18 @@ def test_a_chunked_body_is_read_whole(conn, token):
     # (if an earlier test started one) when this test's database is truncated, and deadlock it.
     bio = "sent in chunks, " * 10
     body = json.dumps({"bio": bio, "display_name": "Chunky"}).encode()
-    pieces = [body[i:i + 7] for i in range(0, len(body), 7)]
-    conn.request("PATCH", "/api/v1/me", body=iter(pieces), encode_chunked=True,
-                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                          "Transfer-Encoding": "chunked"})
+    pieces = [body[i : i + 7] for i in range(0, len(body), 7)]
+    conn.request(
+        "PATCH",
+        "/api/v1/me",
+        body=iter(pieces),
+        encode_chunked=True,
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Transfer-Encoding": "chunked",
+        },
+    )
     status, data = answer(conn)
     assert status == 200, data
     assert data["bio"] == bio and data["display_name"] == "Chunky"
@@ -49,8 +57,12 @@ def test_a_chunked_body_is_read_whole(conn, token):
 
 def test_a_body_over_the_limit_is_413_and_the_connection_answers_again(conn, token):
     huge = b'{"title": "' + b"x" * (3 * 1024 * 1024) + b'"}'
-    conn.request("POST", "/api/v1/boards", body=huge,
-                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    conn.request(
+        "POST",
+        "/api/v1/boards",
+        body=huge,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
     status, data = answer(conn)
     assert status == 413 and data["detail"]
     kept = conn.sock
@@ -64,10 +76,18 @@ def test_a_body_over_the_limit_is_413_and_the_connection_answers_again(conn, tok
 def test_a_chunked_body_over_the_limit_is_413_with_a_detail(conn, token, asgi_server):
     logged_before = asgi_server.log_path.stat().st_size  # the session's server: earlier tests logged too
     huge = b'{"title": "' + b"x" * (3 * 1024 * 1024) + b'"}'
-    pieces = [huge[i:i + 65536] for i in range(0, len(huge), 65536)]
-    conn.request("POST", "/api/v1/boards", body=iter(pieces), encode_chunked=True,
-                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                          "Transfer-Encoding": "chunked"})
+    pieces = [huge[i : i + 65536] for i in range(0, len(huge), 65536)]
+    conn.request(
+        "POST",
+        "/api/v1/boards",
+        body=iter(pieces),
+        encode_chunked=True,
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Transfer-Encoding": "chunked",
+        },
+    )
     status, data = answer(conn)
     assert status == 413 and "2 MiB" in data["detail"]
     with open(asgi_server.log_path, "rb") as log:
@@ -89,14 +109,18 @@ def raw(server, request: bytes) -> tuple[int, dict, dict]:
     return int(lines[0].split()[1]), headers, json.loads(body)
 
 
-@pytest.mark.parametrize("request_bytes, status", [
-    (b"get /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  # a method must be upper case
-    (b"GET /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Odd: a\x00b\r\n\r\n", 400),  # NUL in a header
-    (b"GET /api/v1/feed?q=" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414),
-    (b"GET /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n", 400),
-    (b"POST /api/v1/boards HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999\r\n\r\n", 413),
-    (b"NONSENSE\r\n\r\n", 400),
-], ids=["lower-case method", "NUL in a header", "100k URL", "20k header", "100 MB body", "no request line"])
+@pytest.mark.parametrize(
+    "request_bytes, status",
+    [
+        (b"get /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400),  # a method must be upper case
+        (b"GET /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Odd: a\x00b\r\n\r\n", 400),  # NUL in a header
+        (b"GET /api/v1/feed?q=" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414),
+        (b"GET /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n", 400),
+        (b"POST /api/v1/boards HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999\r\n\r\n", 413),
+        (b"NONSENSE\r\n\r\n", 400),
+    ],
+    ids=["lower-case method", "NUL in a header", "100k URL", "20k header", "100 MB body", "no request line"],
+)
 def test_what_the_server_itself_refuses_is_the_apis_error_object(asgi_server, request_bytes, status):
     got, headers, body = raw(asgi_server, request_bytes)
     assert got == status
@@ -118,8 +142,12 @@ def test_every_body_over_the_limit_is_a_413_not_a_503(asgi_server, token):
     statuses = []
     for _ in range(40):
         connection = http.client.HTTPConnection(address.hostname, address.port, timeout=20)
-        connection.request("POST", "/api/v1/boards", body=huge,
-                           headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        connection.request(
+            "POST",
+            "/api/v1/boards",
+            body=huge,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
         statuses.append(connection.getresponse().status)
         connection.close()
     assert statuses == [413] * 40

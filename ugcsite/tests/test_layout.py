@@ -27,14 +27,25 @@ def _modules() -> dict[str, Path]:
 
 MODULES = _modules()
 # The site's platform: modules of ugcsite that import no app, so every app may use them.
-PLATFORM = {"ugcsite.redis", "ugcsite.errors", "ugcsite.http", "ugcsite.metrics", "ugcsite.ratelimits", "ugcsite.logs", "ugcsite.sql"}
+PLATFORM = {
+    "ugcsite.redis",
+    "ugcsite.errors",
+    "ugcsite.http",
+    "ugcsite.metrics",
+    "ugcsite.ratelimits",
+    "ugcsite.logs",
+    "ugcsite.sql",
+}
 
 
 def _imports(path: Path, *, top_level: bool) -> set[str]:
     """The project modules ``path`` imports: at module level, or inside functions."""
     tree = ast.parse(path.read_text())
-    nodes = tree.body if top_level else [n for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                         for n in ast.walk(f)]
+    nodes = (
+        tree.body
+        if top_level
+        else [n for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)]
+    )
     names = set()
     for node in nodes:
         if isinstance(node, ast.Import):
@@ -52,8 +63,11 @@ def test_the_modules_are_found():
 def test_social_imports_nothing_of_feeds_or_of_the_site():
     for name, path in MODULES.items():
         if name.startswith("social"):
-            wrong = {m for m in _imports(path, top_level=True) | _imports(path, top_level=False)
-                     if m.startswith(("feeds", "ugcsite")) and m not in PLATFORM}
+            wrong = {
+                m
+                for m in _imports(path, top_level=True) | _imports(path, top_level=False)
+                if m.startswith(("feeds", "ugcsite")) and m not in PLATFORM
+            }
             assert not wrong, f"{name} imports {sorted(wrong)}"
 
 
@@ -82,8 +96,11 @@ def test_no_import_cycle():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1 and not node.startswith(nxt + "."):
-                pytest.fail("import cycle: " + " -> ".join(trail[trail.index(nxt):] + [node, nxt]) if nxt in trail
-                            else f"import cycle through {node} -> {nxt}")
+                pytest.fail(
+                    "import cycle: " + " -> ".join(trail[trail.index(nxt) :] + [node, nxt])
+                    if nxt in trail
+                    else f"import cycle through {node} -> {nxt}"
+                )
             if nxt not in state:
                 visit(nxt, trail + [node])
         state[node] = 2
@@ -118,27 +135,33 @@ def _test_modules_imported(source: str, path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             named.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package[:len(package) - node.level + 1] if node.level else ())
+            base = ".".join(package[: len(package) - node.level + 1] if node.level else ())
             module = ".".join(part for part in (base, node.module) if part)
             named.add(module)
             named.update(f"{module}.{alias.name}" for alias in node.names)
-    return {name for name in named if name.rpartition(".")[2].startswith("test_")
-            and ROOT.joinpath(*name.split(".")).with_suffix(".py").is_file()}
+    return {
+        name
+        for name in named
+        if name.rpartition(".")[2].startswith("test_") and ROOT.joinpath(*name.split(".")).with_suffix(".py").is_file()
+    }
 
 
 def test_the_test_folders_are_found():
     assert {ROOT / app / "tests" for app in APPS} <= set(_test_folders())
 
 
-@pytest.mark.parametrize("source", [
-    pytest.param("import feeds.tests.test_history", id="import"),
-    pytest.param("from feeds.tests.test_history import sql_feed", id="from-the-module"),
-    pytest.param("from feeds.tests import support, test_history", id="from-the-package"),
-    pytest.param("from .test_history import sql_feed", id="relative"),
-    pytest.param("from . import test_history", id="relative-from-the-package"),
-    pytest.param("from ..tests.test_history import sql_feed", id="relative-from-the-parent"),
-    pytest.param("def helper():\n    from feeds.tests.test_history import sql_feed", id="in-a-function"),
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("import feeds.tests.test_history", id="import"),
+        pytest.param("from feeds.tests.test_history import sql_feed", id="from-the-module"),
+        pytest.param("from feeds.tests import support, test_history", id="from-the-package"),
+        pytest.param("from .test_history import sql_feed", id="relative"),
+        pytest.param("from . import test_history", id="relative-from-the-package"),
+        pytest.param("from ..tests.test_history import sql_feed", id="relative-from-the-parent"),
+        pytest.param("def helper():\n    from feeds.tests.test_history import sql_feed", id="in-a-function"),
+    ],
+)
 def test_an_import_of_a_test_module_is_seen(source):
     assert _test_modules_imported(source, ROOT / "feeds" / "tests" / "test_rebuild.py") == {"feeds.tests.test_history"}
 

@@ -27,9 +27,15 @@ except ZeroDivisionError:
 
 def test_production_logs_are_one_json_object_a_line_with_the_request(transactional_db):
     db = connection.settings_dict
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "ugcsite.settings", "DJANGO_DEBUG": "0",
-           "DJANGO_SECRET_KEY": "s" * 60, "SITE_HTTPS": "0", "REDIS_URL": settings.REDIS_URL,
-           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DJANGO_SETTINGS_MODULE": "ugcsite.settings",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "s" * 60,
+        "SITE_HTTPS": "0",
+        "REDIS_URL": settings.REDIS_URL,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+    }
     env["REDIS_CLUSTER"] = "1" if settings.REDIS_CLUSTER else "0"
     env["CACHE_URL"] = settings.CACHES["default"]["LOCATION"]
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
@@ -47,11 +53,16 @@ def test_production_logs_are_one_json_object_a_line_with_the_request(transaction
         assert entry["time"].endswith("+00:00")
     requests = [e for e in entries if e["logger"] == "ugcsite.requests"]
     assert [(e["method"], e["path"], e["status"], e["request_id"]) for e in requests] == [
-        ("GET", "/healthz", 200, ids[0]), ("GET", "/api/v1/boards/1", 404, ids[1]), ("GET", "/api/v1/feed", 401, ids[2])]
+        ("GET", "/healthz", 200, ids[0]),
+        ("GET", "/api/v1/boards/1", 404, ids[1]),
+        ("GET", "/api/v1/feed", 401, ids[2]),
+    ]
     assert all(e["duration_ms"] >= 0 for e in requests)
     # Django's own line about the 404 names the same request.
-    assert any(e["logger"] == "django.request" and e.get("request_id") == ids[1] and e["path"] == "/api/v1/boards/1"
-               for e in entries), entries
+    assert any(
+        e["logger"] == "django.request" and e.get("request_id") == ids[1] and e["path"] == "/api/v1/boards/1"
+        for e in entries
+    ), entries
     crash = next(e for e in entries if e["logger"] == "ugcsite.test")
     assert crash["level"] == "ERROR" and "ünïcode" in crash["message"] and "ZeroDivisionError" in crash["exception"]
     assert "request_id" not in crash

@@ -18,7 +18,11 @@ pytestmark = pytest.mark.django_db
 
 USERS = "/api/v1/users"
 BOARDS = "/api/v1/boards"
-BOARD = {"title": "A board", "kind": "note", "doc": {"width": 10, "height": 10, "background": "#ffffff", "elements": []}}
+BOARD = {
+    "title": "A board",
+    "kind": "note",
+    "doc": {"width": 10, "height": 10, "background": "#ffffff", "elements": []},
+}
 SIGN_UP = {"username": "eve", "password": "password123"}
 
 # What an HTML form on another site can send: it needs no CORS preflight for these.
@@ -26,8 +30,11 @@ FORM_POSTS = [
     pytest.param("application/x-www-form-urlencoded", "username=eve&password=password123", id="urlencoded"),
     pytest.param("text/plain", "username=eve\r\npassword=password123\r\n", id="text-plain"),
     pytest.param("text/plain", json.dumps(SIGN_UP), id="json-as-text-plain"),
-    pytest.param("multipart/form-data; boundary=B",
-                 '--B\r\nContent-Disposition: form-data; name="username"\r\n\r\neve\r\n--B--\r\n', id="multipart"),
+    pytest.param(
+        "multipart/form-data; boundary=B",
+        '--B\r\nContent-Disposition: form-data; name="username"\r\n\r\neve\r\n--B--\r\n',
+        id="multipart",
+    ),
 ]
 
 
@@ -57,8 +64,10 @@ def test_a_body_without_a_content_type_is_415(client):
     assert not User.objects.exists()
 
 
-@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON; charset=UTF-8",
-                                          "application/json;charset=utf-8"])
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json; charset=utf-8", "Application/JSON; charset=UTF-8", "application/json;charset=utf-8"],
+)
 def test_json_with_parameters_signs_up(client, content_type):
     response = send(client, "POST", USERS, json.dumps(SIGN_UP), content_type)
 
@@ -108,8 +117,12 @@ def test_the_415_comes_after_the_401_and_before_the_404_403_and_400(api):
 
     assert_problem(send(Client(), "POST", BOARDS, form, "application/x-www-form-urlencoded"), 401)
     assert_problem(send(Client(), "POST", BOARDS, form, "application/x-www-form-urlencoded", "not-a-token"), 401)
-    assert_problem(send(bob.client, "PATCH", f"{BOARDS}/{board_id + 1}", form, "text/plain", bob.token), 415)  # no such board
-    assert_problem(send(bob.client, "PATCH", f"{BOARDS}/{board_id}", form, "text/plain", bob.token), 415)  # alice's board
+    assert_problem(
+        send(bob.client, "PATCH", f"{BOARDS}/{board_id + 1}", form, "text/plain", bob.token), 415
+    )  # no such board
+    assert_problem(
+        send(bob.client, "PATCH", f"{BOARDS}/{board_id}", form, "text/plain", bob.token), 415
+    )  # alice's board
     assert_problem(send(alice.client, "PATCH", f"{BOARDS}/{board_id}", "{not json", "text/plain", alice.token), 415)
     assert_problem(send(bob.client, "PATCH", f"{BOARDS}/{board_id}", "{not json", "application/json", bob.token), 403)
 
@@ -118,8 +131,9 @@ def test_a_refused_form_post_does_not_count_towards_the_sign_up_rate_limit(clien
     """Refused unread: a flood of form posts cannot lock out the address's real sign-ups."""
     settings.RATE_LIMIT_AUTH_PER_MINUTE = 1
     for _ in range(3):
-        assert_problem(send(client, "POST", USERS, "username=eve&password=password123",
-                            "application/x-www-form-urlencoded"), 415)
+        assert_problem(
+            send(client, "POST", USERS, "username=eve&password=password123", "application/x-www-form-urlencoded"), 415
+        )
 
     assert send(client, "POST", USERS, json.dumps(SIGN_UP), "application/json").status_code == 201
 
@@ -131,8 +145,12 @@ def test_every_write_that_takes_json_documents_its_415(api, client):
     api.as_user("bob")
     board_id = alice.post(BOARDS, BOARD).json()["id"]
     doc = client.get("/api/v1/openapi.json").json()
-    writes = [(path, method, operation) for path, item in doc["paths"].items()
-              for method, operation in item.items() if method in ("post", "put", "patch", "delete")]
+    writes = [
+        (path, method, operation)
+        for path, item in doc["paths"].items()
+        for method, operation in item.items()
+        if method in ("post", "put", "patch", "delete")
+    ]
     assert len(writes) >= 14
     for path, method, operation in writes:
         concrete = path.replace("{username}", "bob").replace("{board_id}", str(board_id))

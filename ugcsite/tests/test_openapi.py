@@ -41,7 +41,8 @@ def test_the_openapi_document_names_every_api_path(client):
     assert doc["openapi"].startswith("3.")
     routes = {
         "/api/v1/" + str(p.pattern).replace("<str:username>", "{username}").replace("<board_id:board_id>", "{board_id}")
-        for api in get_resolver().url_patterns if str(api.pattern) == "api/v1/"
+        for api in get_resolver().url_patterns
+        if str(api.pattern) == "api/v1/"
         for p in api.url_patterns
     }
     routes.discard("/api/v1/openapi.json")
@@ -74,11 +75,18 @@ def test_a_session_call_without_csrf_is_a_documented_403_on_every_unsafe_operati
 @pytest.mark.django_db
 def test_a_body_over_the_limit_is_a_documented_413_on_every_operation_with_a_body(client, concrete):
     huge = b'{"title": "' + b"x" * settings.API_MAX_BODY_BYTES + b'"}'
-    with_body = [(path, method, operation) for path, method, operation in operations(document(client))
-                 if "requestBody" in operation]
+    with_body = [
+        (path, method, operation)
+        for path, method, operation in operations(document(client))
+        if "requestBody" in operation
+    ]
     assert {(path, method) for path, method, _ in with_body} >= {
-        ("/api/v1/users", "post"), ("/api/v1/tokens", "post"), ("/api/v1/boards", "post"),
-        ("/api/v1/boards/{board_id}", "patch"), ("/api/v1/me", "patch")}
+        ("/api/v1/users", "post"),
+        ("/api/v1/tokens", "post"),
+        ("/api/v1/boards", "post"),
+        ("/api/v1/boards/{board_id}", "patch"),
+        ("/api/v1/me", "patch"),
+    }
     for path, method, operation in with_body:
         response = getattr(client, method)(concrete(path), data=huge, content_type="application/json")
         assert_problem(response, 413)
@@ -99,7 +107,9 @@ def test_every_path_answers_405_naming_exactly_the_documented_methods(client, co
 
 
 def test_an_unsafe_call_to_no_api_path_is_a_404_not_a_csrf_403():
-    assert_problem(Client(enforce_csrf_checks=True).post("/api/v1/nothing-here", data="{}", content_type="application/json"), 404)
+    assert_problem(
+        Client(enforce_csrf_checks=True).post("/api/v1/nothing-here", data="{}", content_type="application/json"), 404
+    )
 
 
 @pytest.mark.django_db
@@ -118,7 +128,13 @@ def test_the_bodies_are_the_models_that_validate(client):
     patch = schemas["ProfilePatch"]
     assert patch["additionalProperties"] is False and "required" not in patch
     assert {name: (field["type"], field.get("maxLength")) for name, field in patch["properties"].items()} == {
-        "display_name": ("string", 50), "bio": ("string", 300), "share_reading": ("boolean", None)}
+        "display_name": ("string", 50),
+        "bio": ("string", 300),
+        "share_reading": ("boolean", None),
+    }
     for name in ("ProfilePatch", "BoardPatch"):  # a field left out is never null
         assert all("default" not in field for field in schemas[name]["properties"].values()), name
-    assert json.dumps(schemas["Me"]["properties"]["share_reading"]) and "share_reading" not in schemas["Profile"]["properties"]
+    assert (
+        json.dumps(schemas["Me"]["properties"]["share_reading"])
+        and "share_reading" not in schemas["Profile"]["properties"]
+    )

@@ -53,8 +53,15 @@ def _get(url: str, **kwargs) -> tuple[int, dict, str]:
 
 def test_postgres_down_shows_the_sites_503_with_debug_off(tmp_path):
     """The site as `make run` serves it (scripts/serve.sh, DEBUG off) with PostgreSQL unreachable."""
-    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "x" * 50, "SITE_HTTPS": "0", "SERVE_TASKS": "0",
-           "DATABASE_URL": f"postgres://ugcsite@127.0.0.1:{closed_port()}/ugcsite", "STATIC_ROOT": str(tmp_path / "static")}
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "x" * 50,
+        "SITE_HTTPS": "0",
+        "SERVE_TASKS": "0",
+        "DATABASE_URL": f"postgres://ugcsite@127.0.0.1:{closed_port()}/ugcsite",
+        "STATIC_ROOT": str(tmp_path / "static"),
+    }
     server = Site(tmp_path / "site", env)
     server.collect_static()
     server.start()
@@ -64,9 +71,12 @@ def test_postgres_down_shows_the_sites_503_with_debug_off(tmp_path):
         assert "Back in a moment" in text
         for leak in ("Traceback", "SECRET_KEY", "DATABASES", "OperationalError"):
             assert leak not in text
-        status, headers, text = _get(server.url + "/api/v1/users", method="POST",
-                                     data=b'{"username": "zoe", "password": "long-enough"}',
-                                     headers={"Content-Type": "application/json"})
+        status, headers, text = _get(
+            server.url + "/api/v1/users",
+            method="POST",
+            data=b'{"username": "zoe", "password": "long-enough"}',
+            headers={"Content-Type": "application/json"},
+        )
         assert status == 503 and int(headers["Retry-After"]) > 0 and "database" in text
     finally:
         server.stop()
@@ -117,15 +127,26 @@ def test_a_hung_redis_is_a_503_after_the_socket_timeout_not_a_hung_request(clien
 @pytest.mark.django_db
 def test_every_operation_of_the_document_lists_its_503(client):
     paths = client.get("/api/v1/openapi.json").json()["paths"]
-    operations = [op for path, item in paths.items() if path != "/api/v1/health"
-                  for method, op in item.items() if method != "parameters"]
+    operations = [
+        op
+        for path, item in paths.items()
+        if path != "/api/v1/health"
+        for method, op in item.items()
+        if method != "parameters"
+    ]
     assert operations and all("Retry-After" in op["responses"]["503"]["headers"] for op in operations)
 
 
 def test_a_web_server_that_is_down_behind_the_proxy_is_a_503_with_retry_after(tmp_path):
     """nginx stays up while the web server restarts (or is stopped): 503, Retry-After, a detail."""
-    env = {**os.environ, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "x" * 50, "SITE_HTTPS": "0", "SERVE_TASKS": "0",
-           "STATIC_ROOT": str(tmp_path / "static")}
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "x" * 50,
+        "SITE_HTTPS": "0",
+        "SERVE_TASKS": "0",
+        "STATIC_ROOT": str(tmp_path / "static"),
+    }
     server = Site(tmp_path / "site", env)
     server.collect_static()
     server.start()

@@ -15,15 +15,21 @@ from ugcsite.middleware import CONTENT_SECURITY_POLICY
 
 pytestmark = pytest.mark.django_db
 
-DOC = {"width": 800, "height": 600, "background": "#ffffff",
-       "elements": [{"type": "path", "color": "#1d2330", "width": 4, "points": [[10, 10], [20.5, 30]]}]}
+DOC = {
+    "width": 800,
+    "height": 600,
+    "background": "#ffffff",
+    "elements": [{"type": "path", "color": "#1d2330", "width": 4, "points": [[10, 10], [20.5, 30]]}],
+}
 PASSWORD = "password123"
 
 
 @pytest.fixture
 def people(run):
-    made = {name: run(people_services.user_create, username=name, password=PASSWORD)
-            for name in ("alice", "bob", "carol", "dave")}
+    made = {
+        name: run(people_services.user_create, username=name, password=PASSWORD)
+        for name in ("alice", "bob", "carol", "dave")
+    }
     made["staff"] = run(people_services.user_create, username="staffer", password=PASSWORD, is_staff=True)
     return made
 
@@ -50,6 +56,7 @@ def assert_no_inline_script(html: str) -> None:
 
 
 # --- signing in ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", ["/new", "/b/123/edit", "/b/123/delete", "/settings"])
 def test_pages_that_need_a_user_send_to_login_with_next(client, path):
@@ -110,15 +117,19 @@ def test_logout_asks_on_get_and_logs_out_on_post(client, people):
 
 # --- signing up ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fields, message", [
-    ({"username": "ab"}, "Use 3–30 letters"),
-    ({"username": "no spaces"}, "Use 3–30 letters"),
-    ({"username": "x" * 31}, "at most 30 characters"),
-    ({"username": "ALICE"}, "That username is taken"),
-    ({"password": "short", "password_again": "short"}, "at least 8 characters"),
-    ({"password_again": "different-one"}, "The two passwords differ"),
-    ({"username": ""}, "This field is required"),
-])
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"username": "ab"}, "Use 3–30 letters"),
+        ({"username": "no spaces"}, "Use 3–30 letters"),
+        ({"username": "x" * 31}, "at most 30 characters"),
+        ({"username": "ALICE"}, "That username is taken"),
+        ({"password": "short", "password_again": "short"}, "at least 8 characters"),
+        ({"password_again": "different-one"}, "The two passwords differ"),
+        ({"username": ""}, "This field is required"),
+    ],
+)
 def test_signup_form_errors(client, people, fields, message):
     data = {"username": "newbie", "password": "long-enough", "password_again": "long-enough", **fields}
     response = client.post("/signup", data)
@@ -129,8 +140,9 @@ def test_signup_form_errors(client, people, fields, message):
 
 
 def test_signup_creates_the_account_and_logs_in(client):
-    response = client.post("/signup", {"username": "Newbie", "password": "long-enough",
-                                       "password_again": "long-enough", "next": "/new"})
+    response = client.post(
+        "/signup", {"username": "Newbie", "password": "long-enough", "password_again": "long-enough", "next": "/new"}
+    )
     assert response.status_code == 302 and response["Location"] == "/new"
     user = User.objects.get(username="Newbie")
     assert int(client.session["_auth_user_id"]) == user.pk
@@ -148,6 +160,7 @@ def test_signup_and_login_spend_the_apis_rate_limit(client, settings):
 
 
 # --- the look of errors and the CSP ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", ["/b/42", "/u/nobody", "/u/a%20b", "/no/such/page", "/b/12345678901234567890"])
 def test_404_is_a_page_in_the_sites_look(client, path):
@@ -175,10 +188,29 @@ def test_someone_elses_editor_is_a_403_page(client, people, run):
 def test_every_page_sends_the_csp_and_runs_no_inline_script(client, people, run):
     mine = board(run, people["alice"], title="<script>alert(1)</script>", tags=["x-y"])
     run(follows.follow_create, follower=people["alice"], followee=people["bob"])
-    anonymous = ["/", "/login", "/signup", f"/b/{mine.pk}", "/u/alice", "/u/alice/followers", "/u/bob/following",
-                 "/discover", "/popular", "/nope"]
-    signed_in = ["/", "/new", f"/b/{mine.pk}", f"/b/{mine.pk}/edit", f"/b/{mine.pk}/delete", "/u/alice", "/u/bob", "/logout",
-                 "/settings"]
+    anonymous = [
+        "/",
+        "/login",
+        "/signup",
+        f"/b/{mine.pk}",
+        "/u/alice",
+        "/u/alice/followers",
+        "/u/bob/following",
+        "/discover",
+        "/popular",
+        "/nope",
+    ]
+    signed_in = [
+        "/",
+        "/new",
+        f"/b/{mine.pk}",
+        f"/b/{mine.pk}/edit",
+        f"/b/{mine.pk}/delete",
+        "/u/alice",
+        "/u/bob",
+        "/logout",
+        "/settings",
+    ]
     for who, paths in ((None, anonymous), (people["alice"], signed_in)):
         if who:
             client.force_login(who)
@@ -193,9 +225,13 @@ def test_every_page_sends_the_csp_and_runs_no_inline_script(client, people, run)
 
 # --- boards -------------------------------------------------------------------------------------
 
+
 def test_the_editor_embeds_the_drawing_as_json_data(client, people, run):
-    doc = {**DOC, "elements": DOC["elements"] + [
-        {"type": "text", "color": "#000000", "size": 20, "x": 5, "y": 50, "text": "</script><b>hi</b>"}]}
+    doc = {
+        **DOC,
+        "elements": DOC["elements"]
+        + [{"type": "text", "color": "#000000", "size": 20, "x": 5, "y": 50, "text": "</script><b>hi</b>"}],
+    }
     mine = board(run, people["alice"], title="Mine", doc=doc, tags=["a", "b-c"], kind="note")
     client.force_login(people["alice"])
     html = client.get(f"/b/{mine.pk}/edit").content.decode()
@@ -241,6 +277,7 @@ def test_staff_may_delete_anyones_board(client, people, run):
 
 
 # --- the feed, the front page, profiles and following ------------------------------------------------
+
 
 def test_front_page_shows_recent_boards_to_everyone(client, people, run):
     titles = [board(run, people["alice"], title=f"Board {i}").title for i in range(3)]
@@ -312,18 +349,27 @@ def test_followers_and_following_lists(client, people, run):
 
 # --- staff actions in the admin ------------------------------------------------------------------
 
+
 def test_admin_actions_hide_and_unhide_boards(client, people, run):
     shown, other = board(run, people["alice"], title="Rude"), board(run, people["alice"], title="Fine")
     run(follows.follow_create, follower=people["bob"], followee=people["alice"])
     client.force_login(people["staff"])
-    response = run(client.post, path="/admin/feeds/board/", data={
-        "action": "hide_boards", "_selected_action": [shown.pk]}, follow=True)
+    response = run(
+        client.post,
+        path="/admin/feeds/board/",
+        data={"action": "hide_boards", "_selected_action": [shown.pk]},
+        follow=True,
+    )
     assert b"1 board hidden." in response.content
     assert Board.objects.get(pk=shown.pk).state == Board.State.HIDDEN
     assert Board.objects.get(pk=other.pk).state == Board.State.PUBLISHED
     assert client.get(f"/b/{shown.pk}").status_code == 404
-    response = run(client.post, path="/admin/feeds/board/", data={
-        "action": "unhide_boards", "_selected_action": [shown.pk, other.pk]}, follow=True)
+    response = run(
+        client.post,
+        path="/admin/feeds/board/",
+        data={"action": "unhide_boards", "_selected_action": [shown.pk, other.pk]},
+        follow=True,
+    )
     assert b"1 board unhidden. 1 of the 2 selected were not hidden by staff" in response.content
     assert Board.objects.get(pk=shown.pk).state == Board.State.PUBLISHED
 
@@ -331,15 +377,23 @@ def test_admin_actions_hide_and_unhide_boards(client, people, run):
 def test_admin_actions_suspend_and_restore_users(client, people, run):
     board(run, people["alice"])
     client.force_login(people["staff"])
-    response = run(client.post, path="/admin/social/user/", data={
-        "action": "suspend_users", "_selected_action": [people["alice"].pk, people["staff"].pk]}, follow=True)
+    response = run(
+        client.post,
+        path="/admin/social/user/",
+        data={"action": "suspend_users", "_selected_action": [people["alice"].pk, people["staff"].pk]},
+        follow=True,
+    )
     assert b"1 user suspended, 1 board hidden with them." in response.content
     assert b"You cannot suspend yourself" in response.content
     assert not User.objects.get(pk=people["alice"].pk).is_active
     assert User.objects.get(pk=people["staff"].pk).is_active
     assert client.get("/u/alice").status_code == 404
-    response = run(client.post, path="/admin/social/user/", data={
-        "action": "unsuspend_users", "_selected_action": [people["alice"].pk]}, follow=True)
+    response = run(
+        client.post,
+        path="/admin/social/user/",
+        data={"action": "unsuspend_users", "_selected_action": [people["alice"].pk]},
+        follow=True,
+    )
     assert b"Suspension lifted for 1 user, 1 board back." in response.content
     assert client.get("/u/alice").status_code == 200
 
@@ -351,13 +405,17 @@ def test_admin_edits_go_through_the_services(client, people, run, redis_data):
     client.force_login(people["staff"])
     page = client.get(f"/admin/feeds/board/{theirs.pk}/change/")
     assert page.status_code == 200 and b'class="deletelink"' not in page.content
-    run(client.post, path=f"/admin/feeds/board/{theirs.pk}/change/",
-        data={"title": "New title", "kind": "map", "tags": "a,b"})
+    run(
+        client.post,
+        path=f"/admin/feeds/board/{theirs.pk}/change/",
+        data={"title": "New title", "kind": "map", "tags": "a,b"},
+    )
     assert redis_data.hget(keys.board(theirs.pk), "title") == "New title"
     assert client.post(f"/admin/feeds/board/{theirs.pk}/delete/").status_code == 403
 
 
 # --- discover and popular pages (fast, without a browser) --------------------------------------
+
 
 @pytest.fixture
 def catalogue(django_capture_on_commit_callbacks, eager_tasks):
@@ -367,8 +425,10 @@ def catalogue(django_capture_on_commit_callbacks, eager_tasks):
     doc = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
     with django_capture_on_commit_callbacks(execute=True):
         author = user_create(username="maker", password="password123")
-        boards = [board_create(author=author, title=f"b{i}", kind=("map", "note")[i % 2], tags=[f"t{i % 3}"], doc=doc)
-                  for i in range(25)]
+        boards = [
+            board_create(author=author, title=f"b{i}", kind=("map", "note")[i % 2], tags=[f"t{i % 3}"], doc=doc)
+            for i in range(25)
+        ]
     return author, boards
 
 

@@ -51,8 +51,11 @@ def get(client, path: str, **query):
 
 
 @pytest.mark.parametrize("path", LISTS)
-@pytest.mark.parametrize("offset", [str(OFFSET_MAX + 1), "99999999999999999", "9" * 40, "1" * 5000],
-                         ids=["max+1", "17-digits", "40-digits", "5000-digits"])
+@pytest.mark.parametrize(
+    "offset",
+    [str(OFFSET_MAX + 1), "99999999999999999", "9" * 40, "1" * 5000],
+    ids=["max+1", "17-digits", "40-digits", "5000-digits"],
+)
 def test_an_offset_past_the_bound_is_a_400(alice, path, offset):
     body = assert_problem(get(alice, path, offset=offset), 400)
     assert str(OFFSET_MAX) in body["detail"]
@@ -91,8 +94,10 @@ def test_leading_zeros_are_the_same_number(alice):
 def test_a_popular_page_reads_only_its_own_boards(api, run, redis_data):
     """The popular orders are paged in Redis: a deep page never hydrates the boards above it."""
     author = api.as_user("alice")
-    ids = [run(author.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"]
-           for i in range(3)]
+    ids = [
+        run(author.post, "/api/v1/boards", {"title": f"b{i}", "kind": "note", "doc": DOC}).json()["id"]
+        for i in range(3)
+    ]
     for board_id in ids:
         redis_data.delete(keys.board(board_id))
 
@@ -104,13 +109,16 @@ def test_a_popular_page_reads_only_its_own_boards(api, run, redis_data):
 
 # --- numbered pages -------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def person(run):
     return run(people.user_create, username="alice", password="password123")
 
 
 @pytest.mark.parametrize("path", ["/u/alice/followers", "/u/alice/following", "/discover"])
-@pytest.mark.parametrize("number", ["99999999999999999999", "9" * 5000, str(OFFSET_MAX)], ids=["20-digits", "5000-digits", "max"])
+@pytest.mark.parametrize(
+    "number", ["99999999999999999999", "9" * 5000, str(OFFSET_MAX)], ids=["20-digits", "5000-digits", "max"]
+)
 def test_a_page_number_past_the_bound_is_a_400_page(client, person, path, number):
     response = client.get(path, {"page": number})
     assert response.status_code == 400
@@ -140,8 +148,12 @@ def _query_schemas(operation: dict) -> dict:
 
 def test_the_openapi_document_states_the_same_bounds(client):
     document = client.get("/api/v1/openapi.json").json()
-    paged = {path: _query_schemas(operation) for path, item in document["paths"].items()
-             for method, operation in item.items() if method == "get" and "offset" in _query_schemas(operation)}
+    paged = {
+        path: _query_schemas(operation)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if method == "get" and "offset" in _query_schemas(operation)
+    }
     assert {path.replace("{username}", "alice") for path in paged} == {path.partition("?")[0] for path in LISTS}
     for path, schemas in paged.items():
         assert (schemas["offset"]["minimum"], schemas["offset"]["maximum"]) == (0, OFFSET_MAX)

@@ -24,8 +24,10 @@ QUEUE = "pg-outage"
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 pytestmark = [
     pytest.mark.worker,
-    pytest.mark.skipif(django_settings.REDIS_CLUSTER, reason="PostgreSQL's outage does not depend on the Redis: "
-                       "runs once, in the plain run"),
+    pytest.mark.skipif(
+        django_settings.REDIS_CLUSTER,
+        reason="PostgreSQL's outage does not depend on the Redis: runs once, in the plain run",
+    ),
 ]
 
 
@@ -40,7 +42,9 @@ def assert_503(answer, what: str) -> None:
     assert "database" in body["detail"], (what, body)
 
 
-def test_warm_feeds_serve_writes_503_and_the_site_recovers_after_postgres_restarts(transactional_db, settings, tmp_path):
+def test_warm_feeds_serve_writes_503_and_the_site_recovers_after_postgres_restarts(
+    transactional_db, settings, tmp_path
+):
     # PostgreSQL runs as its own user when the tests run as root: a folder it can reach.
     pg_home = Path(tempfile.mkdtemp(prefix="ugcsite-pg-outage."))
     pg_home.chmod(0o755)
@@ -59,16 +63,30 @@ def test_warm_feeds_serve_writes_503_and_the_site_recovers_after_postgres_restar
     try:
         # Production settings, and connections kept between requests (CONN_MAX_AGE 60 with
         # health checks), as make run has them: the kept connection is the one that breaks.
-        env = base_env(DATABASE_URL=dsn, DATABASE_CONN_MAX_AGE="60", REDIS_URL=settings.REDIS_URL, REDIS_CLUSTER="0",
-                       DJANGO_DEBUG="0", SITE_HTTPS="0", DJANGO_SECRET_KEY="k" * 60, CELERY_QUEUE=QUEUE)
-        assert processes.start("migrate", [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                               env).wait(timeout=120) == 0
+        env = base_env(
+            DATABASE_URL=dsn,
+            DATABASE_CONN_MAX_AGE="60",
+            REDIS_URL=settings.REDIS_URL,
+            REDIS_CLUSTER="0",
+            DJANGO_DEBUG="0",
+            SITE_HTTPS="0",
+            DJANGO_SECRET_KEY="k" * 60,
+            CELERY_QUEUE=QUEUE,
+        )
+        assert (
+            processes.start("migrate", [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], env).wait(
+                timeout=120
+            )
+            == 0
+        )
         base = processes.web(env)
         processes.worker(env, QUEUE)
         tokens = {}
         for name in ("author", "reader"):
             assert call(base, "POST", "/api/v1/users", {"username": name, "password": "long-enough"})[0] == 201
-            tokens[name] = call(base, "POST", "/api/v1/tokens", {"username": name, "password": "long-enough"})[2]["token"]
+            tokens[name] = call(base, "POST", "/api/v1/tokens", {"username": name, "password": "long-enough"})[2][
+                "token"
+            ]
         assert call(base, "PUT", "/api/v1/users/author/follow", token=tokens["reader"])[0] == 204
         posted = [post(base, tokens["author"], f"before {i}")[2]["id"] for i in range(3)]
 
@@ -96,15 +114,21 @@ def test_warm_feeds_serve_writes_503_and_the_site_recovers_after_postgres_restar
         status, _, body = post(base, tokens["author"], "after")
         assert status == 201, body
         posted.append(body["id"])
-        wait_for(lambda: feed_ids() == posted[::-1], timeout=30, what="the new board in the feed (the worker reconnects)")
+        wait_for(
+            lambda: feed_ids() == posted[::-1], timeout=30, what="the new board in the feed (the worker reconnects)"
+        )
         assert call(base, "GET", "/api/v1/users/zoe")[0] == 404  # the refused sign-up left nothing
-        wait_for(lambda: sql("SELECT count(*) FROM feeds_outbox")[0][0] == 0, timeout=30,
-                 what="the outbox emptied (every fan-out done)")
+        wait_for(
+            lambda: sql("SELECT count(*) FROM feeds_outbox")[0][0] == 0,
+            timeout=30,
+            what="the outbox emptied (every fan-out done)",
+        )
 
         # Nothing half-written: the boards in PostgreSQL are those in Redis (M, G, P), and no other.
         rows = {row[0] for row in sql("SELECT id FROM feeds_board")}
-        (author_id,), (reader_id,) = (sql("SELECT id FROM social_user WHERE username = %s", name)[0]
-                                      for name in ("author", "reader"))
+        (author_id,), (reader_id,) = (
+            sql("SELECT id FROM social_user WHERE username = %s", name)[0] for name in ("author", "reader")
+        )
         redis = get_redis()
         in_m = {int(member) for member in redis.zrange(keys.profile_timeline(author_id), 0, -1)}
         in_p = {int(member) for member in redis.zrange(keys.home_timeline(reader_id), 0, -1)}

@@ -41,8 +41,12 @@ def test_zero_turns_the_read_limits_off(api, settings):
 
 def test_every_read_of_the_document_lists_its_429(client):
     paths = client.get("/api/v1/openapi.json").json()["paths"]
-    reads = [(path, op) for path, item in paths.items() for method, op in item.items() if method == "get"
-             and path != "/api/v1/health"]
-    assert reads and all("429" in op["responses"] and "Retry-After" in op["responses"]["429"]["headers"]
-                         for _, op in reads)
-
+    reads = [
+        (path, op)
+        for path, item in paths.items()
+        for method, op in item.items()
+        if method == "get" and path != "/api/v1/health"
+    ]
+    assert reads and all(
+        "429" in op["responses"] and "Retry-After" in op["responses"]["429"]["headers"] for _, op in reads
+    )

@@ -22,8 +22,11 @@ READERS = 3
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 pytestmark = [
     pytest.mark.worker,
-    pytest.mark.skipif(django_settings.REDIS_CLUSTER, reason="a plain Redis of its own, with AOF: runs once, in the "
-                       "plain run (a cluster primary killed is test_cluster_failover)"),
+    pytest.mark.skipif(
+        django_settings.REDIS_CLUSTER,
+        reason="a plain Redis of its own, with AOF: runs once, in the "
+        "plain run (a cluster primary killed is test_cluster_failover)",
+    ),
 ]
 
 
@@ -43,12 +46,23 @@ class Traffic(threading.Thread):
         while not self.stopping.is_set():
             step += 1
             if step % 3 == 0:
-                what, answer = "post", call(self.base, "POST", "/api/v1/boards", {"title": f"b{step}", "kind": "note",
-                                                                                     "tags": [], "doc": DOC}, self.author)
+                what, answer = (
+                    "post",
+                    call(
+                        self.base,
+                        "POST",
+                        "/api/v1/boards",
+                        {"title": f"b{step}", "kind": "note", "tags": [], "doc": DOC},
+                        self.author,
+                    ),
+                )
                 if answer[0] == 201:
                     self.last_board = answer[2]["id"]
             elif step % 3 == 1 or self.last_board is None:
-                what, answer = "feed", call(self.base, "GET", "/api/v1/feed", token=self.readers[step % len(self.readers)])
+                what, answer = (
+                    "feed",
+                    call(self.base, "GET", "/api/v1/feed", token=self.readers[step % len(self.readers)]),
+                )
             else:
                 what, answer = f"view {self.last_board}", call(self.base, "GET", f"/api/v1/boards/{self.last_board}")
             self.answers.append((time.monotonic(), what, *answer))
@@ -72,7 +86,9 @@ def test_the_site_and_the_worker_come_back_by_themselves_after_redis_restarts(tr
         tokens = []
         for name in ["author", *[f"reader{i}" for i in range(READERS)]]:
             assert call(base, "POST", "/api/v1/users", {"username": name, "password": "long-enough"})[0] == 201
-            tokens.append(call(base, "POST", "/api/v1/tokens", {"username": name, "password": "long-enough"})[2]["token"])
+            tokens.append(
+                call(base, "POST", "/api/v1/tokens", {"username": name, "password": "long-enough"})[2]["token"]
+            )
         author, readers = tokens[0], tokens[1:]
         for reader in readers:
             assert call(base, "PUT", "/api/v1/users/author/follow", token=reader)[0] == 204
@@ -84,8 +100,11 @@ def test_the_site_and_the_worker_come_back_by_themselves_after_redis_restarts(tr
         # A fan-out the worker takes while Redis is down: the reader lost the board, and the
         # task is sent again. Nothing but the task's own retry can bring it back (no beat runs).
         redelivered = traffic.last_board
-        wait_for(lambda: get_redis().zscore(keys.home_timeline(reader_ids[0]), redelivered) is not None, timeout=30,
-                 what="the board's first delivery")
+        wait_for(
+            lambda: get_redis().zscore(keys.home_timeline(reader_ids[0]), redelivered) is not None,
+            timeout=30,
+            what="the board's first delivery",
+        )
         get_redis().zrem(keys.home_timeline(reader_ids[0]), redelivered)
 
         killed_at = time.monotonic()
@@ -94,8 +113,11 @@ def test_the_site_and_the_worker_come_back_by_themselves_after_redis_restarts(tr
         time.sleep(2)
         services("redis_start", str(redis_dir), str(port))  # the same port and folder: the AOF is replayed
         back_at = time.monotonic()
-        wait_for(lambda: any(a[2] == 201 for a in traffic.between(back_at, time.monotonic())), timeout=20,
-                 what="a post answered 201 after the restart (the site reconnects by itself)")
+        wait_for(
+            lambda: any(a[2] == 201 for a in traffic.between(back_at, time.monotonic())),
+            timeout=20,
+            what="a post answered 201 after the restart (the site reconnects by itself)",
+        )
         time.sleep(1)
         traffic.stopping.set()
         traffic.join(timeout=30)
@@ -117,10 +139,14 @@ def test_the_site_and_the_worker_come_back_by_themselves_after_redis_restarts(tr
         assert {item["id"] for item in mine} == posted
 
         def feeds_whole():
-            return all({item["id"] for item in call(base, "GET", "/api/v1/feed?limit=100", token=reader)[2]["items"]}
-                       == posted for reader in readers)
+            return all(
+                {item["id"] for item in call(base, "GET", "/api/v1/feed?limit=100", token=reader)[2]["items"]} == posted
+                for reader in readers
+            )
 
-        wait_for(feeds_whole, timeout=60, interval=0.5, what="every board in every reader's feed (the worker reconnects)")
+        wait_for(
+            feeds_whole, timeout=60, interval=0.5, what="every board in every reader's feed (the worker reconnects)"
+        )
 
         # Counters: every view answered 200 was counted, except at most those Redis had not yet
         # written to its append-only file (written before each answer; 2 s at most when a sync lags).
@@ -132,9 +158,11 @@ def test_the_site_and_the_worker_come_back_by_themselves_after_redis_restarts(tr
         stored = dict(Board.objects.filter(pk__in=answered).values_list("id", "views"))
         lost = sum(max(len(times) - stored[board] - pending[board], 0) for board, times in answered.items())
         at_risk = sum(killed_at - 2 <= at < killed_at for times in answered.values() for at in times)
-        print(f"\nRedis down {back_at - killed_at:.1f} s: {len(outage)} requests answered 503, {refused} posts refused whole; "
-              f"{len(posted)} boards posted, none lost; views answered {sum(map(len, answered.values()))}, "
-              f"lost {lost} (at risk: {at_risk} in the last 2 s before the kill)")
+        print(
+            f"\nRedis down {back_at - killed_at:.1f} s: {len(outage)} requests answered 503, {refused} posts refused whole; "
+            f"{len(posted)} boards posted, none lost; views answered {sum(map(len, answered.values()))}, "
+            f"lost {lost} (at risk: {at_risk} in the last 2 s before the kill)"
+        )
         assert lost <= at_risk
     finally:
         if traffic is not None:

@@ -13,8 +13,12 @@ from social.models import User
 
 pytestmark = pytest.mark.django_db
 
-DOC = {"width": 100, "height": 100, "background": "#ffffff",
-       "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}]}
+DOC = {
+    "width": 100,
+    "height": 100,
+    "background": "#ffffff",
+    "elements": [{"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [99, 99]]}],
+}
 
 
 def test_the_soak_check_counts_misses_extras_and_graph_mismatches(api, run, redis_data):
@@ -26,8 +30,13 @@ def test_the_soak_check_counts_misses_extras_and_graph_mismatches(api, run, redi
     board = int(response.json()["id"])
 
     clean = check_feeds(world_max_id=0, soak_started=None)
-    assert (clean["pairs"], clean["misses"], clean["served_extras"], clean["stale_in_head"],
-            clean["graph_mismatches"]) == (3, 0, 0, 0, 0)
+    assert (
+        clean["pairs"],
+        clean["misses"],
+        clean["served_extras"],
+        clean["stale_in_head"],
+        clean["graph_mismatches"],
+    ) == (3, 0, 0, 0, 0)
 
     ann, ben, cat, dan = (User.objects.get(username=n) for n in ("ann", "ben", "cat", "dan"))
     redis_data.zrem(keys.home_timeline(ben.pk), board)  # lost on its way to ben

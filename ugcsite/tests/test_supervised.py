@@ -55,10 +55,18 @@ def test_a_killed_worker_is_replaced_and_its_fanout_reaches_every_follower(trans
     fan_ids = [fan.pk for fan in fans]
 
     db = connection.settings_dict
-    env = dict(os.environ, DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-               CELERY_QUEUE=QUEUE, FANOUT_BATCH_SIZE="25", OUTBOX_RESEND_AFTER_SECONDS="5",
-               OUTBOX_RESEND_EVERY_SECONDS="2", DJANGO_DEBUG="0", SITE_HTTPS="0", DJANGO_SECRET_KEY="s" * 60,
-               STATIC_ROOT=str(tmp_path / "static"))
+    env = dict(
+        os.environ,
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        CELERY_QUEUE=QUEUE,
+        FANOUT_BATCH_SIZE="25",
+        OUTBOX_RESEND_AFTER_SECONDS="5",
+        OUTBOX_RESEND_EVERY_SECONDS="2",
+        DJANGO_DEBUG="0",
+        SITE_HTTPS="0",
+        DJANGO_SECRET_KEY="s" * 60,
+        STATIC_ROOT=str(tmp_path / "static"),
+    )
     supervisor = Site(tmp_path / "site", env)
     supervisor.collect_static()
     queue = app.conf.task_default_queue
@@ -66,22 +74,36 @@ def test_a_killed_worker_is_replaced_and_its_fanout_reaches_every_follower(trans
     try:
         supervisor.start()
         site = supervisor.url
-        wait_for(lambda: supervisor.supervisorctl("status", "worker").stdout.split()[1:2] == ["RUNNING"], timeout=60, what="the worker")
+        wait_for(
+            lambda: supervisor.supervisorctl("status", "worker").stdout.split()[1:2] == ["RUNNING"],
+            timeout=60,
+            what="the worker",
+        )
         first = int(supervisor.supervisorctl("pid", "worker").stdout)
-        board = board_create(author=star, title="through a crash", kind="note", tags=[],
-                             doc={"width": 10, "height": 10, "background": "#ffffff", "elements": []})
+        board = board_create(
+            author=star,
+            title="through a crash",
+            kind="note",
+            tags=[],
+            doc={"width": 10, "height": 10, "background": "#ffffff", "elements": []},
+        )
         wait_for(lambda: followers_with(board.id, fan_ids) >= 200, timeout=60, what="the fan-out to start")
         os.kill(first, signal.SIGKILL)
         reached_at_kill = followers_with(board.id, fan_ids)
         assert reached_at_kill < FOLLOWERS, "the fan-out was over before the kill: the test tested nothing"
         killed = time.monotonic()
         assert answers(site + "/api/v1/discover")  # the site keeps answering
-        wait_for(lambda: supervisor.supervisorctl("pid", "worker").stdout.strip() not in ("", "0", str(first)), timeout=10,
-                 what="supervisord to start a new worker within 10 s")
+        wait_for(
+            lambda: supervisor.supervisorctl("pid", "worker").stdout.strip() not in ("", "0", str(first)),
+            timeout=10,
+            what="supervisord to start a new worker within 10 s",
+        )
         back_in = time.monotonic() - killed
         wait_for(lambda: followers_with(board.id, fan_ids) == FOLLOWERS, timeout=120, what="every follower")
-        print(f"\nkill -9 of the worker at {reached_at_kill:,} of {FOLLOWERS:,} deliveries; a new worker in "
-              f"{back_in:.1f} s; every follower reached {time.monotonic() - killed:.1f} s after the kill")
+        print(
+            f"\nkill -9 of the worker at {reached_at_kill:,} of {FOLLOWERS:,} deliveries; a new worker in "
+            f"{back_in:.1f} s; every follower reached {time.monotonic() - killed:.1f} s after the kill"
+        )
     finally:
         app.conf.task_default_queue = queue
         supervisor.stop()

@@ -8,8 +8,12 @@ from ugcsite.testing import wait_for
 
 pytestmark = pytest.mark.worker
 
-DOC = {"width": 200, "height": 100, "background": "#fffdf0",
-       "elements": [{"type": "text", "color": "#222222", "size": 20, "x": 10, "y": 50, "text": "hello"}]}
+DOC = {
+    "width": 200,
+    "height": 100,
+    "background": "#fffdf0",
+    "elements": [{"type": "text", "color": "#222222", "size": 20, "x": 10, "y": 50, "text": "hello"}],
+}
 
 
 def feed_ids(client):
@@ -64,8 +68,12 @@ def test_a_big_author_is_merged_not_pushed_through_the_worker(celery_worker, api
     for fan in fans:
         assert fan.put("/api/v1/users/star/follow").status_code == 204
     fan_ids = [fan.get("/api/v1/me").json()["id"] for fan in fans]
-    wait_for(lambda: all(redis_data.zscore(keys.big_following(f), star.get("/api/v1/me").json()["id"]) is not None
-                         for f in fan_ids), what="the marking walk")
+    wait_for(
+        lambda: all(
+            redis_data.zscore(keys.big_following(f), star.get("/api/v1/me").json()["id"]) is not None for f in fan_ids
+        ),
+        what="the marking walk",
+    )
     for fan in fans:
         assert feed_ids(fan) == [early]
 

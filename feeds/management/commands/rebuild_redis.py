@@ -10,12 +10,17 @@ ATTEMPTS = 3
 
 
 class Command(BaseCommand):
-    help = ("Rebuilds every Redis structure from PostgreSQL: follow graph, timelines whole, archive marks, "
-            "counts, activity, reads, discovery indexes with popular and trending.")
+    help = (
+        "Rebuilds every Redis structure from PostgreSQL: follow graph, timelines whole, archive marks, "
+        "counts, activity, reads, discovery indexes with popular and trending."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--if-empty", action="store_true",
-                            help="only when the data Redis holds no key at all (a new, flushed or restarted one)")
+        parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="only when the data Redis holds no key at all (a new, flushed or restarted one)",
+        )
 
     def handle(self, *args, if_empty: bool = False, **options):
         if if_empty and key_count():
@@ -34,13 +39,17 @@ class Command(BaseCommand):
                 break
             except rebuild.RedisEmptied:
                 if attempt == ATTEMPTS:
-                    raise CommandError(f"The data Redis was emptied during each of {ATTEMPTS} rebuilds: find what "
-                                       "empties it (a FLUSHALL, a restart without persistence), then run rebuild_redis again.") from None
+                    raise CommandError(
+                        f"The data Redis was emptied during each of {ATTEMPTS} rebuilds: find what "
+                        "empties it (a FLUSHALL, a restart without persistence), then run rebuild_redis again."
+                    ) from None
                 self.stderr.write("The data Redis was emptied while rebuilding; starting again from the beginning.")
-        self.stdout.write(self.style.SUCCESS(
-            f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read, "
-            "and a timeline past its window waits for `archive_now` or the next scheduled run."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Rebuilt Redis for {len(user_ids)} users; board cache entries refill on first read, "
+                "and a timeline past its window waits for `archive_now` or the next scheduled run."
+            )
+        )
 
     def _rebuild(self, user_ids: list[int], mark: "rebuild.RebuildMark") -> None:
         rebuild.recount_profiles()

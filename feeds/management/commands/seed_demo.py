@@ -14,9 +14,11 @@ DEMO_PASSWORD = "demo-password"
 STAFF = ("admin", "admin-password")
 PEOPLE = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
 # Who follows whom: everyone follows alice; a ring; a few extra edges.
-FOLLOWS = [(p, "alice") for p in PEOPLE if p != "alice"] + [
-    (a, b) for a, b in zip(PEOPLE, PEOPLE[1:] + PEOPLE[:1]) if b != "alice"
-] + [("alice", "bob"), ("alice", "carol"), ("grace", "erin")]
+FOLLOWS = (
+    [(p, "alice") for p in PEOPLE if p != "alice"]
+    + [(a, b) for a, b in zip(PEOPLE, PEOPLE[1:] + PEOPLE[:1]) if b != "alice"]
+    + [("alice", "bob"), ("alice", "carol"), ("grace", "erin")]
+)
 BOARDS_PER_PERSON = 8
 
 
@@ -45,7 +47,9 @@ class Command(BaseCommand):
                 with transaction.atomic():
                     board_create(author=people[PEOPLE[i % len(PEOPLE)]], title=title, kind=kind, tags=tags, doc=doc)
                 bar.update()
-        self.stdout.write(self.style.SUCCESS(
-            f"Demo world: {len(PEOPLE)} people (password {DEMO_PASSWORD!r}), {len(FOLLOWS)} follows, "
-            f"{total} boards; staff login {STAFF[0]} / {STAFF[1]}."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo world: {len(PEOPLE)} people (password {DEMO_PASSWORD!r}), {len(FOLLOWS)} follows, "
+                f"{total} boards; staff login {STAFF[0]} / {STAFF[1]}."
+            )
+        )
