@@ -44,11 +44,11 @@ from feeds.tests.support import (
     to_profiles,
 )
 from feeds.timelines import archive, hybrid
-from feeds.timelines.ids import ID_LIMIT
 from feeds.timelines.regeneration import idle_sweep
 from social import graph
 from social.models import Follow
 from social.services import user_create
+from ugcsite.http import ID_LIMIT
 from ugcsite.redis import get_redis
 
 pytestmark = pytest.mark.django_db

@@ -32,9 +32,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from feeds import keys
-from feeds.timelines.ids import ID_LIMIT, min_board_id_at
+from feeds.timelines.ids import min_board_id_at
 from feeds.timelines.scripts import scripts
 from social import keys as social_keys
+from ugcsite.http import ID_LIMIT
 from ugcsite.redis import get_redis, run_by_node
 
 PULL_BELOW = "pull_below"  # fields of keys.timeline_meta, see above
