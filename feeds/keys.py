@@ -63,6 +63,18 @@ def big_following(user_id: int) -> str:
     return f"fb:{_user_tag(user_id)}"
 
 
+def user_keys(user_id: int) -> list[str]:
+    """Every key of feeds that belongs to one user alone: M, P, their timeline facts, their
+    big-following set and their active mark (deleting an account deletes them)."""
+    return [
+        profile_timeline(user_id),
+        home_timeline(user_id),
+        timeline_meta(user_id),
+        big_following(user_id),
+        active(user_id),
+    ]
+
+
 def active(user_id: int) -> str:
     """String with a TTL: present while the user has been active within IDLE_AFTER. ``a:{u:42}``."""
     return f"a:{_user_tag(user_id)}"
@@ -251,6 +263,17 @@ def live_presence(author_id: int, board_id: int) -> str:
     "t": expires}``, refreshed by each connection while it lives (a process that dies leaves
     entries that expire). Example: ``lp:{u:42}:1234``."""
     return f"lp:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_keys(author_id: int, board_id: int) -> list[str]:
+    """Every key of one board's live state (deleting its author's account deletes them)."""
+    return [
+        live_ops(author_id, board_id),
+        live_meta(author_id, board_id),
+        live_elements(author_id, board_id),
+        live_order(author_id, board_id),
+        live_presence(author_id, board_id),
+    ]
 
 
 def live_dirty_member(author_id: int, board_id: int) -> str:

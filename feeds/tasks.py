@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import notifications
+from feeds import erasure, notifications
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -193,6 +193,34 @@ def author_restore(author_id: int) -> None:
     followers whose following set names the author), then the boards back in their feeds."""
     if people.member_lists_sync(user_id=author_id):
         fanout.author_restore(author_id=author_id)
+
+
+@shared_task(**RETRYING)
+def account_erase(user_id: int) -> None:
+    """After an account was closed (feeds.services.accounts.account_delete): its boards leave
+    G, M, the indexes and the live state, then the walk of its followers starts."""
+    erasure.account_withdraw(user_id)
+    account_retract.delay(user_id)
+
+
+@shared_task(**RETRYING)
+def account_retract(
+    user_id: int, cursor_score: float | None = None, cursor_done: int = 0, cursor_after: int | None = None
+) -> None:
+    """A closed account's boards out of its followers' P (and it out of their big-following
+    sets), batch by batch; after the last batch, the purge, ACCOUNT_PURGE_DELAY_SECONDS later
+    so that batches still running on other workers finish with the follower set they read."""
+    board_ids = list(Board.objects.filter(author_id=user_id).values_list("id", flat=True))
+    walk, sent = _walk(account_retract, user_id, cursor_score, cursor_done, cursor_after)
+    fanout.author_gone_batch(board_ids=board_ids, author_id=user_id, **walk)
+    if not sent:
+        account_purge.apply_async((user_id,), countdown=settings.ACCOUNT_PURGE_DELAY_SECONDS)
+
+
+@shared_task(**RETRYING)
+def account_purge(user_id: int) -> None:
+    """The last of a closed account: its rows and keys, and what others keep that names it."""
+    erasure.account_purge(user_id)
 
 
 @shared_task(**RETRYING)

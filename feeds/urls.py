@@ -42,4 +42,5 @@ people_urlpatterns = [
     path("u/<str:username>", people.profile, name="profile"),
     path("u/<str:username>/follow", people.follow, name="follow"),
     path("u/<str:username>/safety", people.safety_action, name="safety"),
+    path("settings/delete", people.account_delete_page, name="account-delete"),
 ]

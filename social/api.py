@@ -107,7 +107,6 @@ def following(request, username: str):
 
 tokens_view = endpoint(POST=tokens_create)
 token_current = endpoint(DELETE=token_current_delete)
-me_view = endpoint(GET=me, PATCH=me_patch)
 # docs/api.md: every API body at most 2 MiB, a picture too (the settings page takes 5 MB); the 413 says "picture".
 me_avatar = body_max(settings.API_MAX_BODY_BYTES, "picture")(endpoint(PUT=me_avatar_put, DELETE=me_avatar_delete))
 profile = endpoint(GET=user_profile)

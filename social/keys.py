@@ -30,6 +30,19 @@ def hidden(user_id: int) -> str:
     return f"hx:{_user_tag(user_id)}"
 
 
+def user_keys(user_id: int) -> list[str]:
+    """Every key of social that belongs to one user alone (deleting an account deletes them)."""
+    return [
+        followers(user_id),
+        following(user_id),
+        counts(user_id),
+        reads(user_id),
+        read_ids(user_id),
+        reads_query(user_id),
+        hidden(user_id),
+    ]
+
+
 def counts(user_id: int) -> str:
     """Hash of the profile counters: ``followers``, ``following``, ``boards``. Example: ``c:{u:42}``."""
     return f"c:{_user_tag(user_id)}"

@@ -2,6 +2,7 @@ import hashlib
 import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
+from django.contrib.auth.signals import user_logged_in
 from django.contrib.postgres.indexes import GistIndex, OpClass
 from django.core.validators import RegexValidator
 from django.db import models
@@ -151,6 +152,32 @@ class Mute(models.Model):
         return f"{self.muter_id} mutes {self.muted_id}"
 
 
+class RetiredUsername(models.Model):
+    """A deleted account's username, kept (lower case) so that nobody takes it until
+    ``free_after`` (USERNAME_QUARANTINE_DAYS after the deletion): old links and mentions do not
+    lead to a stranger at once. Nothing else of the account is kept."""
+
+    name = models.CharField(max_length=USERNAME_MAX, primary_key=True)
+    free_after = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.name} (free after {self.free_after:%Y-%m-%d})"
+
+
+class UserSession(models.Model):
+    """Which browser sessions a person logged in (recorded at each log-in), so that deleting
+    the account ends them all without decoding every session of the site."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    session_key = models.CharField(max_length=40)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "session_key"], name="user_session_unique")]
+
+    def __str__(self):
+        return f"session of {self.user_id}"
+
+
 class Read(models.Model):
     """That a person read a board on a day (UTC), with the latest time that day: social reading
     written through to PostgreSQL in batches from a Redis buffer (social.reading.reads_flush),
@@ -219,3 +246,10 @@ def token_saved(sender, instance: ApiToken, created: bool, **kwargs) -> None:
     """A token changed in place (its expiry, say) is read afresh on its next use."""
     if not created:
         token_cache.forget([instance.key_hash])
+
+
+@receiver(user_logged_in)
+def session_recorded(sender, request, user, **kwargs) -> None:
+    """Each log-in's session, so that deleting the account can end it (social.services.account_close)."""
+    if request is not None and getattr(request, "session", None) is not None and request.session.session_key:
+        UserSession.objects.get_or_create(user=user, session_key=request.session.session_key)

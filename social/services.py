@@ -5,17 +5,20 @@ What a follow does to feeds (the back-fill, the clean-up) is added on top by
 call, then the side effects on commit).
 """
 
+from datetime import timedelta
 from itertools import islice
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
+from django.utils import timezone
 
-from social import graph, hiding
+from social import graph, hiding, keys, tokens
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
-from social.models import Avatar, Block, Follow, Mute
+from social.models import Avatar, Block, Follow, Mute, RetiredUsername, UserSession
 from social.selectors import UserNotFound, block_between
 from ugcsite.errors import Conflict, Invalid, NotAllowed
 from ugcsite.ratelimits import attempt
@@ -48,6 +51,8 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
     """A new account; ``UsernameTaken`` if the name is used in any letter case."""
     if User.objects.filter(username__iexact=username).exists():
         raise UsernameTaken(username)
+    if RetiredUsername.objects.filter(name=username.lower(), free_after__gt=timezone.now()).exists():
+        raise UsernameTaken(username)  # a deleted account's, in quarantine
     try:
         with transaction.atomic():
             user = User(username=username, is_staff=is_staff, is_superuser=is_staff)
@@ -226,3 +231,67 @@ def member_lists_sync(*, user_id: int) -> bool | None:
                 )
                 pipe.execute()
     return active
+
+
+class WrongPassword(NotAllowed):
+    def __init__(self):
+        super().__init__("That is not your password; nothing was deleted.")
+
+
+def account_close(*, user: User, password: str) -> None:
+    """The first, online step of deleting an account, confirmed by its password (WrongPassword
+    otherwise): the person can no longer sign in, every token and logged-in session ends now,
+    and the username is kept from others for USERNAME_QUARANTINE_DAYS. The rest (boards out of
+    every feed, rows and keys gone) is feeds.services.accounts' work in Celery.
+    O(tokens + sessions of the person)."""
+    if not user.check_password(password):
+        raise WrongPassword()
+    with transaction.atomic():
+        User.objects.filter(pk=user.pk).update(is_active=False)
+        user.is_active = False
+        tokens.tokens_revoke(user=user)
+        sessions = list(UserSession.objects.filter(user=user).values_list("session_key", flat=True))
+        Session.objects.filter(session_key__in=sessions).delete()
+        UserSession.objects.filter(user=user).delete()
+        RetiredUsername.objects.update_or_create(
+            name=user.username.lower(),
+            defaults={"free_after": timezone.now() + timedelta(days=settings.USERNAME_QUARANTINE_DAYS)},
+        )
+
+
+ACCOUNT_PURGE_BATCH = 1000  # rows of a closed account's relations a statement or a pipeline
+
+
+def account_purge(*, user_id: int) -> bool:
+    """The last step of deleting a closed (inactive) account, in Celery: out of everyone's
+    follower and following sets and of everyone's hidden sets, the follow counts of the people
+    it followed or who followed it lowered, its own keys and its buffered reads deleted, then
+    its row (and with it, by cascade, its follows, reads, blocks, mutes, tokens, picture and
+    sessions' records). Idempotent; False when there is no such closed account.
+    O(relations of the person), in batches."""
+    if User.objects.filter(pk=user_id, is_active=False).first() is None:
+        return False
+    member_lists_sync(user_id=user_id)  # inactive: out of every list
+    client = get_redis()
+    relations = Block.objects.filter(Q(blocker_id=user_id) | Q(blocked_id=user_id)).values_list(
+        "blocker_id", "blocked_id"
+    )
+    others = {blocker if blocked == user_id else blocked for blocker, blocked in relations}
+    others |= set(Mute.objects.filter(muted_id=user_id).values_list("muter_id", flat=True))
+    pipe = client.pipeline(transaction=False)
+    for other in others:
+        pipe.zrem(keys.hidden(other), user_id)
+    for key in keys.user_keys(user_id):
+        pipe.delete(key)  # one key a DEL: a cluster takes no other
+    pipe.execute()
+    bucket = keys.reads_pending(user_id)
+    buffered = [field for field, _ in client.hscan_iter(bucket, match=f"{user_id}:*", count=1000)]
+    for start in range(0, len(buffered), ACCOUNT_PURGE_BATCH):
+        client.hdel(bucket, *buffered[start : start + ACCOUNT_PURGE_BATCH])
+    with transaction.atomic():
+        followees = Follow.objects.filter(follower_id=user_id).values_list("followee_id", flat=True)
+        followers = Follow.objects.filter(followee_id=user_id).values_list("follower_id", flat=True)
+        User.objects.filter(pk__in=followees).update(followers_count=Greatest(F("followers_count") - 1, 0))
+        User.objects.filter(pk__in=followers).update(following_count=Greatest(F("following_count") - 1, 0))
+        User.objects.filter(pk=user_id).delete()
+    return True

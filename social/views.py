@@ -5,6 +5,7 @@ social.selectors); what a page shows is what the API answers for the same person
 a profile with its boards and the follow button touch feeds: they are in feeds.views.people.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout as auth_logout, views as auth_views
 from django.contrib.auth.decorators import login_required
@@ -103,6 +104,7 @@ def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
             "avatar_src": selectors.profile_avatar_url(request.user),
             "blocks": selectors.blocks_list(request.user),
             "mutes": selectors.mutes_list(request.user),
+            "quarantine_days": settings.USERNAME_QUARANTINE_DAYS,
         },
         status=status,
     )

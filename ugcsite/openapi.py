@@ -13,7 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.notifications import NotificationsRead
-from feeds.api.people import MAX_READING_IDS, SignUp
+from feeds.api.people import MAX_READING_IDS, AccountDelete, SignUp
 from feeds.api.reports import ReportCreate
 from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTERN, NotificationKind
@@ -439,6 +439,13 @@ def _paths() -> dict:
                     "security": secured,
                     "responses": {"200": _answer("profile", me), **_errors(401)},
                 },
+                "delete": {
+                    "summary": "Delete the caller's account, confirmed by its password: sign-in, tokens and "
+                    "sessions end now; boards leave every feed and every row and key goes, in the background",
+                    "security": secured,
+                    "requestBody": _body("AccountDelete"),
+                    "responses": {"204": _answer("deleted"), **_errors(400, 401, 403, 413, 429)},
+                },
                 "patch": {
                     "summary": "Change any of the caller's own settings",
                     "security": secured,
@@ -607,7 +614,10 @@ def _paths() -> dict:
 @lru_cache(maxsize=1)
 def build() -> dict:
     _, schemas = models_json_schema(
-        [(m, "validation") for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc, ReportCreate)],
+        [
+            (m, "validation")
+            for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc, ReportCreate, AccountDelete)
+        ],
         ref_template="#/components/schemas/{model}",
     )
     components = schemas.get("$defs", {})

@@ -243,6 +243,10 @@ RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_P
 # reported by REPORTS_AUTO_HIDE distinct people is hidden (suspended) until staff decide.
 RATE_LIMIT_REPORTS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_REPORTS_PER_MINUTE", "10"))
 REPORTS_AUTO_HIDE = int(os.environ.get("REPORTS_AUTO_HIDE", "5"))
+# A deleted account's username is kept from others this long (social.models.RetiredUsername).
+USERNAME_QUARANTINE_DAYS = int(os.environ.get("USERNAME_QUARANTINE_DAYS", "30"))
+# The purge of a deleted account waits this long after its followers' walk was sent out.
+ACCOUNT_PURGE_DELAY_SECONDS = int(os.environ.get("ACCOUNT_PURGE_DELAY_SECONDS", "30"))
 RATE_LIMIT_STORAGE_URL = os.environ.get("RATE_LIMIT_STORAGE_URL", CACHES["default"]["LOCATION"])
 
 # Board cache G: entries live this long after their last fill, so boards nobody reads leave Redis.

@@ -56,8 +56,8 @@ class ApiClient:
     def put(self, path, body=None, **kw):
         return self.request("PUT", path, body, **kw)
 
-    def delete(self, path, **kw):
-        return self.request("DELETE", path, **kw)
+    def delete(self, path, body=None, **kw):
+        return self.request("DELETE", path, body, **kw)
 
     def as_user(self, username: str, password: str = "password123") -> "ApiClient":
         """A client signed in as ``username`` (created through the API if new)."""

@@ -9,7 +9,7 @@ from pydantic import Field, StrictStr
 
 from feeds import selectors
 from feeds.services import accounts, follows, safety
-from social import services as people
+from social import api as account_api, services as people
 from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import blocks_list, mutes_list, user_get_by_name
 from ugcsite.http import (
@@ -56,6 +56,18 @@ def follow_delete(request, username: str):
     followee = user_get_by_name(username)
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     follows.follow_delete(follower=request.api_user, followee=followee)
+    return HttpResponse(status=204)
+
+
+class AccountDelete(Strict):
+    password: Annotated[Text, Field(min_length=1, max_length=PASSWORD_LENGTH[1])]
+
+
+@login_required
+def me_delete(request):
+    data = validate(AccountDelete, parse_json_object(request))
+    people.auth_attempt(address=client_address(request))  # a password guess, counted as a log-in
+    accounts.account_delete(user=request.api_user, password=data.password)
     return HttpResponse(status=204)
 
 
@@ -128,6 +140,8 @@ def popular(request):
 
 
 users = endpoint(POST=users_create)
+# /api/v1/me: social's reading and settings, and deleting the account (feeds: its boards leave every feed)
+me_view = endpoint(GET=account_api.me, PATCH=account_api.me_patch, DELETE=me_delete)
 follow = endpoint(PUT=follow_put, DELETE=follow_delete)
 block = endpoint(PUT=block_put, DELETE=block_delete)
 mute = endpoint(PUT=mute_put, DELETE=mute_delete)

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from feeds import keys
 from feeds.discovery.indexes import popular_add_view
-from feeds.discovery.trending import TRENDING_HOURS, current_hour, hour_expiry
+from feeds.discovery.trending import TRENDING_HOURS, current_hour, hour_expiry, window_keys
 from feeds.models import Board, BoardViewHour, ViewFlush
 from feeds.scripts import scripts
 from ugcsite.redis import get_redis, rename_aside
@@ -128,3 +128,24 @@ def view_history_prune(*, now: float | None = None) -> int:
     deleted, _ = BoardViewHour.objects.filter(hour__lt=current_hour(now) - TRENDING_HOURS - 1).delete()
     ViewFlush.objects.filter(applied_at__lt=timezone.now() - timedelta(days=1)).delete()
     return deleted
+
+
+def views_forget(board_ids: list[int], *, now: float | None = None) -> None:
+    """Boards that will never be counted again (their author's account is deleted) out of the
+    pending counts (waiting or being flushed) and the hourly counts of the trending window.
+    Offline: O(pending fields + window hours x boards), one pipeline."""
+    if not board_ids:
+        return
+    client, gone = get_redis(), set(board_ids)
+    pipe = client.pipeline(transaction=False)
+    for key in (keys.views_pending(), keys.views_flushing()):
+        fields = []
+        for field, _ in client.hscan_iter(key, count=1000):
+            parsed = keys.parse_views_pending_field(field)
+            if parsed is not None and parsed[0] in gone:
+                fields.append(field)
+        if fields:
+            pipe.hdel(key, *fields)
+    for key in window_keys(now):
+        pipe.zrem(key, *board_ids)
+    pipe.execute()

@@ -62,6 +62,17 @@ def retract_batch(
     store.home_remove(followers_step(author_id, cursor, batch_size, then), board_ids)
 
 
+def author_gone_batch(
+    *, board_ids: list[int], author_id: int, cursor: FollowerCursor, batch_size: int, then: Then = None
+) -> None:
+    """retract_batch for an author whose account is being deleted: every board of theirs out of
+    the next ``batch_size`` followers' P, and the author out of those followers' big-following
+    sets. O(batch x b log |P|)."""
+    followers = followers_step(author_id, cursor, batch_size, then)
+    store.home_remove(followers, board_ids)
+    hybrid.readers_unmark(followers, author_id)
+
+
 def follow_backfill(*, follower_id: int, followee_id: int) -> list[int]:
     """Bring the followee's newest boards into the follower's P (if the follow still holds).
     O(n log |P|) for n = FOLLOW_BACKFILL_COUNT. Returns [follower_id] if P now waits for archival."""

@@ -2,7 +2,7 @@
 with its boards, and the follow button (social.views has log-in, log-out and the follow lists)."""
 
 from django.contrib import messages
-from django.contrib.auth import login as auth_login
+from django.contrib.auth import login as auth_login, logout
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -10,7 +10,7 @@ from feeds.services import accounts, follows, safety
 from feeds.views.boards import before_param, profile_page
 from social import hiding, selectors as people
 from social.forms import SignupForm
-from social.services import BlockSelf, FollowBlocked, FollowSelf, UsernameTaken
+from social.services import BlockSelf, FollowBlocked, FollowSelf, UsernameTaken, WrongPassword, auth_attempt
 from social.views import throttle_wait, too_many
 from ugcsite.errors import RateLimited
 from ugcsite.http import client_address, safe_next
@@ -134,3 +134,19 @@ def safety_action(request, username: str):
     else:
         messages.success(request, done.format(name=person.username))
     return redirect(safe_next(request, back))
+
+
+def account_delete_page(request):
+    """POST the password (the settings page's last form): the account is deleted, the person
+    logged out and sent to the home page (feeds.services.accounts.account_delete)."""
+    if request.method != "POST" or not request.user.is_authenticated:
+        return redirect("people:settings")
+    try:
+        auth_attempt(address=client_address(request))
+        accounts.account_delete(user=request.user, password=request.POST.get("password", ""))
+    except (RateLimited, WrongPassword) as error:
+        messages.error(request, str(error))
+        return redirect(reverse("people:settings") + "#delete-heading")
+    logout(request)
+    messages.success(request, "Your account is deleted. Your boards leave everyone's feeds within minutes.")
+    return redirect("/")
