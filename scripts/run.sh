@@ -16,12 +16,15 @@ PG_PORT=${LOCAL_PG_PORT:-54320}
 REDIS_PORT=${LOCAL_REDIS_PORT:-63790}
 BROKER_DIR=$PWD/var/redis-broker
 BROKER_PORT=${LOCAL_BROKER_PORT:-63791}
-started_pg= started_redis= started_broker=
+MAIL_DIR_LOCAL=$PWD/var/mail
+MAIL_PORT=${LOCAL_MAIL_PORT:-10250}
+started_pg= started_redis= started_broker= started_mail=
 
 cleanup() {
     trap - EXIT INT TERM
     [ -n "$started_broker" ] && { say "Stopping the broker's Redis"; redis_stop "$BROKER_DIR" "$BROKER_PORT"; }
     [ -n "$started_redis" ] && { say "Stopping Redis"; redis_stop "$REDIS_DIR" "$REDIS_PORT"; }
+    [ -n "$started_mail" ] && { say "Stopping the mail catcher"; mail_stop "$MAIL_DIR_LOCAL"; }
     [ -n "$started_pg" ] && { say "Stopping PostgreSQL"; pg_stop "$PG_DATA"; }
 }
 trap cleanup EXIT INT TERM
@@ -43,6 +46,12 @@ if [ -z "${PLAIN_REDIS_URL:-}${CELERY_BROKER_URL:-}${CACHE_URL:-}" ]; then
     ensure_redis
     redis_start "$BROKER_DIR" "$BROKER_PORT"; started_broker=1
     export PLAIN_REDIS_URL="redis://127.0.0.1:$BROKER_PORT/0"
+fi
+if [ -z "${EMAIL_HOST:-}" ]; then
+    # Mail (password resets, address checks) goes to a local catcher that keeps it under
+    # var/mail; staff read it at /admin/mail/. Set EMAIL_HOST (and EMAIL_PORT) for a real relay.
+    mail_start "$MAIL_DIR_LOCAL" "$MAIL_PORT"; started_mail=1
+    export EMAIL_PORT=$MAIL_PORT MAIL_DIR=$MAIL_DIR_LOCAL
 fi
 [ "${REDIS_CLUSTER:-}" = 1 ] && say "Data on the Redis Cluster at $REDIS_URL; Celery's broker and Django's cache on ${PLAIN_REDIS_URL:-their own URLs}"
 

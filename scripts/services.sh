@@ -253,3 +253,24 @@ redis_cluster_stop() {
         [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = redis-server ] && kill "$pid" 2>/dev/null || true
     done
 }
+
+# mail_start DIR PORT: the local SMTP server that keeps mail as files in DIR
+# (scripts/mailcatcher.py); mail_stop DIR stops it.
+mail_start() {
+    local dir=$1 port=$2
+    mkdir -p "$dir"
+    python scripts/mailcatcher.py --port "$port" --dir "$dir" > "$dir/.catcher.log" 2>&1 &
+    echo $! > "$dir/.catcher.pid"
+    local i
+    for i in $(seq 1 50); do
+        grep -q "mail catcher on" "$dir/.catcher.log" 2>/dev/null && return
+        sleep 0.1
+    done
+    die "The mail catcher did not start on port $port; see $dir/.catcher.log"
+}
+
+mail_stop() {
+    local dir=$1
+    [ -s "$dir/.catcher.pid" ] && kill "$(cat "$dir/.catcher.pid")" 2>/dev/null || true
+    rm -f "$dir/.catcher.pid"
+}

@@ -21,6 +21,7 @@ cleanup() {
     trap - EXIT INT TERM
     if [ ${#CLUSTER_PORTS[@]} -gt 0 ]; then redis_cluster_stop "$TMP/cluster" "${CLUSTER_PORTS[@]}"; fi
     redis_stop "$TMP/redis" "$REDIS_PORT"
+    mail_stop "$TMP/mail"
     pg_stop "$TMP/pg"
     rm -rf "$TMP"
 }
@@ -29,6 +30,9 @@ trap cleanup EXIT INT TERM
 say "Starting throwaway PostgreSQL on :$PG_PORT and Redis on :$REDIS_PORT"
 pg_start "$TMP/pg" "$PG_PORT" fast
 redis_start "$TMP/redis" "$REDIS_PORT" ephemeral
+MAIL_PORT=$(free_port)
+mail_start "$TMP/mail" "$MAIL_PORT"
+export EMAIL_PORT=$MAIL_PORT MAIL_DIR=$TMP/mail
 
 export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"

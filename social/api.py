@@ -2,15 +2,15 @@
 Signing up, following someone, social reading and popular boards touch feeds: they are in
 feeds.api.people."""
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from django.conf import settings
 from django.contrib.auth import authenticate as password_authenticate
 from django.http import HttpResponse, JsonResponse
-from pydantic import Field, StrictBool
+from pydantic import Field, StrictBool, StrictStr
 
 from social import selectors, services, tokens
-from social.rules import BIO_MAX, DISPLAY_NAME_MAX
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX, EMAIL_MAX, EMAIL_PATTERN, EMAIL_WORDS
 from ugcsite.http import (
     ApiError,
     Strict,
@@ -26,6 +26,8 @@ from ugcsite.http import (
 )
 from ugcsite.ratelimits import write_attempt
 
+Email = Annotated[StrictStr, Field(max_length=EMAIL_MAX, pattern=EMAIL_PATTERN)]
+
 
 class Credentials(Strict):
     username: Text
@@ -35,9 +37,12 @@ class Credentials(Strict):
 class ProfilePatch(Strict):
     """Any of the caller's own settings; a field given as null is a 400 (the types are not optional)."""
 
+    pattern_messages: ClassVar[dict[str, str]] = {"email": f"must be {EMAIL_WORDS}"}
+
     display_name: Annotated[Text, Field(max_length=DISPLAY_NAME_MAX)] = None
     bio: Annotated[Text, Field(max_length=BIO_MAX)] = None
     share_reading: StrictBool = None
+    email: Email = None
 
 
 def tokens_create(request):
@@ -70,7 +75,8 @@ def me(request):
 @login_required
 def me_patch(request):
     changes = validate(ProfilePatch, parse_json_object(request)).model_dump(exclude_unset=True)
-    return selectors.own_profile(services.profile_update(user=request.api_user, changes=changes))
+    user = services.profile_update(user=request.api_user, changes=changes, base_url=request.build_absolute_uri("/"))
+    return selectors.own_profile(user)
 
 
 @login_required

@@ -2,8 +2,10 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import PasswordResetForm
+from django.core.validators import RegexValidator
 
-from social.rules import PASSWORD_LENGTH, USERNAME_MAX, USERNAME_RE
+from social.rules import EMAIL_RE, EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_MAX, USERNAME_RE
 
 User = get_user_model()
 
@@ -30,6 +32,13 @@ class SignupForm(forms.Form):
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
+    email = forms.EmailField(
+        required=False,
+        validators=[RegexValidator(EMAIL_RE, f"Use {EMAIL_WORDS}.")],
+        label="Email (optional)",
+        help_text="Only to reset a forgotten password; we send a link to confirm it.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
 
     def clean_username(self):
         username = self.cleaned_data["username"]
@@ -53,15 +62,29 @@ class SettingsForm(forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ["display_name", "bio", "share_reading"]
+        fields = ["display_name", "bio", "email", "share_reading"]
         labels = {
             "display_name": "Display name",
             "bio": "About you",
             "share_reading": "Show the people who follow me which boards I read",
+            "email": "Email",
         }
         help_texts = {
             "display_name": "Shown beside your username; up to 50 characters.",
             "bio": "A few words on your profile; up to 300 characters.",
             "share_reading": "Off until you turn it on. Turning it off hides your reads at once.",
+            "email": "Optional: only to reset a forgotten password. A new address gets a link to confirm it.",
         }
         widgets = {"bio": forms.Textarea(attrs={"rows": 4})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["email"].validators.append(RegexValidator(EMAIL_RE, f"Use {EMAIL_WORDS}."))
+
+
+class ResetForm(PasswordResetForm):
+    """Django's reset form, for confirmed addresses only (an unconfirmed one may be someone
+    else's): the page answers the same whatever address is given."""
+
+    def get_users(self, email):
+        return (user for user in super().get_users(email) if user.email_verified)

@@ -68,6 +68,9 @@ class User(AbstractUser):
     # 0 while the avatar is the identicon; bumped by every upload, so the avatar's address
     # (with ?v=) changes and a browser never shows a stale picture (social.avatars).
     avatar_version = models.PositiveIntegerField(default=0, db_default=0, editable=False)
+    # Whether ``email`` (optional; AbstractUser's field) was confirmed by the link sent to it
+    # (social.mail): only a confirmed address gets a password reset. A new address starts false.
+    email_verified = models.BooleanField(default=False, db_default=False)
 
     objects = CaseInsensitiveUserManager()
 

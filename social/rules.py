@@ -10,6 +10,14 @@ USERNAME_WORDS = "3-30 characters of A-Z, a-z, 0-9 and _"
 PASSWORD_LENGTH = (8, 128)
 # A person's own settings (docs/api.md, "Search, notifications, your own settings").
 DISPLAY_NAME_MAX = 50
+EMAIL_MAX = 254  # RFC 5321's longest path; an address is optional ("" for none)
+# The addresses taken: a plain dot-atom at a host name with a top-level domain of letters; every
+# one of them passes Django's EmailValidator too (the model's), so the API, its schema and the
+# pages agree. "" (no address) is allowed by the pattern.
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+EMAIL_PATTERN = rf"^(?:[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@(?:{_LABEL}\.)+[A-Za-z]{{2,63}})?$"
+EMAIL_RE = re.compile(EMAIL_PATTERN.removesuffix("$") + r"\Z")
+EMAIL_WORDS = "an address such as name@example.org, or empty for none"
 BIO_MAX = 300
 # Search of people (GET /api/v1/search?type=users): the query's length, and how alike a typo
 # must be to a word of a name (pg_trgm's word similarity, 0..1; 0.3 finds "alcie" for "alice").

@@ -81,7 +81,12 @@ def profile(user, *, viewer=None) -> dict:
 
 def own_profile(user) -> dict:
     """``GET /api/v1/me``: the profile, with the caller's own settings."""
-    return {**profile(user, viewer=user), "share_reading": user.share_reading}
+    return {
+        **profile(user, viewer=user),
+        "share_reading": user.share_reading,
+        "email": user.email,
+        "email_verified": user.email_verified,
+    }
 
 
 def people_page(ids: list[int]) -> list[dict]:

@@ -5,6 +5,7 @@ What a follow does to feeds (the back-fill, the clean-up) is added on top by
 call, then the side effects on commit).
 """
 
+import logging
 from datetime import timedelta
 from itertools import islice
 
@@ -16,7 +17,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
-from social import graph, hiding, keys, tokens
+from social import graph, hiding, keys, mail, tokens
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
 from social.models import Avatar, Block, Follow, Mute, RetiredUsername, UserSession
 from social.selectors import UserNotFound, block_between
@@ -25,6 +26,7 @@ from ugcsite.ratelimits import attempt
 from ugcsite.redis import get_redis
 
 User = get_user_model()
+logger = logging.getLogger(__name__)
 
 
 class UsernameTaken(Conflict):
@@ -47,15 +49,16 @@ class BlockSelf(Invalid):
         super().__init__(f"You cannot {verb} yourself.")
 
 
-def user_create(*, username: str, password: str, is_staff: bool = False) -> User:
-    """A new account; ``UsernameTaken`` if the name is used in any letter case."""
+def user_create(*, username: str, password: str, is_staff: bool = False, email: str = "") -> User:
+    """A new account (``email`` optional, unconfirmed until its link is opened: social.mail);
+    ``UsernameTaken`` if the name is used in any letter case."""
     if User.objects.filter(username__iexact=username).exists():
         raise UsernameTaken(username)
     if RetiredUsername.objects.filter(name=username.lower(), free_after__gt=timezone.now()).exists():
         raise UsernameTaken(username)  # a deleted account's, in quarantine
     try:
         with transaction.atomic():
-            user = User(username=username, is_staff=is_staff, is_superuser=is_staff)
+            user = User(username=username, email=email, is_staff=is_staff, is_superuser=is_staff)
             user.set_password(password)
             user.save()
     except IntegrityError:  # a concurrent sign-up took it between the check and the insert
@@ -63,13 +66,48 @@ def user_create(*, username: str, password: str, is_staff: bool = False) -> User
     return user
 
 
-def profile_update(*, user: User, changes: dict) -> User:
+def address_check(*, user: User, base_url: str) -> None:
+    """After the commit, mail ``user`` the link that confirms their address (social.mail); a
+    mail server that does not answer is logged, and the settings page offers to send it again."""
+
+    def send():
+        try:
+            mail.address_check_send(user, base_url=base_url)
+        except OSError as error:  # SMTP refused or unreachable: the address stays unconfirmed
+            logger.warning("the address check of user %s was not sent: %s", user.pk, error)
+
+    if user.email:
+        transaction.on_commit(send)
+
+
+def email_confirm(*, token: str) -> User | None:
+    """Mark the address a link names confirmed, if it is still the account's; the account, or
+    None for a link that is forged, too old, or for an address since changed. One UPDATE."""
+    found = mail.address_check_read(token)
+    if found is None:
+        return None
+    user = User.objects.filter(pk=found[0], is_active=True).first()
+    if user is None or user.email.lower() != found[1]:
+        return None
+    User.objects.filter(pk=user.pk).update(email_verified=True)
+    user.email_verified = True
+    return user
+
+
+def profile_update(*, user: User, changes: dict, base_url: str = "") -> User:
     """Change a person's own settings (display_name, bio, share_reading; validated by the
     caller). One UPDATE of the fields given; nothing else is derived from them."""
+    # Against the stored address: a settings form has put the new one on ``user`` already.
+    stored = User.objects.filter(pk=user.pk).values_list("email", flat=True).first() if "email" in changes else None
+    new_email = "email" in changes and changes["email"].lower() != (stored or "").lower()
+    if new_email:
+        changes = {**changes, "email_verified": False}
     for field, value in changes.items():
         setattr(user, field, value)
     if changes:
         user.save(update_fields=list(changes))
+    if new_email and base_url:
+        address_check(user=user, base_url=base_url)
     return user
 
 

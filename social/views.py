@@ -15,12 +15,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from social import selectors, services
 from social.avatars import AvatarRefused, identicon_svg
-from social.forms import SettingsForm
+from social.forms import ResetForm, SettingsForm
 from social.models import Avatar
 from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX
 from ugcsite.errors import RateLimited
 from ugcsite.http import body_max, client_address, page_number
-from ugcsite.ratelimits import write_attempt
+from ugcsite.ratelimits import attempt, write_attempt
 
 PEOPLE_PAGE_SIZE = 50
 
@@ -87,8 +87,13 @@ def settings_page(request):
         return _settings(request, form)
     if not form.is_valid():
         return _settings(request, form, status=400)
-    services.profile_update(user=request.user, changes={field: form.cleaned_data[field] for field in form.changed_data})
-    messages.success(request, "Your settings are saved.")
+    changes = {field: form.cleaned_data[field] for field in form.changed_data}
+    services.profile_update(user=request.user, changes=changes, base_url=request.build_absolute_uri("/"))
+    messages.success(
+        request,
+        "Your settings are saved."
+        + (f" We sent a link to {request.user.email}: open it to confirm the address." if changes.get("email") else ""),
+    )
     return redirect("people:settings")
 
 
@@ -184,3 +189,86 @@ def followers(request, username: str):
 
 def following(request, username: str):
     return _people(request, username, "following")
+
+
+# --- addresses and forgotten passwords ------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def email_resend(request):
+    """Send the link that confirms the account's address again (the settings page's button)."""
+    if request.user.email and not request.user.email_verified:
+        try:
+            write_attempt(user_id=request.user.pk, address=client_address(request))
+        except RateLimited as error:
+            messages.error(request, str(error))
+            return redirect("people:settings")
+        services.address_check(user=request.user, base_url=request.build_absolute_uri("/"))
+        messages.success(request, f"We sent a new link to {request.user.email}.")
+    return redirect("people:settings")
+
+
+@require_GET
+def email_check(request, token: str):
+    """The link of an address check: the address is confirmed if it is still the account's."""
+    user = services.email_confirm(token=token)
+    if user is None:
+        messages.error(
+            request, "That link is too old or no longer matches your address; send a new one from your settings."
+        )
+    else:
+        messages.success(
+            request, f"Your address {user.email} is confirmed: a forgotten password can be reset through it."
+        )
+    return redirect("people:settings" if request.user.is_authenticated else "people:login")
+
+
+class ResetPage(auth_views.PasswordResetView):
+    """Ask for a reset link: the same answer for any address (Django's view), at most
+    RATE_LIMIT_RESETS_PER_MINUTE a minute from an address, only to confirmed addresses."""
+
+    form_class = ResetForm
+    template_name = "social/password_reset.html"
+    email_template_name = "social/password_reset_email.txt"
+    subject_template_name = "social/password_reset_subject.txt"
+    success_url = "/password/reset/sent"
+
+    def form_valid(self, form):
+        try:
+            attempt(
+                "resets",
+                client_address(self.request),
+                per_minute=settings.RATE_LIMIT_RESETS_PER_MINUTE,
+                what="password resets from this address",
+            )
+        except RateLimited as error:
+            response = render(self.request, self.template_name, {"form": form, "problem": str(error)}, status=429)
+            response["Retry-After"] = str(error.retry_after)
+            return response
+        try:
+            return super().form_valid(form)
+        except OSError:  # the mail server did not take it
+            return render(
+                self.request,
+                self.template_name,
+                {"form": form, "problem": "We could not send the mail just now; try again in a minute."},
+                status=503,
+            )
+
+
+class ResetSentPage(auth_views.PasswordResetDoneView):
+    template_name = "social/password_reset_sent.html"
+    extra_context = {"hours": settings.EMAIL_LINK_HOURS}
+
+
+class ResetConfirmPage(auth_views.PasswordResetConfirmView):
+    """The link of a reset mail: single-use (the token dies with the old password) and good for
+    PASSWORD_RESET_TIMEOUT; a new password ends every session and token (User.save)."""
+
+    template_name = "social/password_reset_confirm.html"
+    success_url = "/password/reset/done"
+
+
+class ResetDonePage(auth_views.PasswordResetCompleteView):
+    template_name = "social/password_reset_done.html"

@@ -298,11 +298,14 @@ def _sentence(error: dict, model: type["Strict"]) -> str:
     return f"{where} {message}"
 
 
-def _no_null_defaults(schema: dict) -> None:
-    """A field a body may leave out (PATCH) is omitted, never null: its schema names no default."""
+def _no_null_defaults(schema: dict, model: type) -> None:
+    """A field a body may leave out (PATCH) is omitted, never null: its schema names no default.
+    A body that takes exactly one of some fields (``one_of``) says so with a oneOf."""
     for field in schema.get("properties", {}).values():
         if "default" in field and field["default"] is None:
             del field["default"]
+    if getattr(model, "one_of", ()):
+        schema["oneOf"] = [{"required": [name]} for name in model.one_of]
 
 
 class Strict(BaseModel):

@@ -656,6 +656,8 @@ def build() -> dict:
             "type": "boolean",
             "description": "whether the people who follow the caller see what they read (off until set)",
         },
+        "email": {"type": "string", "description": 'the caller\'s address, "" for none (only for password resets)'},
+        "email_verified": {"type": "boolean", "description": "whether the link mailed to the address was opened"},
     }
     components["Me"] = {"type": "object", "properties": me_props, "required": list(me_props)}
     components["PersonFound"] = {

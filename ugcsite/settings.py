@@ -243,6 +243,22 @@ RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_P
 # reported by REPORTS_AUTO_HIDE distinct people is hidden (suspended) until staff decide.
 RATE_LIMIT_REPORTS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_REPORTS_PER_MINUTE", "10"))
 REPORTS_AUTO_HIDE = int(os.environ.get("REPORTS_AUTO_HIDE", "5"))
+# Mail: SMTP to EMAIL_HOST:EMAIL_PORT. `make run` and the tests start a local catcher that keeps
+# each mail as a file in MAIL_DIR (scripts/mailcatcher.py; staff read it at /admin/mail/);
+# production names its relay (and EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "127.0.0.1")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "10250"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "0") == "1"
+EMAIL_TIMEOUT = 5
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "ugcsite <no-reply@ugcsite.local>")
+MAIL_DIR = os.environ.get("MAIL_DIR", "")
+# A link that checks an address, and a password reset's link, work this long.
+EMAIL_LINK_HOURS = int(os.environ.get("EMAIL_LINK_HOURS", "24"))
+PASSWORD_RESET_TIMEOUT = EMAIL_LINK_HOURS * 3600
+RATE_LIMIT_RESETS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_RESETS_PER_MINUTE", "5"))
 # A deleted account's username is kept from others this long (social.models.RetiredUsername).
 USERNAME_QUARANTINE_DAYS = int(os.environ.get("USERNAME_QUARANTINE_DAYS", "30"))
 # The purge of a deleted account waits this long after its followers' walk was sent out.

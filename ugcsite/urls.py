@@ -51,6 +51,7 @@ urlpatterns = [
     path("metrics", health.metrics, name="metrics"),
     path("api/v1/", include(api_v1)),
     re_path(r"^api/", views.api_not_found),  # JSON 404 for the API, in DEBUG too
+    path("admin/mail/", views.mail_box, name="mail-box"),
     path("admin/", admin.site.urls),
     path("", include((people_pages.urlpatterns + board_pages.people_urlpatterns, "people"))),
     path("", include("feeds.urls")),

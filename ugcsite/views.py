@@ -1,5 +1,11 @@
 """Site-wide pages and the error handlers: JSON under /api/, pages in the site's look elsewhere."""
 
+from email import policy as email_policy
+from email.parser import BytesParser
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
@@ -7,6 +13,8 @@ from django.views.decorators.csrf import csrf_exempt
 from feeds.views import boards as board_pages
 from ugcsite import errors
 from ugcsite.http import error_response
+
+MAIL_BOX_SHOWN = 100  # the newest mails the staff page lists
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -83,3 +91,26 @@ def home(request):
     if request.user.is_authenticated:
         return board_pages.home_feed(request)
     return board_pages.front_page(request)
+
+
+@staff_member_required
+def mail_box(request):
+    """Staff read the mail the local catcher kept (MAIL_DIR: `make run` and the tests; a real
+    relay keeps none here): the newest first, and one whole with ``?m=<file>``."""
+    folder = Path(settings.MAIL_DIR) if settings.MAIL_DIR else None
+    files = sorted(folder.glob("*.eml"), reverse=True)[:MAIL_BOX_SHOWN] if folder and folder.is_dir() else []
+    mails = []
+    for path in files:
+        message = BytesParser(policy=email_policy.default).parsebytes(path.read_bytes())
+        mails.append(
+            {
+                "file": path.name,
+                "subject": message["subject"],
+                "to": message["to"],
+                "date": message["date"],
+                "body": message.get_body(preferencelist=("plain",)).get_content()
+                if request.GET.get("m") == path.name
+                else None,
+            }
+        )
+    return render(request, "mail_box.html", {"mails": mails, "folder": folder, "chosen": request.GET.get("m")})

@@ -10,7 +10,8 @@ from pydantic import Field, StrictStr
 from feeds import selectors
 from feeds.services import accounts, follows, safety
 from social import api as account_api, services as people
-from social.rules import PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
+from social.api import Email
+from social.rules import EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import blocks_list, mutes_list, user_get_by_name
 from ugcsite.http import (
     ID_DIGITS,
@@ -30,16 +31,21 @@ MAX_READING_IDS = 100
 
 
 class SignUp(Strict):
-    pattern_messages: ClassVar[dict[str, str]] = {"username": f"must be {USERNAME_WORDS}"}
+    pattern_messages: ClassVar[dict[str, str]] = {
+        "username": f"must be {USERNAME_WORDS}",
+        "email": f"must be {EMAIL_WORDS}",
+    }
 
     username: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)]
     password: Annotated[Text, Field(min_length=PASSWORD_LENGTH[0], max_length=PASSWORD_LENGTH[1])]
+    email: Email = ""  # optional: only to reset a forgotten password, once confirmed by its link
 
 
 def users_create(request):
     people.auth_attempt(address=client_address(request))
     data = validate(SignUp, parse_json_object(request))
-    user = accounts.account_create(username=data.username, password=data.password)
+    user = accounts.account_create(username=data.username, password=data.password, email=data.email)
+    people.address_check(user=user, base_url=request.build_absolute_uri("/"))
     return JsonResponse({"id": user.pk, "username": user.username}, status=201)
 
 

@@ -20,8 +20,10 @@ class ReportCreate(Strict):
 
     pattern_messages: ClassVar[dict[str, str]] = {"user": f"must be {USERNAME_WORDS}"}
 
-    board: Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)] | None = None
-    user: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)] | None = None
+    one_of: ClassVar[tuple[str, ...]] = ("board", "user")  # exactly one, never null (the handler checks too)
+
+    board: Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)] = None
+    user: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)] = None
     reason: Reason
     text: Annotated[Text, Field(max_length=REPORT_TEXT_MAX)] = ""
 

@@ -10,7 +10,7 @@ from feeds.timelines import archive
 from social import services as people
 
 
-def account_create(*, username: str, password: str, is_staff: bool = False):
+def account_create(*, username: str, password: str, is_staff: bool = False, email: str = ""):
     """A new account (social.services.user_create; ``UsernameTaken`` if the name is used in any
     letter case), whose timelines say they have archived nothing (so its reads never ask
     PostgreSQL) and who is active (fan-out reaches them). O(1) in Redis.
@@ -18,7 +18,7 @@ def account_create(*, username: str, password: str, is_staff: bool = False):
     leaves no account behind (the name stays free; the caller answers 503 and the person tries
     again). A commit that fails after them leaves only the marks of an id never used again."""
     with transaction.atomic():
-        user = people.user_create(username=username, password=password, is_staff=is_staff)
+        user = people.user_create(username=username, password=password, is_staff=is_staff, email=email)
         archive.marks_put(user.pk, dict.fromkeys(Timeline, 0))
         user_seen(user_id=user.pk)
     return user

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from feeds.services import accounts, follows, safety
 from feeds.views.boards import before_param, profile_page
-from social import hiding, selectors as people
+from social import hiding, selectors as people, services as people_services
 from social.forms import SignupForm
 from social.services import BlockSelf, FollowBlocked, FollowSelf, UsernameTaken, WrongPassword, auth_attempt
 from social.views import throttle_wait, too_many
@@ -30,7 +30,12 @@ def signup(request):
     if not form.is_valid():
         return render(request, "social/signup.html", {**context, "form": form}, status=400)
     try:
-        user = accounts.account_create(username=form.cleaned_data["username"], password=form.cleaned_data["password"])
+        user = accounts.account_create(
+            username=form.cleaned_data["username"],
+            password=form.cleaned_data["password"],
+            email=form.cleaned_data["email"],
+        )
+        people_services.address_check(user=user, base_url=request.build_absolute_uri("/"))
     except UsernameTaken:
         form.add_error("username", "That username is taken; choose another.")
         return render(request, "social/signup.html", {**context, "form": form}, status=400)

@@ -270,6 +270,8 @@ def test_me_answers_the_callers_profile(api):
         "followed_by_me": False,
         "avatar_url": "/u/Alice/avatar?v=0",
         "share_reading": False,
+        "email": "",
+        "email_verified": False,
     }
 
 

@@ -95,10 +95,9 @@ def aimed_document() -> dict:
             params = []
             for param in shared + operation.get("parameters", []):
                 if param["name"] == "username":
-                    # Following yourself is a 400 a schema cannot express: aim at the others.
-                    # Following yourself, or inviting yourself to your own board, is a 400 a schema
-                    # cannot express: aim at the others.
-                    others = path.endswith("/follow") or "/editors/" in path
+                    # Following, blocking or muting yourself, or inviting yourself to your own
+                    # board, is a 400 a schema cannot express: aim at the others.
+                    others = path.endswith(("/follow", "/block", "/mute")) or "/editors/" in path
                     param = _aimed(param, ["fz-alice", "fz-bob", "fz-ALICE"] if others else list(PEOPLE))
                 elif param["name"] == "board_id":
                     param = _aimed(param, DOOMED_BOARDS if method == "delete" else BOARDS)

@@ -3,6 +3,7 @@ the server really answers: every status an operation gives to a bad token, a ses
 without its CSRF token, a body over the limit or a method the path does not take is listed."""
 
 import json
+import re
 
 import pytest
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.test import Client
 from django.urls import get_resolver
 
 from social.models import User
+from social.rules import EMAIL_MAX
 from ugcsite.openapi import PLAIN_VIEWS
 from ugcsite.testing import ApiClient, assert_problem
 
@@ -131,7 +133,9 @@ def test_the_bodies_are_the_models_that_validate(client):
         "display_name": ("string", 50),
         "bio": ("string", 300),
         "share_reading": ("boolean", None),
+        "email": ("string", EMAIL_MAX),
     }
+    assert re.compile(patch["properties"]["email"]["pattern"]).match("") is not None  # "" is no address
     for name in ("ProfilePatch", "BoardPatch"):  # a field left out is never null
         assert all("default" not in field for field in schemas[name]["properties"].values()), name
     assert (
