@@ -1,0 +1,82 @@
+"""Safety in a real browser: blocking from a profile's More menu (the follow ends, the blocked
+person meets a 404, the settings page undoes it) and reporting a board through its form until
+staff see it in the admin's queue. Live server, real Celery worker, Chromium."""
+
+import pytest
+from django.db import transaction
+
+from feeds.models import ReportCase
+from feeds.services import boards as board_services, follows
+from social import services as people_services
+from social.models import Block, Follow
+from ugcsite.tests.support import PASSWORD, axe_run, log_in
+
+pytestmark = [pytest.mark.worker, pytest.mark.browser]
+
+DOC = {"width": 800, "height": 600, "background": "#ffffff", "elements": []}
+
+
+def test_block_from_a_profile_and_undo_it_in_settings(celery_worker, people):
+    with transaction.atomic():
+        alice, bob = (people_services.user_create(username=n, password=PASSWORD) for n in ("alice", "bob"))
+        follows.follow_create(follower=bob, followee=alice)
+    with transaction.atomic():
+        board = board_services.board_create(author=alice, title="Mine", kind="note", tags=[], doc=DOC)
+
+    blocker = people("alice")
+    log_in(blocker, "alice", "/u/bob")
+    menu = blocker.page.locator("[data-safety-menu]")
+    menu.locator("summary").click()
+    blocker.shot("more-menu")
+    menu.get_by_role("button", name="Block bob").click()
+    blocker.page.locator(".message.success").wait_for(state="visible")
+    assert "You blocked bob" in blocker.page.locator(".message.success").inner_text()
+    assert blocker.page.locator("[data-follow-button]").count() == 0
+    assert not Follow.objects.exists() and Block.objects.filter(blocker=alice, blocked=bob).exists()
+
+    blocked = people("bob")
+    log_in(blocked, "bob", "/")
+    assert blocked.visit("/u/alice", "blocked-profile").status == 404
+    assert blocked.visit(f"/b/{board.pk}", "blocked-board").status == 404
+
+    blocker.visit("/settings", "settings-blocks")
+    assert blocker.page.locator("[data-testid=blocks]").inner_text().startswith("bob")
+    assert axe_run(blocker.page) == []
+    blocker.page.locator("[data-testid=blocks] button", has_text="Unblock").click()
+    blocker.page.locator(".message.success").wait_for(state="visible")
+    assert "/settings" in blocker.page.url and blocker.page.locator("[data-testid=blocks]").count() == 0
+    assert not Block.objects.exists()
+    assert blocked.visit("/u/alice", "unblocked-profile").status == 200
+    for person in (blocker, blocked):
+        person.check_clean()
+
+
+def test_report_a_board_and_staff_see_it_in_the_queue(celery_worker, people):
+    with transaction.atomic():
+        author = people_services.user_create(username="author", password=PASSWORD)
+        people_services.user_create(username="alice", password=PASSWORD)
+        people_services.user_create(username="staffer", password=PASSWORD, is_staff=True)
+    with transaction.atomic():
+        board = board_services.board_create(author=author, title="Spammy", kind="note", tags=[], doc=DOC)
+
+    reporter = people("alice")
+    log_in(reporter, "alice", f"/b/{board.pk}")
+    reporter.page.get_by_role("link", name="Report").click()
+    reporter.page.wait_for_url(f"**/report?board={board.pk}")
+    assert axe_run(reporter.page) == []
+    reporter.page.get_by_role("button", name="Send the report").click()  # no reason: the browser asks
+    assert reporter.page.url.endswith(f"/report?board={board.pk}")
+    reporter.page.get_by_label("Spam").check()
+    reporter.page.fill("#id_text", "the same link on every board")
+    reporter.shot("report-filled")
+    reporter.page.get_by_role("button", name="Send the report").click()
+    reporter.page.wait_for_url(f"**/b/{board.pk}")
+    assert "staff will look at your report" in reporter.page.locator(".message.success").inner_text()
+    case = ReportCase.objects.get()
+    assert case.board_id == board.pk and case.reporters == 1
+
+    staff = people("staffer")
+    log_in(staff, "staffer", "/admin/feeds/reportcase/")
+    queue = staff.page.locator("#result_list").inner_text()
+    assert "Spammy" in queue and "Spam (1)" in queue
+    reporter.check_clean()
