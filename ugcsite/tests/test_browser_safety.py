@@ -2,6 +2,12 @@
 person meets a 404, the settings page undoes it) and reporting a board through its form until
 staff see it in the admin's queue. Live server, real Celery worker, Chromium."""
 
+import os
+import re
+from email import policy as email_policy
+from email.parser import BytesParser
+from pathlib import Path
+
 import pytest
 from django.db import transaction
 
@@ -80,3 +86,38 @@ def test_report_a_board_and_staff_see_it_in_the_queue(celery_worker, people):
     queue = staff.page.locator("#result_list").inner_text()
     assert "Spammy" in queue and "Spam (1)" in queue
     reporter.check_clean()
+
+
+def test_a_forgotten_password_is_reset_by_the_mailed_link(people, settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"  # the real catcher, not memory
+    mail_dir = Path(os.environ["MAIL_DIR"])
+    before = set(mail_dir.glob("*.eml"))
+    with transaction.atomic():
+        user = people_services.user_create(username="forgetful", password=PASSWORD, email="me@example.org")
+    user.email_verified = True
+    user.save(update_fields=["email_verified"])
+
+    person = people("forgetful")
+    person.visit("/login", "login")
+    person.page.get_by_role("link", name="Forgot your password?").click()
+    person.page.fill("#id_email", "me@example.org")
+    person.page.get_by_role("button", name="Send me a link").click()
+    person.page.locator("[data-testid=reset-sent]").wait_for()
+    [mail] = sorted(set(mail_dir.glob("*.eml")) - before)
+    body = BytesParser(policy=email_policy.default).parsebytes(mail.read_bytes()).get_body(preferencelist=("plain",))
+    link = re.search(r"https?://\S+", body.get_content()).group(0)
+    person.page.goto(link)
+    person.page.fill("#id_new_password1", "a-brand-new-one")
+    person.page.fill("#id_new_password2", "a-brand-new-one")
+    person.shot("new-password")
+    person.page.get_by_role("button", name="Save the new password").click()
+    person.page.wait_for_url("**/password/reset/done")
+    person.page.locator("#content").get_by_role("link", name="Log in").click()
+    person.page.fill("#id_username", "forgetful")
+    person.page.fill("#id_password", "a-brand-new-one")
+    person.page.click("form.stacked button[type=submit]")
+    person.page.wait_for_url(re.compile(r"://[^/]+/$"))
+    assert person.page.locator(".usernav .me").inner_text() == "forgetful"
+    person.page.goto(link)  # single-use
+    assert "no longer works" in person.page.locator("main").inner_text()
+    person.check_clean()
