@@ -9,7 +9,8 @@
 - ``services/``: the writes, one function per thing a person does (publish, follow, ...).
 - ``selectors``: the reads that views and the API share; ``search``: full-text search of boards.
 - ``notifications``: the aggregated notification rows; ``tasks``: the Celery tasks.
-- ``erasure``: a deleted account's boards withdrawn, then every row and key that names it.
+- ``erasure``: a deleted account's boards withdrawn, then every row and key that names it;
+  ``export``: a person's data as a zip (take my data).
 - ``validation``, ``svg``: a drawing's document checked, and drawn as SVG.
 - ``api/``, ``views/``, ``urls``, ``templatetags/``: the JSON API and the pages.
 - ``demo``, ``management/``: the demo world and the manage.py commands.

@@ -20,7 +20,8 @@ from django.db import connection, transaction
 
 from feeds import keys
 from feeds.discovery import counters, indexes
-from feeds.models import Board, Notification, TimelineChunk
+from feeds.export import export_path
+from feeds.models import Board, Export, Notification, TimelineChunk
 from feeds.rules import Timeline
 from feeds.timelines import boardcache
 from social import reading, services as people
@@ -78,5 +79,7 @@ def account_purge(user_id: int) -> bool:
         for start in range(0, len(board_ids), ROWS_PER_STATEMENT):
             Read.objects.filter(board_id__in=board_ids[start : start + ROWS_PER_STATEMENT]).delete()
         TimelineChunk.objects.filter(owner_id=user_id).delete()
+        for archive in Export.objects.filter(user_id=user_id).exclude(file_name=""):
+            export_path(archive).unlink(missing_ok=True)  # the rows go with the person
         Board.objects.filter(author_id=user_id).delete()
     return people.account_purge(user_id=user_id)

@@ -281,3 +281,29 @@ class Report(models.Model):
 
     def __str__(self):
         return f"{self.reason} by {self.reporter_id}"
+
+
+class Export(models.Model):
+    """A person's "take my data" archive (feeds.export): built by a Celery task into a zip under
+    EXPORT_DIR, with its progress, served to its owner alone, and deleted (file and row)
+    EXPORT_KEEP_HOURS after it is ready."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        READY = "ready"
+        FAILED = "failed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    progress = models.PositiveSmallIntegerField(default=0)  # 0-100
+    file_name = models.CharField(max_length=100, blank=True, default="")
+    size = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-created_at"], name="export_recent_idx")]
+
+    def __str__(self):
+        return f"export {self.pk} of {self.user_id}: {self.status} {self.progress}%"

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import erasure, notifications
+from feeds import erasure, export, notifications
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -221,6 +221,18 @@ def account_retract(
 def account_purge(user_id: int) -> None:
     """The last of a closed account: its rows and keys, and what others keep that names it."""
     erasure.account_purge(user_id)
+
+
+@shared_task(acks_late=True)
+def export_build(export_id: int) -> None:
+    """Build a person's "take my data" archive (feeds.export)."""
+    export.export_build(export_id)
+
+
+@shared_task
+def exports_expire() -> int:
+    """Beat, hourly: archives past their day are deleted, files and rows."""
+    return export.exports_expire()
 
 
 @shared_task(**RETRYING)

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -184,7 +185,7 @@ def endpoint(**handlers: Callable) -> Callable:
             return error.response()
         except errors.DomainError as error:
             return domain_error_response(error)
-        if isinstance(result, HttpResponse):
+        if isinstance(result, HttpResponseBase):
             return result
         return json_answer(result)
 

@@ -173,6 +173,15 @@ USERNAME = {
 }
 
 
+EXPORT_ID = {
+    "name": "export_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1, "exclusiveMaximum": ID_LIMIT},
+    "description": "an archive of the caller's; anyone else's is a 404",
+}
+
+
 def _paths() -> dict:
     board = {"$ref": "#/components/schemas/Board"}
     profile = {"$ref": "#/components/schemas/Profile"}
@@ -196,6 +205,16 @@ def _paths() -> dict:
                 "items": {"type": "object", "properties": {"id": {"type": "integer"}, "username": {"type": "string"}}},
             },
             "total": {"type": "integer"},
+        },
+    }
+    export = {
+        "type": "object",
+        "required": ["id", "status", "progress", "url"],
+        "properties": {
+            "id": {"type": "integer"},
+            "status": {"type": "string", "enum": ["pending", "running", "ready", "failed"]},
+            "progress": {"type": "integer", "minimum": 0, "maximum": 100},
+            "url": {"type": ["string", "null"], "description": "where to download it once ready"},
         },
     }
     people_items = {"type": "object", "required": ["items"], "properties": {"items": people["properties"]["items"]}}
@@ -264,6 +283,33 @@ def _paths() -> dict:
                         **_errors(400, 401, 404, 413, 429),
                     },
                 }
+            },
+            "/api/v1/me/export": {
+                "post": {
+                    "summary": "Start an archive of the caller's data (or get the one under way): a zip of the "
+                    "profile, every board as JSON and SVG, follows, reads and notifications",
+                    "security": secured,
+                    "responses": {"202": _answer("started", export), **_errors(401, 429)},
+                }
+            },
+            "/api/v1/me/export/{export_id}": {
+                "parameters": [EXPORT_ID],
+                "get": {
+                    "summary": "Where an archive stands (progress 0-100), and its address once ready",
+                    "security": secured,
+                    "responses": {"200": _answer("the archive", export), **_errors(401, 404)},
+                },
+            },
+            "/api/v1/me/export/{export_id}/download": {
+                "parameters": [EXPORT_ID],
+                "get": {
+                    "summary": "The archive itself, to its owner alone, for a day after it is ready",
+                    "security": secured,
+                    "responses": {
+                        "200": _answer("the zip", {"type": "string", "format": "binary"}, "application/zip"),
+                        **_errors(401, 404),
+                    },
+                },
             },
             "/api/v1/me/blocks": {
                 "get": {

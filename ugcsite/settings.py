@@ -259,6 +259,12 @@ MAIL_DIR = os.environ.get("MAIL_DIR", "")
 EMAIL_LINK_HOURS = int(os.environ.get("EMAIL_LINK_HOURS", "24"))
 PASSWORD_RESET_TIMEOUT = EMAIL_LINK_HOURS * 3600
 RATE_LIMIT_RESETS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_RESETS_PER_MINUTE", "5"))
+# "Take my data" (feeds.export): the zips are built under EXPORT_DIR by a worker and served from
+# there by the web processes (so a site on several machines puts it on a shared volume), and
+# deleted EXPORT_KEEP_HOURS after they are ready (beat, hourly).
+EXPORT_DIR = os.environ.get("EXPORT_DIR", str(BASE_DIR / "var" / "exports"))
+EXPORT_KEEP_HOURS = int(os.environ.get("EXPORT_KEEP_HOURS", "24"))
+CELERY_BEAT_SCHEDULE["exports-expire"] = {"task": "feeds.tasks.exports_expire", "schedule": 3600.0}
 # A deleted account's username is kept from others this long (social.models.RetiredUsername).
 USERNAME_QUARANTINE_DAYS = int(os.environ.get("USERNAME_QUARANTINE_DAYS", "30"))
 # The purge of a deleted account waits this long after its followers' walk was sent out.

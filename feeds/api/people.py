@@ -4,11 +4,13 @@ with the feeds and the boards."""
 
 from typing import Annotated, ClassVar
 
-from django.http import HttpResponse, JsonResponse
+from django.http import FileResponse, HttpResponse, JsonResponse
 from pydantic import Field, StrictStr
 
 from feeds import selectors
-from feeds.services import accounts, follows, safety
+from feeds.export import export_path
+from feeds.models import Export
+from feeds.services import accounts, exports, follows, safety
 from social import api as account_api, services as people
 from social.api import Email
 from social.rules import EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
@@ -75,6 +77,31 @@ def me_delete(request):
     people.auth_attempt(address=client_address(request))  # a password guess, counted as a log-in
     accounts.account_delete(user=request.api_user, password=data.password)
     return HttpResponse(status=204)
+
+
+@login_required
+def export_post(request):
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    return JsonResponse(exports.export_answer(exports.export_start(user=request.api_user)), status=202)
+
+
+@login_required
+def export_read(request, export_id: int):
+    return exports.export_answer(exports.export_get(user=request.api_user, export_id=export_id))
+
+
+@login_required
+def export_download(request, export_id: int):
+    archive = exports.export_get(user=request.api_user, export_id=export_id)
+    if archive.status != Export.Status.READY:
+        raise ApiError(
+            404, f"Export {export_id} is not ready yet ({archive.status}, {archive.progress}%): ask again soon."
+        )
+    response = FileResponse(
+        export_path(archive).open("rb"), as_attachment=True, filename=archive.file_name, content_type="application/zip"
+    )
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 @login_required
@@ -152,6 +179,9 @@ follow = endpoint(PUT=follow_put, DELETE=follow_delete)
 block = endpoint(PUT=block_put, DELETE=block_delete)
 mute = endpoint(PUT=mute_put, DELETE=mute_delete)
 blocks_view = endpoint(GET=my_blocks)
+export_view = endpoint(POST=export_post)
+export_item = endpoint(GET=export_read)
+export_file = endpoint(GET=export_download)
 mutes_view = endpoint(GET=my_mutes)
 reading_view = endpoint(GET=reading)
 popular_view = endpoint(GET=popular)

@@ -4,6 +4,7 @@ staff see it in the admin's queue. Live server, real Celery worker, Chromium."""
 
 import os
 import re
+import zipfile
 from email import policy as email_policy
 from email.parser import BytesParser
 from pathlib import Path
@@ -120,4 +121,24 @@ def test_a_forgotten_password_is_reset_by_the_mailed_link(people, settings):
     assert person.page.locator(".usernav .me").inner_text() == "forgetful"
     person.page.goto(link)  # single-use
     assert "no longer works" in person.page.locator("main").inner_text()
+    person.check_clean()
+
+
+def test_the_settings_page_builds_an_archive_and_shows_its_progress(celery_worker, people):
+    with transaction.atomic():
+        owner = people_services.user_create(username="keeper", password=PASSWORD)
+    with transaction.atomic():
+        board_services.board_create(author=owner, title="Keep me", kind="note", tags=[], doc=DOC)
+    person = people("keeper")
+    log_in(person, "keeper", "/settings")
+    person.page.get_by_role("button", name="Prepare my archive").click()
+    link = person.page.locator("[data-export-link]")
+    link.wait_for(timeout=30_000)  # the worker builds it; the page asks once a second
+    assert person.page.locator("[data-export] progress").get_attribute("value") == "100"
+    with person.page.expect_download() as download:
+        link.click()
+    saved = download.value.path()
+    names = zipfile.ZipFile(saved).namelist()
+    assert "profile.json" in names and any(name.endswith(".svg") for name in names)
+    person.shot("archive-ready")
     person.check_clean()
