@@ -223,6 +223,16 @@ def account_purge(user_id: int) -> None:
     erasure.account_purge(user_id)
 
 
+@shared_task
+def accounts_erase_pending() -> int:
+    """Beat, hourly: a closed account whose erasure never ran (the broker lost it) is erased
+    now; a run that happens twice does the same work twice (each step is idempotent)."""
+    pending = people.accounts_closed()
+    for user_id in pending:
+        account_erase.delay(user_id)
+    return len(pending)
+
+
 @shared_task(acks_late=True)
 def export_build(export_id: int) -> None:
     """Build a person's "take my data" archive (feeds.export)."""

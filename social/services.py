@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Greatest  # counts never go below 0, even over bulk-loaded data
+from django.db.models.functions import Greatest, Lower  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
 from social import graph, hiding, keys, mail, tokens
@@ -295,6 +295,16 @@ def account_close(*, user: User, password: str) -> None:
             name=user.username.lower(),
             defaults={"free_after": timezone.now() + timedelta(days=settings.USERNAME_QUARANTINE_DAYS)},
         )
+
+
+def accounts_closed(*, older_than: timedelta = timedelta(hours=1)) -> list[int]:
+    """Accounts closed (account_close) over ``older_than`` ago whose row is still there: their
+    erasure never finished. A suspended person has no retired name, so is never one of them.
+    One query, through the index on the lower-case username."""
+    since = timezone.now() + timedelta(days=settings.USERNAME_QUARANTINE_DAYS) - older_than
+    names = RetiredUsername.objects.filter(free_after__lte=since).values("name")
+    rows = User.objects.annotate(name=Lower("username")).filter(is_active=False, name__in=names)
+    return list(rows.values_list("pk", flat=True))
 
 
 ACCOUNT_PURGE_BATCH = 1000  # rows of a closed account's relations a statement or a pipeline

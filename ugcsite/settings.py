@@ -265,6 +265,7 @@ RATE_LIMIT_RESETS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_RESETS_PER_MINUTE"
 EXPORT_DIR = os.environ.get("EXPORT_DIR", str(BASE_DIR / "var" / "exports"))
 EXPORT_KEEP_HOURS = int(os.environ.get("EXPORT_KEEP_HOURS", "24"))
 CELERY_BEAT_SCHEDULE["exports-expire"] = {"task": "feeds.tasks.exports_expire", "schedule": 3600.0}
+CELERY_BEAT_SCHEDULE["accounts-erase-pending"] = {"task": "feeds.tasks.accounts_erase_pending", "schedule": 3600.0}
 # A deleted account's username is kept from others this long (social.models.RetiredUsername).
 USERNAME_QUARANTINE_DAYS = int(os.environ.get("USERNAME_QUARANTINE_DAYS", "30"))
 # The purge of a deleted account waits this long after its followers' walk was sent out.

@@ -10,7 +10,7 @@ from django.db.models import Q
 from django.test import Client
 from django.utils import timezone
 
-from feeds import keys
+from feeds import keys, tasks
 from feeds.models import Board, BoardEditor, Notification, Report, ReportCase, TimelineChunk
 from social import keys as social_keys
 from social.models import ApiToken, Block, Follow, Mute, Read, RetiredUsername, User, UserSession
@@ -154,3 +154,16 @@ def test_the_settings_page_deletes_the_account(world, run):
     assert response.status_code == 302 and response["Location"] == "/"
     assert not User.objects.filter(username="alice").exists()
     assert page.get("/settings").status_code == 302
+
+
+def test_an_erasure_the_broker_lost_is_run_by_beat(world, django_capture_on_commit_callbacks, run):
+    with django_capture_on_commit_callbacks(execute=False):  # the task is never sent
+        assert world["alice"].delete("/api/v1/me", {"password": "password123"}).status_code == 204
+    me = world["ids"]["alice"]
+    assert User.objects.filter(pk=me, is_active=False).exists()
+    assert tasks.accounts_erase_pending() == 0  # not yet an hour
+    RetiredUsername.objects.filter(name="alice").update(free_after=timezone.now())
+    assert run(tasks.accounts_erase_pending) == 1
+    assert not User.objects.filter(pk=me).exists()
+    User.objects.filter(username="bob").update(is_active=False)  # a suspension is no closed account
+    assert tasks.accounts_erase_pending() == 0
