@@ -198,6 +198,13 @@ def parse_views_pending_field(field: str) -> tuple[int, int | None] | None:
 VIEWS_BATCH_FIELD = "batch"
 
 
+def views_seen(board_id: int, day: int) -> str:
+    """Set of who viewed a board on one UTC day (``u:<user id>`` or ``a:<digest>`` of an
+    anonymous visitor), kept two days: a view counts once per viewer, board and day. In the
+    board's own slot, so the views of a site spread over a cluster. ``vs:{b:1234}:20517``."""
+    return f"vs:{{b:{int(board_id)}}}:{int(day)}"
+
+
 def views_flushing() -> str:
     """The pending hash renamed aside while a flush writes it to PostgreSQL. ``vpf:{d}``."""
     return "vpf:{d}"

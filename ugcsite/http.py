@@ -9,6 +9,7 @@ not JSON is a 415 between the 401 and the 404 (``json_body_required``). Handlers
 they call raise ``ugcsite.errors`` (domain errors) or ``ApiError``; both become answers here.
 """
 
+import hashlib
 import json
 import math
 from collections.abc import Callable
@@ -420,6 +421,13 @@ def client_address(request: HttpRequest) -> str:
     (CLIENT_ADDRESS_HEADER, set by scripts/serve.sh behind its nginx), else the peer's."""
     header = settings.CLIENT_ADDRESS_HEADER
     return (header and request.META.get(header)) or request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def visitor(request: HttpRequest) -> str:
+    """Who an anonymous visitor is, for counting views once each: a digest of their address
+    and browser (never the address itself, which is not kept)."""
+    seen = f"{client_address(request)}|{request.META.get('HTTP_USER_AGENT', '')}"
+    return hashlib.blake2b(seen.encode(), digest_size=8, key=settings.SECRET_KEY.encode()[:64]).hexdigest()
 
 
 def safe_next(request: HttpRequest, default: str) -> str:

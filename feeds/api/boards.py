@@ -7,7 +7,7 @@ from feeds.services import boards as services, editors as editor_services
 from feeds.svg import render_svg
 from feeds.validation import BoardCreate, BoardPatch, doc_with_ids
 from social.selectors import user_get_by_name
-from ugcsite.http import client_address, endpoint, login_required, parse_json_object, validate
+from ugcsite.http import client_address, endpoint, login_required, parse_json_object, validate, visitor
 from ugcsite.ratelimits import write_attempt
 
 # The preview is a standalone document: no script may run in it even when opened directly.
@@ -32,7 +32,7 @@ def board_create(request):
 
 def board_read(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)
-    services.board_record_view(board=board, reader=request.api_user)
+    services.board_record_view(board=board, reader=request.api_user, visitor=visitor(request))
     return _json(selectors.board_full_json(board))
 
 

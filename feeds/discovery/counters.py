@@ -8,6 +8,7 @@ entry. No PostgreSQL write per view. The live figure is PostgreSQL's count plus 
 Storage only.
 """
 
+import time
 import uuid
 from collections.abc import Iterable
 from datetime import timedelta
@@ -22,6 +23,20 @@ from feeds.models import Board, BoardViewHour, ViewFlush
 from feeds.scripts import scripts
 from ugcsite.redis import get_redis, rename_aside
 from ugcsite.sql import execute_columns
+
+SEEN_KEEP_SECONDS = 2 * 24 * 3600  # a day's viewers are kept past the day's end, then go
+DAY = 24 * 3600
+
+
+def view_seen(board_id: int, viewer: str, *, now: float | None = None) -> bool:
+    """Whether this is ``viewer``'s first view of the board today (UTC), recording it: one SADD
+    and EXPIRE in the board's slot, O(1)."""
+    moment = time.time() if now is None else now
+    key = keys.views_seen(board_id, int(moment // DAY))
+    pipe = get_redis().pipeline(transaction=False)
+    pipe.sadd(key, viewer)
+    pipe.expire(key, SEEN_KEEP_SECONDS)
+    return bool(pipe.execute()[0])
 
 
 def view_record(board_id: int, *, now: float | None = None) -> None:

@@ -233,10 +233,14 @@ def board_withdraw(board: Board) -> None:
     enqueue(tasks.board_retract, board.pk)
 
 
-def board_record_view(*, board: Board, reader: User | None = None) -> int:
-    """Count one view in Redis (flushed to PostgreSQL by beat; ``reader``'s read is recorded
-    with social reading); sets ``board.views`` to the new live total."""
-    counters.view_record(board.pk)
+def board_record_view(*, board: Board, reader: User | None = None, visitor: str = "") -> int:
+    """Count a view in Redis (flushed to PostgreSQL by beat; ``reader``'s read is recorded with
+    social reading): once per viewer (``reader``, else the anonymous ``visitor``'s digest,
+    ugcsite.http.visitor), board and UTC day, and never the author's own. Sets ``board.views``
+    to the new live total. O(1): one set in the board's slot, then the counters."""
+    viewer = f"u:{reader.pk}" if reader is not None else f"a:{visitor}"
+    if (reader is None or reader.pk != board.author_id) and counters.view_seen(board.pk, viewer):
+        counters.view_record(board.pk)
     if reader is not None:
         reading.read_record(reader.pk, board.pk)
     board.views += counters.pending_views([board.pk])[board.pk]

@@ -2,6 +2,8 @@
 
 import random
 
+import time
+
 import pytest
 
 from feeds import keys as feed_keys
@@ -118,8 +120,9 @@ def test_popular_scopes(api, run):
     author = api.as_user("dave")
     a, b, c = (run(author.post, "/api/v1/boards", {"title": t, "kind": "note", "doc": DOC}).json()["id"] for t in "abc")
     share(bob, carol)
-    for client, board_id in ((bob, a), (carol, a), (bob, b), (api, c), (api, c), (api, c)):
-        client.get(f"/api/v1/boards/{board_id}")
+    views = ((bob, a, ""), (carol, a, ""), (bob, b, ""), (api, c, "one"), (api, c, "two"), (api, c, "three"))
+    for client, board_id, browser in views:  # three anonymous visitors, told apart by their browsers
+        client.get(f"/api/v1/boards/{board_id}", headers={"User-Agent": browser} if browser else None)
     trending.trending_rollup()
     run(alice.put, "/api/v1/users/bob/follow")
     run(alice.put, "/api/v1/users/carol/follow")
@@ -170,20 +173,38 @@ def test_only_reads_of_people_who_share_them_appear_and_stopping_counts_at_once(
 def test_views_are_live_and_flushed_to_postgres(api, run, redis_data):
     author = api.as_user("alice")
     board_id = run(author.post, "/api/v1/boards", {"title": "x", "kind": "note", "doc": DOC}).json()["id"]
+    def view(n):  # the n-th anonymous visitor (a view counts once per visitor and day)
+        return api.get(f"/api/v1/boards/{board_id}", headers={"User-Agent": f"visitor {n}"})
+
     for n in range(1, 4):
-        assert api.get(f"/api/v1/boards/{board_id}").json()["views"] == n
+        assert view(n).json()["views"] == n
     assert Board.objects.get(pk=board_id).views == 0  # no PostgreSQL write per view
     assert api.get("/api/v1/users/alice/boards").json()["items"][0]["views"] == 3
     assert counters.views_flush() == 1
     assert Board.objects.get(pk=board_id).views == 3
-    assert api.get(f"/api/v1/boards/{board_id}").json()["views"] == 4
+    assert view(4).json()["views"] == 4
     redis_data.delete(feed_keys.board(board_id))  # G lost: refilled with the live figure
     assert api.get("/api/v1/users/alice/boards").json()["items"][0]["views"] == 4
     # a flush that died after renaming the hash aside is finished by the next one
     redis_data.rename(feed_keys.views_pending(), feed_keys.views_flushing())
-    api.get(f"/api/v1/boards/{board_id}")
-    assert api.get(f"/api/v1/boards/{board_id}").json()["views"] == 6
+    view(5)
+    assert view(6).json()["views"] == 6
     counters.views_flush()
     assert Board.objects.get(pk=board_id).views == 4
     counters.views_flush()
     assert Board.objects.get(pk=board_id).views == 6
+
+
+def test_a_view_counts_once_per_person_and_day_and_never_the_authors(api, run):
+    author, reader = api.as_user("alice"), api.as_user("bob")
+    board_id = run(author.post, "/api/v1/boards", {"title": "x", "kind": "note", "doc": DOC}).json()["id"]
+    for _ in range(100):
+        assert reader.get(f"/api/v1/boards/{board_id}").status_code == 200
+    for _ in range(5):
+        author.get(f"/api/v1/boards/{board_id}")  # the author's own reads never count
+    for _ in range(3):
+        api.get(f"/api/v1/boards/{board_id}")  # one anonymous visitor, three reads
+    assert api.get(f"/api/v1/boards/{board_id}").json()["views"] == 2
+    assert counters.pending_views([board_id])[board_id] == 2
+    tomorrow = time.time() + 24 * 3600
+    assert counters.view_seen(board_id, "u:1", now=tomorrow) and not counters.view_seen(board_id, "u:1", now=tomorrow)

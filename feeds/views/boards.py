@@ -21,7 +21,7 @@ from feeds.rules import BOARD_KINDS, editor_config
 from feeds.services import activity, boards as services
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.models import Follow
-from ugcsite.http import whole_number
+from ugcsite.http import visitor, whole_number
 
 User = get_user_model()
 
@@ -121,7 +121,7 @@ def front_page(request):
 def board_detail(request, board_id: int):
     board = selectors.board_get_for(board_id, request.user)
     viewer = request.user if request.user.is_authenticated else None
-    views = services.board_record_view(board=board, reader=viewer)
+    views = services.board_record_view(board=board, reader=viewer, visitor=visitor(request))
     return render(
         request,
         "feeds/board.html",

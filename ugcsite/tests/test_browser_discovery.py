@@ -47,8 +47,8 @@ def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, 
             author=alice, title="Cat walk", kind="map", tags=["cat", "walk"], doc=DOC
         )
     wait_for(lambda: get_redis().zcard(keys.home_timeline(carol.pk)) == 3, what="the fan-out to carol")
-    for _ in range(3):
-        board_services.board_record_view(board=Board.objects.get(pk=cat_walk.pk))
+    for n in range(3):  # three anonymous visitors (a view counts once per visitor and day)
+        board_services.board_record_view(board=Board.objects.get(pk=cat_walk.pk), visitor=f"visitor {n}")
     board_services.board_record_view(board=Board.objects.get(pk=walk.pk), reader=bob)  # bob reads "A walk"
 
     # bob lets the people who follow him see what he reads (off until he says so)
