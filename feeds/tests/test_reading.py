@@ -1,7 +1,6 @@
 """Social reading (who of the people I follow read these boards), popular lists and view counters."""
 
 import random
-
 import time
 
 import pytest
@@ -173,6 +172,7 @@ def test_only_reads_of_people_who_share_them_appear_and_stopping_counts_at_once(
 def test_views_are_live_and_flushed_to_postgres(api, run, redis_data):
     author = api.as_user("alice")
     board_id = run(author.post, "/api/v1/boards", {"title": "x", "kind": "note", "doc": DOC}).json()["id"]
+
     def view(n):  # the n-th anonymous visitor (a view counts once per visitor and day)
         return api.get(f"/api/v1/boards/{board_id}", headers={"User-Agent": f"visitor {n}"})
 
