@@ -67,6 +67,26 @@ def _shown_to(viewer, found: dict[int, dict]) -> dict[int, dict]:
     return {i: f for i, f in found.items() if int(f["author_id"]) not in hidden} if hidden else found
 
 
+def board_hidden_from_author(board_id: int, viewer) -> dict | None:
+    """What the author of a board staff hid (or that their suspension hid) is told when they
+    open it, as {"title", "message"}; None for anyone else or any other board (a 404 then).
+    One indexed query."""
+    viewer_id = _viewer_id(viewer)
+    state = Board.objects.filter(pk=board_id, author_id=viewer_id).values_list("state", flat=True).first()
+    if viewer_id is None or state not in (Board.State.HIDDEN, Board.State.SUSPENDED):
+        return None
+    if state == Board.State.SUSPENDED:
+        return {
+            "title": "Hidden while your account is suspended",
+            "message": "Nobody can open this board while staff keep your account suspended.",
+        }
+    return {
+        "title": "Hidden by staff",
+        "message": "Staff hid this board, or it was reported by several people and waits for their review. "
+        "Only you see this page; nobody else can open the board.",
+    }
+
+
 def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
     """A published board that ``user`` may change (its author; staff too with ``staff_may``),
     or ``BoardNotFound`` / ``NotBoardAuthor`` (in that order: docs/api.md's 404 before 403)."""

@@ -51,7 +51,9 @@ def tokens_create(request):
     services.login_attempt(account=data.username)
     user = password_authenticate(request, username=data.username, password=data.password)
     if user is None:
-        raise ApiError(401, "The username or password is wrong.")
+        raise ApiError(
+            401, selectors.closed_account_words(data.username, data.password) or "The username or password is wrong."
+        )
     return JsonResponse({"token": tokens.token_create(user=user)}, status=201)
 
 

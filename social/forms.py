@@ -2,9 +2,10 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.core.validators import RegexValidator
 
+from social import selectors
 from social.rules import EMAIL_RE, EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_MAX, USERNAME_RE
 
 User = get_user_model()
@@ -80,6 +81,22 @@ class SettingsForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["email"].validators.append(RegexValidator(EMAIL_RE, f"Use {EMAIL_WORDS}."))
+
+
+class LoginForm(AuthenticationForm):
+    """Django's log-in form; someone whose account cannot sign in, giving its right password,
+    is told why (suspended, or deleted) instead of "wrong password"."""
+
+    def clean(self):
+        try:
+            return super().clean()
+        except forms.ValidationError:
+            words = selectors.closed_account_words(
+                self.cleaned_data.get("username") or "", self.cleaned_data.get("password") or ""
+            )
+            if words:
+                raise forms.ValidationError(words, code="inactive") from None
+            raise
 
 
 class ResetForm(PasswordResetForm):

@@ -5,7 +5,7 @@ from django.db.models import Q
 
 from social import graph, hiding
 from social.avatars import avatar_url
-from social.models import Block, Mute
+from social.models import Block, Mute, RetiredUsername
 from social.rules import USERNAME_RE
 from ugcsite.errors import NotFound
 
@@ -26,6 +26,18 @@ def user_get_by_name(username: str) -> User:
     if user is None:
         raise UserNotFound(username)
     return user
+
+
+def closed_account_words(username: str, password: str) -> str | None:
+    """What to tell someone whose log-in failed with the right password of an account that
+    cannot sign in: suspended by staff, or deleted. None otherwise (a wrong password reveals
+    nothing). One indexed query and a hash check, only after a refused log-in."""
+    user = User.objects.filter(username__iexact=username, is_active=False).first()
+    if user is None or not user.check_password(password):
+        return None
+    if RetiredUsername.objects.filter(name=user.username.lower()).exists():
+        return "This account was deleted; its data is being erased."
+    return "Your account is suspended by staff, so you cannot log in. Write to the site's staff if you think this is a mistake."
 
 
 def user_get_for(username: str, viewer) -> User:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from social import selectors, services
 from social.avatars import AvatarRefused, identicon_svg
-from social.forms import ResetForm, SettingsForm
+from social.forms import LoginForm, ResetForm, SettingsForm
 from social.models import Avatar
 from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX
 from ugcsite.errors import RateLimited
@@ -51,6 +51,7 @@ class LoginPage(auth_views.LoginView):
     """Django's login (it refuses suspended users: ``is_active`` False), behind the API's rate limit."""
 
     template_name = "social/login.html"
+    authentication_form = LoginForm
     redirect_authenticated_user = True
 
     def post(self, request, *args, **kwargs):

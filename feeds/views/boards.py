@@ -119,7 +119,13 @@ def front_page(request):
 
 
 def board_detail(request, board_id: int):
-    board = selectors.board_get_for(board_id, request.user)
+    try:
+        board = selectors.board_get_for(board_id, request.user)
+    except selectors.BoardNotFound:
+        hidden = selectors.board_hidden_from_author(board_id, request.user)
+        if hidden is None:
+            raise
+        return render(request, "error.html", {"status": 403, **hidden}, status=403)
     viewer = request.user if request.user.is_authenticated else None
     views = services.board_record_view(board=board, reader=viewer, visitor=visitor(request))
     return render(
