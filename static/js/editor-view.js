@@ -14,7 +14,9 @@
   const MAX_ZOOM = 8;
   const STEP = 1.25;           // one press of +/-
   const KEEP_VISIBLE = 48;     // CSS pixels of the drawing that panning always leaves in sight
-  const WHEEL_ZOOM_RATE = 0.01; // per pixel of wheel delta
+  const WHEEL_NOTCH = 1.1;      // one notch of a mouse wheel zooms 10%
+  const NOTCH_PIXELS = 100;     // what browsers report for one notch in pixels (Chromium, Firefox: 100 or more)
+  const PINCH_RATE = 0.01;      // a trackpad's pinch (many small deltas): zoom per pixel of delta
 
   class View {
     constructor(canvas, doc, onChange) {
@@ -109,12 +111,23 @@
       this.changed();
     }
 
+    /* How much one Ctrl+wheel event zooms: a mouse notch (lines or pages, or a delta of a notch's
+       size or more) 10% per notch; a trackpad's pinch, which arrives as many small pixel deltas,
+       smoothly by its delta. */
+    wheelFactor(delta, mode) {
+      if (mode !== 0 || Math.abs(delta) >= NOTCH_PIXELS / 2) {
+        const notches = Math.max(1, Math.round(Math.abs(delta) / (mode === 0 ? NOTCH_PIXELS : 48)));
+        return Math.pow(WHEEL_NOTCH, delta < 0 ? notches : -notches);
+      }
+      return Math.exp(-delta * PINCH_RATE);
+    }
+
     wheel(event) {
       const unit = event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? this.box().height : 1;
       const box = this.box();
       if (event.ctrlKey || event.metaKey) {
         event.preventDefault();  // not the browser's own page zoom
-        this.zoomTo(this.zoom * Math.exp(-event.deltaY * unit * WHEEL_ZOOM_RATE), event.clientX - box.left, event.clientY - box.top);
+        this.zoomTo(this.zoom * this.wheelFactor(event.deltaY * unit, event.deltaMode), event.clientX - box.left, event.clientY - box.top);
       } else if (!this.isReset()) {
         event.preventDefault();  // zoomed: the wheel moves the drawing, not the page
         const dx = event.shiftKey && !event.deltaX ? event.deltaY : event.deltaX;

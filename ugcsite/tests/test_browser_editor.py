@@ -196,9 +196,17 @@ def test_zoom_and_pan_then_draw_in_document_units(people):
     middle = canvas_point(page, 0.5, 0.5)  # (400, 300) at 100%
     page.mouse.move(*middle)
     page.keyboard.down("Control")
-    page.mouse.wheel(0, -60)
+    page.mouse.wheel(0, -100)  # one notch of a mouse wheel: 10%, not the 2.7x it once was
+    page.wait_for_function("() => window.ugcsiteEditor.view.zoom > 1.05")
+    assert zoom(page) == pytest.approx(1.1, abs=0.001)
+    page.mouse.wheel(0, 100)  # and back
+    page.wait_for_function("() => window.ugcsiteEditor.view.zoom < 1.05")
+    assert zoom(page) == pytest.approx(1.0, abs=0.001)
+    for notches in range(1, 6):  # five notches: 1.1 ** 5
+        page.mouse.wheel(0, -100)
+        page.wait_for_function(f"() => window.ugcsiteEditor.view.zoom > {1.1 ** notches - 0.01}")
     page.keyboard.up("Control")
-    page.wait_for_function("() => window.ugcsiteEditor.view.zoom > 1.5")
+    assert zoom(page) == pytest.approx(1.1**5, abs=0.01)
     scale = base * zoom(page)
     near = 1 / scale + 0.1  # one CSS pixel, in document units: the browser rounds pointer positions
     label = page.inner_text("[data-action=zoom-reset]")
