@@ -204,7 +204,7 @@ def test_zoom_and_pan_then_draw_in_document_units(people):
     assert zoom(page) == pytest.approx(1.0, abs=0.001)
     for notches in range(1, 6):  # five notches: 1.1 ** 5
         page.mouse.wheel(0, -100)
-        page.wait_for_function(f"() => window.ugcsiteEditor.view.zoom > {1.1 ** notches - 0.01}")
+        page.wait_for_function(f"() => window.ugcsiteEditor.view.zoom > {1.1**notches - 0.01}")
     page.keyboard.up("Control")
     assert zoom(page) == pytest.approx(1.1**5, abs=0.01)
     scale = base * zoom(page)
