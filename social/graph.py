@@ -36,6 +36,14 @@ def follow_remove(*, follower_id: int, followee_id: int, pipe=None) -> None:
         client.execute()
 
 
+def followed_among(follower_id: int, user_ids: list[int]) -> set[int]:
+    """Which of ``user_ids`` the follower follows: one ZMSCORE of their following set, O(k)."""
+    if not user_ids:
+        return set()
+    scores = get_redis().zmscore(keys.following(follower_id), user_ids)
+    return {user_id for user_id, score in zip(user_ids, scores, strict=True) if score is not None}
+
+
 def is_following(*, follower_id: int, followee_id: int) -> bool:
     """Whether the edge exists. O(1)."""
     return get_redis().zscore(keys.following(follower_id), followee_id) is not None

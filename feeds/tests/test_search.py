@@ -3,12 +3,14 @@ name (prefix, any word, typos), boards by title, tags and drawing text, best mat
 current after every create, update, delete, hide and suspension; the 400s."""
 
 import pytest
+from django.test import Client
 
 from feeds.models import Board
 from feeds.services import boards, moderation
 from social.models import User
 from ugcsite.testing import assert_problem
 
+DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 pytestmark = pytest.mark.django_db
 
 SEARCH = "/api/v1/search"
@@ -202,3 +204,28 @@ def test_people_rank_a_bounded_set_and_the_name_itself_stays_first(api, monkeypa
     monkeypatch.setattr("social.search.SEARCH_MATCHES_MAX", 2)
     body = api.get(SEARCH, q="sam", type="users").json()
     assert body["total"] == 2 and body["items"][0]["username"] == "sam"
+
+
+def test_the_search_page_finds_people_then_boards_with_follow_buttons(api, run):
+    alice = api.as_user("alice")
+    run(alice.post, "/api/v1/boards", {"title": "alice in the garden", "kind": "note", "doc": DOC})
+    api.as_user("bob")
+    page = Client()
+    page.force_login(User.objects.get(username="bob"))
+    html = page.get("/search?q=alice").content.decode()
+    people, boards = html.index('data-testid="search-people"'), html.index('class="cards"')
+    assert people < boards and "alice in the garden" in html[boards:]
+    assert 'data-search-follow="alice"' in html and "1 person and 1 board found" in html
+    response = run(page.post, "/u/alice/follow", {"action": "follow", "next": "/search?q=alice"})
+    assert response["Location"] == "/search?q=alice"
+    assert "Following ✓" in page.get("/search?q=alice").content.decode()
+    only_people = page.get("/search?q=alice&type=users").content.decode()
+    assert 'data-testid="search-people"' in only_people and 'class="cards"' not in only_people
+    assert (
+        "Follow"
+        not in Client()
+        .get("/search?q=alice")
+        .content.decode()
+        .split('data-testid="search-people"')[1]
+        .split("</ul>")[0]
+    )

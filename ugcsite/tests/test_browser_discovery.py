@@ -10,7 +10,8 @@ from django.db import transaction
 from feeds import keys
 from feeds.models import Board
 from feeds.services import boards as board_services, follows
-from social import services as people_services
+from social import graph, services as people_services
+from social.models import User
 from ugcsite.redis import get_redis
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import PASSWORD, log_in_when_asked
@@ -104,3 +105,28 @@ def test_discover_filters_and_sorts_and_feeds_show_who_read_what(celery_worker, 
     reader.visit("/popular", "popular-all")
     assert card_ids(page)[0] == cat_walk.pk
     reader.check_clean()
+
+
+def test_the_header_search_finds_a_person_and_follows_them_from_the_keyboard(people):
+    with transaction.atomic():
+        alice = people_services.user_create(username="alice", password=PASSWORD)
+        people_services.user_create(username="newbie", password=PASSWORD)
+    with transaction.atomic():
+        board_services.board_create(author=alice, title="alice draws", kind="note", tags=[], doc=DOC)
+    newbie = people("newbie")
+    log_in_when_asked(newbie, "newbie", "/settings")
+    page = newbie.page
+    page.fill("#site-search", "alice")
+    page.press("#site-search", "Enter")  # the header searches people and boards together
+    page.wait_for_url("**/search?q=alice")
+    people_list = page.locator("[data-testid=search-people]")
+    assert people_list.locator(".person-name").first.inner_text() == "alice"
+    assert "alice draws" in page.locator(".cards").inner_text()  # the boards below the people
+    newbie.shot("found-both")
+    follow = page.locator("[data-search-follow=alice]")
+    follow.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/search?q=alice")
+    page.locator("[data-testid=search-people] button.following").wait_for()
+    assert graph.is_following(follower_id=User.objects.get(username="newbie").pk, followee_id=alice.pk)
+    newbie.check_clean()

@@ -252,9 +252,11 @@ def test_a_board_page_shows_the_drawing_and_counts_a_view(client, people, run):
     assert f'src="/api/v1/boards/{mine.pk}/preview.svg?v=' in html
     assert "Sunny" in html and "#sun" in html and 'href="/u/alice"' in html and "1 view" in html
     assert "Edit</a>" not in html
-    assert "2 views" in client.get(f"/b/{mine.pk}").content.decode()
+    assert "1 view" in client.get(f"/b/{mine.pk}").content.decode()  # the same visitor, the same day
+    assert "2 views" in client.get(f"/b/{mine.pk}", headers={"User-Agent": "another browser"}).content.decode()
     client.force_login(people["alice"])
-    assert f'href="/b/{mine.pk}/edit"' in client.get(f"/b/{mine.pk}").content.decode()
+    authors = client.get(f"/b/{mine.pk}").content.decode()
+    assert f'href="/b/{mine.pk}/edit"' in authors and "2 views" in authors  # the author's own visit: no view
 
 
 def test_delete_asks_then_deletes(client, people, run):
