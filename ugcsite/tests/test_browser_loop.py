@@ -118,6 +118,17 @@ def test_settings_page_avatar_upload(people, tmp_path):
     someone.page.wait_for_selector("#id_avatar-error")
     assert "picture" in someone.page.inner_text("#id_avatar-error")
     assert someone.page.get_attribute("[data-testid=avatar-current]", "src") == after
+
+    # A picture chosen, then the main Save: the picture is kept with the settings (not dropped).
+    someone.visit("/settings", "settings-trap")
+    other = tmp_path / "other.png"
+    Image.new("RGB", (300, 300), (200, 60, 40)).save(other)
+    someone.page.set_input_files("#id_avatar", str(other))
+    someone.page.fill("#id_display_name", "The Painter")
+    someone.page.click("form[data-settings-form] button[type=submit]")
+    someone.page.wait_for_selector("text=Your settings are saved")
+    kept = someone.page.get_attribute("[data-testid=avatar-current]", "src")
+    assert kept.endswith("?v=2") and someone.page.input_value("#id_display_name") == "The Painter"
     someone.check_clean()
 
 
