@@ -10,6 +10,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import get_resolver
 
+from feeds.models import Export
 from social.models import User
 from social.rules import EMAIL_MAX
 from ugcsite.openapi import PLAIN_VIEWS
@@ -35,14 +36,17 @@ def concrete(api, run):
     """``concrete(path)``: a documented path with its parameters filled by things that exist."""
     alice = api.as_user("alice")
     board_id = run(alice.post, "/api/v1/boards", {"title": "t", "kind": "note", "doc": DOC}).json()["id"]
-    return lambda path: path.replace("{username}", "alice").replace("{board_id}", str(board_id))
+    export_id = Export.objects.create(user=User.objects.get(username="alice")).pk
+    return lambda path: (
+        path.replace("{username}", "alice").replace("{board_id}", str(board_id)).replace("{export_id}", str(export_id))
+    )
 
 
 def test_the_openapi_document_names_every_api_path(client):
     doc = document(client)
     assert doc["openapi"].startswith("3.")
     routes = {
-        "/api/v1/" + str(p.pattern).replace("<str:username>", "{username}").replace("<board_id:board_id>", "{board_id}")
+        "/api/v1/" + re.sub(r"<\w+:(\w+)>", r"{\1}", str(p.pattern))  # <converter:name> is {name}
         for api in get_resolver().url_patterns
         if str(api.pattern) == "api/v1/"
         for p in api.url_patterns
