@@ -5,6 +5,7 @@ from django.core.exceptions import BadRequest, PermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from psycopg import errors as psycopg_errors
 from redis.exceptions import (
     ClusterDownError,
     ConnectionError as RedisConnectionError,
@@ -16,6 +17,9 @@ from ugcsite.http import error_response
 
 logger = logging.getLogger(__name__)
 
+# A transaction PostgreSQL ended because another one conflicted with it (a deadlock, a
+# serialization failure, a lock it waited too long for): the server is up, and a retry works.
+CONFLICTS = (psycopg_errors.DeadlockDetected, psycopg_errors.SerializationFailure, psycopg_errors.LockNotAvailable)
 # A server we depend on is unreachable: the request may work again in a moment.
 OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError, ClusterDownError)
 RETRY_AFTER_SECONDS = 5
@@ -133,12 +137,24 @@ class ServiceUnavailableMiddleware:
         if not isinstance(exception, OUTAGES):
             return None
         which = "database" if isinstance(exception, DatabaseError) else "data store (Redis)"
-        logger.warning("503 for %s %s: the %s is unreachable: %s", request.method, request.path, which, exception)
+        conflict = isinstance(exception.__cause__, CONFLICTS)
+        logger.warning(
+            "503 for %s %s: the %s %s: %s",
+            request.method,
+            request.path,
+            which,
+            "met a conflicting change" if conflict else "is unreachable",
+            exception,
+        )
         if request.path.startswith("/api/"):
+            said = (
+                f"The site's {which} was busy with a conflicting change, so this one was not made"
+                if conflict
+                else f"The site's {which} is unreachable for a moment; nothing was lost"
+            )
             return error_response(
                 503,
-                f"The site's {which} is unreachable for a moment; nothing was lost. "
-                f"Try again in {RETRY_AFTER_SECONDS} seconds.",
+                f"{said}. Try again in {RETRY_AFTER_SECONDS} seconds.",
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
             )
         response = HttpResponse(render_to_string("unavailable.html", {"retry_after": RETRY_AFTER_SECONDS}), status=503)
