@@ -102,12 +102,13 @@ def notifications_page(recipient_id: int, *, offset: int, limit: int, hidden: li
     return list(rows.order_by("-created_at", "-id")[offset : offset + limit])
 
 
-def notifications_unread(recipient_id: int) -> int:
+def notifications_unread(recipient_id: int, *, hidden: list[int] | None = None) -> int:
     """How many of someone's notifications are unread, leaving out those only people they do
-    not see caused: O(unread) on a partial index (rows, not actions: a thousand follows in a day
-    are one), and one Redis read of the people they do not see."""
+    not see caused (``hidden``, when the caller read social.hiding.hidden_all already; else one
+    Redis read): O(unread) on a partial index (rows, not actions: a thousand follows in a day
+    are one)."""
     rows = Notification.objects.filter(recipient_id=recipient_id, read=False)
-    return _shown(rows, hiding.hidden_all(recipient_id)).count()
+    return _shown(rows, hiding.hidden_all(recipient_id) if hidden is None else hidden).count()
 
 
 def notifications_mark_read(recipient_id: int, *, ids: list[int] | None = None) -> int:

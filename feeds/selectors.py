@@ -347,7 +347,7 @@ def notifications_list(user, *, offset: int, limit: int) -> dict:
     names = dict(get_user_model().objects.filter(pk__in=actor_ids, is_active=True).values_list("id", "username"))
     found = boards_hydrate(sorted({row.board_id for row in rows if row.board_id}))
     return {
-        "unread": notifications.notifications_unread(user.pk),
+        "unread": notifications.notifications_unread(user.pk, hidden=hidden),
         "items": [
             {
                 "id": row.pk,

@@ -62,8 +62,12 @@ def reads_flush() -> int:
     Offline, O(reads since the last flush). Returns the reads written."""
     client = get_redis()
     buckets = [keys.reads_flushing_bucket(b) for b in range(keys.READS_PENDING_BUCKETS)]
-    for number, bucket in enumerate(buckets):  # a bucket a flush that died left is written first
-        rename_aside(client, keys.reads_pending_bucket(number), bucket)
+    pipe = client.pipeline(transaction=False)
+    for bucket in buckets:
+        pipe.exists(bucket)
+    for number, (bucket, left) in enumerate(zip(buckets, pipe.execute(), strict=True)):
+        # a bucket a flush that died left is written first
+        rename_aside(client, keys.reads_pending_bucket(number), bucket, target_exists=bool(left))
     pipe = client.pipeline(transaction=False)
     for bucket in buckets:
         pipe.hgetall(bucket)

@@ -173,11 +173,12 @@ class Scripts:
         return script
 
 
-def rename_aside(client, source: str, target: str) -> bool:
+def rename_aside(client, source: str, target: str, *, target_exists: bool | None = None) -> bool:
     """Move ``source`` to ``target`` for a flush to write it (one slot: both keys share a hash
     tag), unless ``target`` is there already: a flush that died before deleting it left it,
-    and it is written first. False when neither exists (nothing to flush). O(1)."""
-    if client.exists(target):
+    and it is written first. ``target_exists``: the caller asked already (many at once, in a
+    pipeline). False when neither exists (nothing to flush). O(1)."""
+    if target_exists if target_exists is not None else client.exists(target):
         return True
     try:
         client.rename(source, target)

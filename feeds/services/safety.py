@@ -50,3 +50,19 @@ def mute_create(*, muter, muted) -> bool:
 def mute_delete(*, muter, muted) -> bool:
     """Unmute (idempotent). True if there was a mute."""
     return people.mute_delete(muter=muter, muted=muted)
+
+
+# What a person does to another, by the word the API's path and the page's form use: the
+# service and the names of its two people. One table for both.
+ACTIONS = {
+    "block": (block_create, "blocker", "blocked"),
+    "unblock": (block_delete, "blocker", "blocked"),
+    "mute": (mute_create, "muter", "muted"),
+    "unmute": (mute_delete, "muter", "muted"),
+}
+
+
+def act(action: str, *, actor, other) -> bool:
+    """Do ``action`` (a key of ACTIONS) of ``actor`` toward ``other``; what its service answers."""
+    service, me, them = ACTIONS[action]
+    return service(**{me: actor, them: other})

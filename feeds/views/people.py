@@ -97,23 +97,11 @@ def follow(request, username: str):
     return redirect(safe_next(request, back))
 
 
-SAFETY_ACTIONS = {  # the form's action: (the service, its keywords' names, what the person reads after)
-    "block": (
-        safety.block_create,
-        ("blocker", "blocked"),
-        "You blocked {name}: you no longer follow each other, and neither of you sees the other's boards.",
-    ),
-    "unblock": (
-        safety.block_delete,
-        ("blocker", "blocked"),
-        "You unblocked {name}. Follows between you do not come back.",
-    ),
-    "mute": (
-        safety.mute_create,
-        ("muter", "muted"),
-        "You muted {name}: their boards and notifications leave your lists. They are not told.",
-    ),
-    "unmute": (safety.mute_delete, ("muter", "muted"), "You unmuted {name}: their boards and notifications are back."),
+SAFETY_DONE = {  # what the person reads after each of feeds.services.safety.ACTIONS
+    "block": "You blocked {name}: you no longer follow each other, and neither of you sees the other's boards.",
+    "unblock": "You unblocked {name}. Follows between you do not come back.",
+    "mute": "You muted {name}: their boards and notifications leave your lists. They are not told.",
+    "unmute": "You unmuted {name}: their boards and notifications are back.",
 }
 
 
@@ -126,18 +114,17 @@ def safety_action(request, username: str):
         return redirect(back)
     if not request.user.is_authenticated:
         return redirect(f"{reverse('people:login')}?next={back}")
-    action = SAFETY_ACTIONS.get(request.POST.get("action", ""))
-    if action is None:
+    action = request.POST.get("action", "")
+    if action not in safety.ACTIONS:
         messages.error(request, "Choose block, unblock, mute or unmute.")
         return redirect(safe_next(request, back))
     try:
         write_attempt(user_id=request.user.pk, address=client_address(request))
-        service, (me, them), done = action
-        service(**{me: request.user, them: person})
+        safety.act(action, actor=request.user, other=person)
     except (RateLimited, BlockSelf) as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, done.format(name=person.username))
+        messages.success(request, SAFETY_DONE[action].format(name=person.username))
     return redirect(safe_next(request, back))
 
 
