@@ -60,6 +60,7 @@ def main() -> None:
                 [f"tag{int(rng.paretovariate(1.2)) % 500}"],
                 f"u{i % 5000}",
                 rng.randrange(100),
+                0,
             )
             for i in range(start + 1, start + 10_001)
         )

@@ -2,13 +2,15 @@
 side). Storage only: the Celery tasks of feeds.tasks run it in order.
 
 1. ``account_withdraw``: every board of the closed account is marked deleted (404 at once) and
-   leaves G, M, the discovery indexes and the live state, as a deleted board does.
+   leaves G, M, the discovery indexes and the live state, as a deleted board does; its likes
+   stop counting.
 2. The tasks then take the boards out of every follower's P, a batch of followers a run, with
    the retraction a board deletion uses (feeds.timelines.fanout.author_gone_batch), each
    follower's big-following entry going with them.
 3. ``account_purge``: what others keep that names the account goes: notifications about its
    boards, its name in others' notifications (the count lowered), others' reads of its boards,
-   its archived timeline chunks; then its boards' rows, and social's purge (follow sets,
+   its archived timeline chunks, others' likes of its boards; then its boards' rows, and
+   social's purge (follow sets,
    hidden sets, its keys, its row and everything that cascades from it).
 Kept: drawing others made on its boards goes with the boards; what it drew on others' boards
 as an editor stays theirs (the strokes carry no name once the live log expires). Archived
@@ -18,7 +20,7 @@ board: every read drops ids with no published board, and a rebuild never brings 
 
 from django.db import connection, transaction
 
-from feeds import keys
+from feeds import keys, likes
 from feeds.discovery import counters, indexes
 from feeds.export import export_path
 from feeds.models import Board, Export, Notification, TimelineChunk
@@ -36,6 +38,7 @@ def account_withdraw(user_id: int) -> list[int]:
     O(boards of the account)."""
     with transaction.atomic():
         Board.objects.filter(author_id=user_id).exclude(state=Board.State.DELETED).update(state=Board.State.DELETED)
+    likes.likes_uncount(user_id)  # its likes stop counting at once (the rows go with the purge)
     board_ids = list(Board.objects.filter(author_id=user_id).values_list("id", flat=True))
     pipe = get_redis().pipeline(transaction=False)
     for key in keys.user_keys(user_id):
@@ -62,6 +65,7 @@ def account_purge(user_id: int) -> bool:
     its readers: social reading asks the other way)."""
     board_ids = list(Board.objects.filter(author_id=user_id).values_list("id", flat=True))
     counters.views_forget(board_ids)
+    likes.likes_forget(board_ids)  # its boards out of their likers' liked sets (the rows cascade)
     reading.reads_flush()  # the buffered reads into PostgreSQL, where the next step finds them
     for start in range(0, len(board_ids), ROWS_PER_STATEMENT):
         part = board_ids[start : start + ROWS_PER_STATEMENT]

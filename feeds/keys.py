@@ -72,7 +72,29 @@ def user_keys(user_id: int) -> list[str]:
         timeline_meta(user_id),
         big_following(user_id),
         active(user_id),
+        likes(user_id),
+        like_ids(user_id),
+        likes_query(user_id),
     ]
+
+
+def likes(user_id: int) -> str:
+    """Sorted set of the boards a user likes, scored by when (epoch seconds; feeds.likes): the
+    user -> boards side, as social reading keeps reads, so a board liked by millions is no hot
+    key. Example: ``lk:{u:42}``."""
+    return f"lk:{_user_tag(user_id)}"
+
+
+def like_ids(user_id: int) -> str:
+    """Set of the same board ids as ``likes``, kept with it: "liked by people you follow"
+    intersects it with the asked ids in C (social/scripts/readers_of.lua). ``lks:{u:42}``."""
+    return f"lks:{_user_tag(user_id)}"
+
+
+def likes_query(user_id: int) -> str:
+    """Set of the board ids one "liked by people you follow" call asks about, made and deleted
+    inside that call, in the slot of its first person. Never outlives the script. ``lq:{u:42}``."""
+    return f"lq:{_user_tag(user_id)}"
 
 
 def active(user_id: int) -> str:
@@ -144,7 +166,8 @@ def index_tracker(board_id: int) -> str:
 
 def sort(order: str) -> str:
     """Sorted set of every visible board id by an order: ``recent`` (score = id), ``popular``
-    (all-time views), ``trending`` (views in the last 24 hours). Example: ``ixs:{d}:popular``."""
+    (all-time views), ``trending`` (views in the last 24 hours), ``likes`` (likes that count),
+    ``likes-trending`` (likes in the last 24 hours). Example: ``ixs:{d}:popular``."""
     return f"ixs:{{d}}:{order}"
 
 
@@ -214,6 +237,12 @@ def views_hour(hour: int) -> str:
     """Sorted set board id -> views in one hour (hours since the epoch), with a TTL of a day
     and a bit. Example: ``vh:{d}:492000``."""
     return f"vh:{{d}}:{int(hour)}"
+
+
+def likes_hour(hour: int) -> str:
+    """Sorted set board id -> likes made in one hour (hours since the epoch), less those taken
+    back, with the TTL of views_hour: the likes-trending roll-up sums the last 24. ``lh:{d}:492000``."""
+    return f"lh:{{d}}:{int(hour)}"
 
 
 def discovery_patterns() -> list[str]:

@@ -50,10 +50,24 @@ class Board(models.Model):
     # The live sequence number (feeds.live) of the last op that doc_json holds: a compaction
     # writes only a later one, and a board that goes live again starts counting from here.
     live_seq = models.BigIntegerField(db_default=0)  # a default in PostgreSQL too: bulk loads leave it out
+    # The likes that count (Like.counted), changed in the like's own transaction: one increment
+    # a like, never a recount (feeds.likes). G and the likes orders carry it in Redis.
+    likes = models.BigIntegerField(default=0, db_default=0)
+    # The board this one is a remix of (its direct source). No constraint: a source's row may go
+    # (its author's account purged) while the remix stays, crediting "a deleted board".
+    remixed_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    remixable = models.BooleanField(default=True, db_default=True)  # its author may turn remixing off
 
     class Meta:
         indexes = [
             models.Index(fields=["author", "-id"], name="board_author_recent_idx"),
+            models.Index(
+                fields=["remixed_from", "-id"],
+                condition=models.Q(remixed_from__isnull=False, state="published"),
+                name="board_remixes_idx",
+            ),
             models.Index(fields=["state", "-id"], name="board_state_recent_idx"),
             GinIndex(fields=["tags"], name="board_tags_gin"),
             GinIndex(fields=["search_vector"], name="board_search_gin"),
@@ -85,6 +99,27 @@ class BoardEditor(models.Model):
 
     def __str__(self):
         return f"user {self.user_id} draws on board {self.board_id}"
+
+
+class Like(models.Model):
+    """One person's like of a board: the truth behind Board.likes and the Redis like sets
+    (feeds.likes). ``counted`` is false while its person is suspended or their account is
+    closing: the row stays (a lifted suspension counts it again), the count does not."""
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField()
+    counted = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["board", "user"], name="like_once")]
+        indexes = [
+            models.Index(fields=["board", "-created_at"], name="like_board_recent_idx"),
+            models.Index(fields=["user", "-created_at"], name="like_user_recent_idx"),
+        ]
+
+    def __str__(self):
+        return f"user {self.user_id} likes board {self.board_id}"
 
 
 class TimelineChunk(models.Model):

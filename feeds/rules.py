@@ -105,6 +105,8 @@ class NotificationKind(models.TextChoices):
     FOLLOW = "follow", "followed you"
     INVITE = "invite", "invited you to draw"
     BOARD_CHANGED = "board_changed", "changed a board you edit while you were away"
+    LIKE = "like", "liked your board"
+    REMIX = "remix", "remixed your board"
     REPORT_ACTIONED = "report_actioned", "staff reviewed your report and took the board or person down"
     REPORT_DISMISSED = "report_dismissed", "staff reviewed your report and left the board or person up"
 

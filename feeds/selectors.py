@@ -2,13 +2,15 @@
 reading (social's read sets joined with the boards they name)."""
 
 import json
+import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import connection
 
-from feeds import keys, notifications
+from feeds import keys, likes, notifications
 from feeds.discovery import counters, indexes, queries
-from feeds.models import Board, BoardEditor
+from feeds.models import Board, BoardEditor, Like
 from feeds.rules import Timeline
 from feeds.search import boards_search
 from feeds.timelines import archive, boardcache, pages
@@ -17,11 +19,20 @@ from feeds.timelines.pages import PageStatus
 from social import graph, hiding, keys as social_keys, reading
 from social.avatars import avatar_url
 from social.search import people_search
-from social.selectors import sharing_readers
+from social.selectors import active_people, sharing_readers
 from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import get_redis
 
 POPULAR_SCOPES = ("all", "following", "trending")  # popular_list's orders
+POPULAR_SORTS = ("views", "likes")  # what popular_list ranks by in each scope
+# The sort order of discovery (feeds.discovery.indexes.SORTS) behind each (scope, sort) but following's.
+_POPULAR_ORDERS = {
+    ("all", "views"): "popular",
+    ("trending", "views"): "trending",
+    ("all", "likes"): "likes",
+    ("trending", "likes"): "likes-trending",
+}
+REMIX_CHAIN_MAX = 50  # ancestors a board page walks up to at most (each remix is newer than its source)
 
 
 class BoardNotFound(NotFound):
@@ -102,9 +113,112 @@ def board_summary(board: Board) -> dict:
 
 
 def board_full_json(board: Board) -> str:
-    """The full form as JSON text, with the stored drawing spliced in as it is (no re-encoding)."""
-    summary = json.dumps(board_summary(board), ensure_ascii=False)
-    return f'{summary[:-1]}, "doc": {board.doc_json}}}'
+    """The full form as JSON text, with the stored drawing spliced in as it is (no re-encoding):
+    the summary, whether it may be remixed and what it is a remix of. One indexed query more
+    for a remix."""
+    full = {**board_summary(board), "remixable": board.remixable, "remixed_from": remix_source(board)}
+    text = json.dumps(full, ensure_ascii=False)
+    return f'{text[:-1]}, "doc": {board.doc_json}}}'
+
+
+def remix_source(board: Board) -> dict | None:
+    """docs/api.md's ``remixed_from``: the direct source of a remix, {"id", "username",
+    "title"}, with username and title null once the source is gone (deleted, hidden, its
+    author's account closed); None for a board that is no remix. One indexed query for a remix."""
+    if board.remixed_from_id is None:
+        return None
+    source = (
+        Board.objects.filter(pk=board.remixed_from_id, state=Board.State.PUBLISHED)
+        .values_list("author__username", "title")
+        .first()
+    )
+    username, title = source if source is not None else (None, None)
+    return {"id": board.remixed_from_id, "username": username, "title": title}
+
+
+def remix_chain(board: Board) -> tuple[list[dict], bool]:
+    """The ancestors of a remix, its direct source first, up to REMIX_CHAIN_MAX of them, each
+    as remix_source gives it, and whether older ones were left out. One recursive query over
+    the primary key: O(depth log n)."""
+    if board.remixed_from_id is None:
+        return [], False
+    table = Board._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH RECURSIVE chain(id, depth) AS ("
+            f"  SELECT %s::bigint, 1"
+            f"  UNION ALL"
+            f"  SELECT b.remixed_from_id, c.depth + 1 FROM chain c JOIN {table} b ON b.id = c.id"
+            f"  WHERE b.remixed_from_id IS NOT NULL AND c.depth <= %s"
+            f") SELECT c.id, u.username, b.title, b.state FROM chain c"
+            f" LEFT JOIN {table} b ON b.id = c.id LEFT JOIN {get_user_model()._meta.db_table} u ON u.id = b.author_id"
+            f" ORDER BY c.depth",
+            [board.remixed_from_id, REMIX_CHAIN_MAX],
+        )
+        rows = cursor.fetchall()
+    chain = [
+        {"id": board_id, "username": username, "title": title}
+        if state == Board.State.PUBLISHED
+        else {"id": board_id, "username": None, "title": None}
+        for board_id, username, title, state in rows
+    ]
+    return chain[:REMIX_CHAIN_MAX], len(chain) > REMIX_CHAIN_MAX
+
+
+def board_remixes(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
+    """docs/api.md's remixes answer: the published remixes of a board, newest first, with their
+    total. Two queries on a partial index (O(remixes) for the count, O(log n + offset + limit)
+    for the page), then G for the page like every list; whom the viewer does not see is left
+    out of the page (the total counts them)."""
+    remixes = Board.objects.filter(remixed_from_id=board.pk, state=Board.State.PUBLISHED)
+    ids = list(remixes.order_by("-id").values_list("id", flat=True)[offset : offset + limit])
+    found = _shown_to(viewer, boards_hydrate(ids))
+    return {"total": remixes.count(), "items": [summary_from_fields(found[i]) for i in ids if i in found]}
+
+
+def board_likers(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
+    """docs/api.md's likers answer: who likes a board, latest first, with the count that shows
+    on it (Board.likes: the likes that count). One query on the likes' board index, O(log n +
+    offset + limit); likes that do not count (suspended, closing) and whom the viewer does not
+    see are left out of the page."""
+    rows = list(
+        Like.objects.filter(board_id=board.pk, counted=True)
+        .order_by("-created_at", "-id")
+        .values_list("user_id", "user__username")[offset : offset + limit]
+    )
+    viewer_id = _viewer_id(viewer)
+    hidden = (
+        hiding.hidden_among(viewer_id, [user_id for user_id, _ in rows], bits=hiding.BLOCKED_EITHER_WAY)
+        if viewer_id is not None and rows
+        else set()
+    )
+    return {
+        "total": board.likes,
+        "items": [{"id": user_id, "username": name} for user_id, name in rows if user_id not in hidden],
+    }
+
+
+def likes_answer(viewer, board_ids: list[int]) -> dict:
+    """docs/api.md's likes answer, for a page of boards at once: for each visible board asked
+    for, its like count, whether the viewer likes it, and who of the people they follow (and
+    who may use the site) like it. One G pipeline, one SMISMEMBER, one query for the followees'
+    names, then social reading's N x M question over the liked sets: O(page x followees) at
+    most, one round trip per Redis node."""
+    shown = _shown_to(viewer, boards_hydrate(board_ids))
+    visible = [board_id for board_id in board_ids if board_id in shown]
+    mine = likes.liked_among(viewer.pk, visible)
+    people = active_people(graph.following_ids(viewer.pk))
+    found = likes.likers_of(visible, people)
+    return {
+        "boards": {
+            str(board_id): {
+                "count": int(shown[board_id].get("likes", 0)),
+                "liked": board_id in mine,
+                "by_followees": sorted((people[p] for p in found[board_id]), key=str.lower),
+            }
+            for board_id in visible
+        }
+    }
 
 
 def boards_hydrate(board_ids: list[int]) -> dict[int, dict]:
@@ -282,25 +396,35 @@ def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) ->
     return {str(board_id): [readers[r] for r in ids] for board_id, ids in found.items()}
 
 
-def popular_list(*, scope: str, offset: int = 0, limit: int, viewer=None, now: float | None = None) -> dict:
-    """docs/api.md's popular answer: ``all`` by views (reads = views), ``trending`` by views in the
-    last 24 hours (reads = those views), ``following`` by how many of the viewer's followees
-    read each board in the window (reads = that number; only people who share their reads
-    count). Invisible boards are left out."""
+def popular_list(
+    *, scope: str, sort: str = "views", offset: int = 0, limit: int, viewer=None, now: float | None = None
+) -> dict:
+    """docs/api.md's popular answer. By views: ``all`` by views (reads = views), ``trending`` by
+    views in the last 24 hours (reads = those views), ``following`` by how many of the viewer's
+    followees read each board in the window (reads = that number; only people who share their
+    reads count). By likes, the same three (likes = the likes that count; those of the last 24
+    hours; how many followees liked it within the reading window). Invisible boards are left out."""
+    field = "reads" if sort == "views" else "likes"
     if scope == "following":
-        counts = reading.read_counts(sharing_readers(graph.following_ids(viewer.pk)), now=now)
+        followees = graph.following_ids(viewer.pk)
+        if sort == "likes":
+            since = (time.time() if now is None else now) - settings.READ_RETENTION.total_seconds()
+            counts = likes.liked_counts(active_people(followees), since=since)
+        else:
+            counts = reading.read_counts(sharing_readers(followees), now=now)
         # most reads first, ties newest first; boards that are gone drop out at hydration
         ranked = sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)
         found = _shown_to(viewer, boards_hydrate([board_id for board_id, _ in ranked[: offset + limit + 50]]))
         page = [(board_id, reads) for board_id, reads in ranked if board_id in found][offset : offset + limit]
     else:
         # the sort orders hold visible boards only (discovery drops the rest at once)
-        page = [(int(board_id), int(score)) for board_id, score in queries.top(scope, offset=offset, limit=limit)]
+        order = _POPULAR_ORDERS[(scope, sort)]
+        page = [(int(board_id), int(score)) for board_id, score in queries.top(order, offset=offset, limit=limit)]
         found = _shown_to(viewer, boards_hydrate([board_id for board_id, _ in page]))
     return {
         "items": [
-            {"board": summary_from_fields(found[board_id]), "reads": reads}
-            for board_id, reads in page
+            {"board": summary_from_fields(found[board_id]), field: count}
+            for board_id, count in page
             if board_id in found
         ]
     }

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import erasure, export, notifications
+from feeds import erasure, export, likes, notifications
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -193,6 +193,17 @@ def author_restore(author_id: int) -> None:
     followers whose following set names the author), then the boards back in their feeds."""
     if people.member_lists_sync(user_id=author_id):
         fanout.author_restore(author_id=author_id)
+
+
+@shared_task(**RETRYING)
+def likes_count_again(user_id: int) -> None:
+    """A person's likes count or stop counting as their account stands now: uncounted while
+    suspended (or closed), counted while active (feeds.likes). Run after a suspension and after
+    it is lifted; whichever order two runs take, the last one leaves the counts right."""
+    if people.is_active(user_id):
+        likes.likes_recount(user_id)
+    else:
+        likes.likes_uncount(user_id)
 
 
 @shared_task(**RETRYING)

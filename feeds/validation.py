@@ -8,7 +8,7 @@ What is stored is the JSON as sent, not these models' dump, so a client reads ba
 import secrets
 from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import Field, StrictFloat, StrictStr, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictFloat, StrictStr, field_validator, model_validator
 
 from feeds.rules import (
     BOARD_KINDS,
@@ -184,6 +184,7 @@ class BoardCreate(Body):
     kind: KindName
     tags: Tags = []
     doc: Doc
+    remixable: StrictBool = True  # others may remix it (docs/api.md, "Likes and remixes")
 
     _title = field_validator("title")(_clean_title)
     _tags = field_validator("tags")(_clean_tags)
@@ -196,6 +197,12 @@ class BoardPatch(Body):
     kind: KindName = None
     tags: Tags = None
     doc: Doc = None
+    remixable: StrictBool = None
 
     _title = field_validator("title")(_clean_title)
     _tags = field_validator("tags")(_clean_tags)
+
+
+class BoardRemix(BoardPatch):
+    """The optional body of a remix: what to change in the copy before it is made (docs/api.md,
+    "Likes and remixes"); what it leaves out is the source's (the title "Remix of ...")."""

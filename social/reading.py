@@ -153,27 +153,39 @@ READERS_PER_CALL = 500  # one script call holds Redis for a few ms at most
 
 
 def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | None = None) -> dict[int, list[int]]:
-    """For each board, which of ``reader_ids`` read it within the retention window.
+    """For each board, which of ``reader_ids`` read it within the retention window
+    (holders_of over the read sets)."""
+    cutoff = (time.time() if now is None else now) - _retention()
+    return holders_of(
+        board_ids, reader_ids, ranked=keys.reads, ids=keys.read_ids, scratch=keys.reads_query, cutoff=cutoff
+    )
+
+
+def holders_of(
+    board_ids: list[int], person_ids: Iterable[int], *, ranked, ids, scratch, cutoff: float = 0
+) -> dict[int, list[int]]:
+    """For each board, which of ``person_ids`` hold it since ``cutoff`` in their sorted set
+    ``ranked(id)`` (board -> time) and its twin set ``ids(id)``: read it (social reading), or
+    liked it (feeds.likes), whose keys are spelled by the key functions given.
 
     The N x M question in readers_of.lua calls, one pipelined round trip per Redis node: each
-    puts the N ids in a scratch intset and intersects every reader's id set with it in C
-    (SINTER: O(min(reads, N) log N) a reader), checks the times of the hits only where a
-    reader's oldest read is older than the window, and returns only the hits. On a cluster
-    (no command there names two slots) each reader's recent reads are walked in the script
-    against a table of the N ids instead: O(reads) a reader."""
-    reader_ids = list(reader_ids)
+    puts the N ids in a scratch intset (``scratch(first person)``) and intersects every person's
+    id set with it in C (SINTER: O(min(held, N) log N) a person), checks the times of the hits
+    only where a person's oldest entry is older than the cut-off, and returns only the hits. On
+    a cluster (no command there names two slots) each person's entries are walked in the script
+    against a table of the N ids instead, or probed by ZMSCORE: O(min(held, N)) a person."""
+    person_ids = list(person_ids)
     found: dict[int, list[int]] = {board_id: [] for board_id in board_ids}
-    if not board_ids or not reader_ids:
+    if not board_ids or not person_ids:
         return found
-    cutoff = (time.time() if now is None else now) - _retention()
     answers = run_by_node(
         scripts.readers_of,
-        reader_ids,
-        key=keys.reads,
-        keys_of=lambda r: [keys.reads(r), keys.read_ids(r)],
+        person_ids,
+        key=ranked,
+        keys_of=lambda p: [ranked(p), ids(p)],
         args=scripts.readers_of.args(cutoff=cutoff, count=len(board_ids), board_ids=board_ids),
         per_call=READERS_PER_CALL,
-        scratch=(lambda first: "") if settings.REDIS_CLUSTER else keys.reads_query,
+        scratch=(lambda first: "") if settings.REDIS_CLUSTER else scratch,
     )
     for group, pairs in answers:
         for i in range(0, len(pairs), 2):
@@ -183,12 +195,16 @@ def readers_of(board_ids: list[int], reader_ids: Iterable[int], *, now: float | 
 
 def read_counts(reader_ids: Iterable[int], *, now: float | None = None) -> Counter:
     """How many of ``reader_ids`` read each board within the window (for "popular among the
-    people I follow"). One pipeline: O(total reads of those readers in the window)."""
-    cutoff = (time.time() if now is None else now) - _retention()
+    people I follow"): held_counts over the read sets."""
+    return held_counts(reader_ids, ranked=keys.reads, cutoff=(time.time() if now is None else now) - _retention())
+
+
+def held_counts(person_ids: Iterable[int], *, ranked, cutoff: float) -> Counter:
+    """How many of ``person_ids`` hold each board since ``cutoff`` in their sorted set
+    ``ranked(id)`` (reads, or likes). One pipeline: O(total entries of those people since then)."""
     pipe = get_redis().pipeline(transaction=False)
-    reader_ids = list(reader_ids)
-    for reader_id in reader_ids:
-        pipe.zrangebyscore(keys.reads(reader_id), cutoff, "+inf")
+    for person_id in person_ids:
+        pipe.zrangebyscore(ranked(person_id), cutoff, "+inf")
     counts: Counter = Counter()
     for board_ids in pipe.execute():
         counts.update(int(board_id) for board_id in board_ids)

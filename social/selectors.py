@@ -128,6 +128,12 @@ def sharing_readers(user_ids) -> dict[int, str]:
     )
 
 
+def active_people(user_ids) -> dict[int, str]:
+    """Usernames of the people among ``user_ids`` who may use the site (not suspended, not
+    closed): whose likes count. One query by primary key: O(k log n) for k ids."""
+    return dict(User.objects.filter(pk__in=list(user_ids), is_active=True).values_list("id", "username"))
+
+
 def profile_avatar_url(user) -> str:
     """The address of a person's avatar at its current version (social.avatars)."""
     return avatar_url(user.username, user.avatar_version)

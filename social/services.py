@@ -276,6 +276,11 @@ class WrongPassword(NotAllowed):
         super().__init__("That is not your password; nothing was deleted.")
 
 
+def is_active(user_id: int) -> bool:
+    """Whether the person may use the site now (not suspended, not closed). One query by key."""
+    return User.objects.filter(pk=user_id, is_active=True).exists()
+
+
 def account_close(*, user: User, password: str) -> None:
     """The first, online step of deleting an account, confirmed by its password (WrongPassword
     otherwise): the person can no longer sign in, every token and logged-in session ends now,

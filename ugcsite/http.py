@@ -387,6 +387,17 @@ def _int_param(request: HttpRequest, name: str, default: int | None, low: int, h
     return int(digits)
 
 
+def board_ids_param(raw: str, *, name: str, most: int) -> list[int]:
+    """A query parameter of 1 to ``most`` ids separated by commas (``ids=1,2,3``), in order
+    without repeats, or a 400 that says what was wrong."""
+    parts = [part.strip() for part in raw.split(",") if part.strip()]
+    if not 1 <= len(parts) <= most:
+        raise ApiError(400, f"Give {name}=1,2,3 with 1 to {most} board ids.")
+    if not all(part.isascii() and part.isdigit() and len(part) <= ID_DIGITS for part in parts):
+        raise ApiError(400, f"{name} must be board ids (whole numbers) separated by commas.")
+    return list(dict.fromkeys(int(part) for part in parts))
+
+
 def paging(request: HttpRequest, *, allow_before: bool = False) -> dict:
     """``offset``/``limit`` (and ``before`` where allowed) of a list endpoint (docs/api.md), or a 400."""
     limit = _int_param(request, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX)

@@ -12,13 +12,14 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
+from feeds.api.likes import MAX_LIKES_IDS
 from feeds.api.notifications import NotificationsRead
 from feeds.api.people import MAX_READING_IDS, AccountDelete, SignUp
 from feeds.api.reports import ReportCreate
 from feeds.discovery.queries import SORTS
 from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTERN, NotificationKind
-from feeds.selectors import POPULAR_SCOPES
-from feeds.validation import BoardCreate, BoardPatch, Doc
+from feeds.selectors import POPULAR_SCOPES, POPULAR_SORTS
+from feeds.validation import BoardCreate, BoardPatch, BoardRemix, Doc
 from social.api import Credentials, ProfilePatch
 from social.rules import (
     AVATAR_ACCEPT,
@@ -406,13 +407,19 @@ def _paths() -> dict:
             },
             "/api/v1/popular": {
                 "get": {
-                    "summary": "Popular boards: all time, trending (24 h) or among the people I follow (30 days)",
+                    "summary": "Popular boards by views or likes: all time, trending (24 h) or among the people "
+                    "I follow (30 days)",
                     "parameters": [
                         *PAGING,
                         _query(
                             "scope",
                             {"type": "string", "enum": list(POPULAR_SCOPES), "default": POPULAR_SCOPES[0]},
                             "following needs a signed-in caller",
+                        ),
+                        _query(
+                            "sort",
+                            {"type": "string", "enum": list(POPULAR_SORTS), "default": POPULAR_SORTS[0]},
+                            "views: each item has reads; likes: each item has likes",
                         ),
                     ],
                     "responses": {
@@ -427,7 +434,8 @@ def _paths() -> dict:
                                             "type": "object",
                                             "properties": {
                                                 "board": {"$ref": "#/components/schemas/BoardSummary"},
-                                                "reads": {"type": "integer"},
+                                                "reads": {"type": "integer", "description": "sort=views"},
+                                                "likes": {"type": "integer", "description": "sort=likes"},
                                             },
                                         },
                                     }
@@ -633,6 +641,101 @@ def _paths() -> dict:
                     "responses": {"200": _answer("SVG", {"type": "string"}, "image/svg+xml"), **_errors(401, 404)},
                 },
             },
+            "/api/v1/boards/{board_id}/remix": {
+                "parameters": [_board_id_param()],
+                "post": {
+                    "summary": "Remix a board: a new board of the caller's, a copy of it crediting it (body optional: "
+                    "what to change before it is made); 403 when its author turned remixing off",
+                    "security": secured,
+                    "requestBody": {**_body("BoardRemix"), "required": False},
+                    "responses": {"201": _answer("the new board", board), **_errors(400, 401, 403, 404, 413, 429)},
+                },
+            },
+            "/api/v1/boards/{board_id}/remixes": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "The published remixes of a board, newest first",
+                    "parameters": PAGING,
+                    "responses": {
+                        "200": _answer(
+                            "a page and the total",
+                            {
+                                "type": "object",
+                                "required": ["total", "items"],
+                                "properties": {
+                                    "total": {"type": "integer"},
+                                    "items": {"type": "array", "items": {"$ref": "#/components/schemas/BoardSummary"}},
+                                },
+                            },
+                        ),
+                        **_errors(400, 401, 404),
+                    },
+                },
+            },
+            "/api/v1/boards/{board_id}/like": {
+                "parameters": [_board_id_param()],
+                "put": {
+                    "summary": "Like a board (idempotent)",
+                    "security": secured,
+                    "responses": {"204": _answer("liked"), **_errors(401, 404, 429)},
+                },
+                "delete": {
+                    "summary": "Take a like back (idempotent)",
+                    "security": secured,
+                    "responses": {"204": _answer("not liked"), **_errors(401, 404, 429)},
+                },
+            },
+            "/api/v1/boards/{board_id}/likes": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "Who likes a board, latest first; the total is the count the board shows",
+                    "parameters": PAGING,
+                    "responses": {"200": _answer("a page and the total", people), **_errors(400, 401, 404)},
+                },
+            },
+            "/api/v1/likes": {
+                "get": {
+                    "summary": "For a page of boards: the like count, whether I like it, who of the people I follow do",
+                    "security": secured,
+                    "parameters": [
+                        {
+                            **_query(
+                                "board_ids",
+                                {
+                                    "type": "string",
+                                    "pattern": f"^[0-9]{{1,{ID_DIGITS}}}(,[0-9]{{1,{ID_DIGITS}}}){{0,{MAX_LIKES_IDS - 1}}}$",
+                                },
+                                f"1-{MAX_LIKES_IDS} board ids, comma separated",
+                            ),
+                            "required": True,
+                        }
+                    ],
+                    "responses": {
+                        "200": _answer(
+                            "board id -> likes (boards not visible are left out)",
+                            {
+                                "type": "object",
+                                "required": ["boards"],
+                                "properties": {
+                                    "boards": {
+                                        "type": "object",
+                                        "additionalProperties": {
+                                            "type": "object",
+                                            "required": ["count", "liked", "by_followees"],
+                                            "properties": {
+                                                "count": {"type": "integer"},
+                                                "liked": {"type": "boolean"},
+                                                "by_followees": {"type": "array", "items": {"type": "string"}},
+                                            },
+                                        },
+                                    }
+                                },
+                            },
+                        ),
+                        **_errors(400, 401),
+                    },
+                }
+            },
             "/api/v1/boards/{board_id}/editors": {
                 "parameters": [_board_id_param()],
                 "get": {
@@ -662,7 +765,17 @@ def build() -> dict:
     _, schemas = models_json_schema(
         [
             (m, "validation")
-            for m in (SignUp, Credentials, ProfilePatch, BoardCreate, BoardPatch, Doc, ReportCreate, AccountDelete)
+            for m in (
+                SignUp,
+                Credentials,
+                ProfilePatch,
+                BoardCreate,
+                BoardPatch,
+                BoardRemix,
+                Doc,
+                ReportCreate,
+                AccountDelete,
+            )
         ],
         ref_template="#/components/schemas/{model}",
     )
@@ -676,14 +789,31 @@ def build() -> dict:
         "created_at": {"type": "string", "format": "date-time"},
         "updated_at": {"type": "string", "format": "date-time"},
         "views": {"type": "integer"},
+        "likes": {"type": "integer", "description": "the likes that count (of people who may use the site)"},
         "preview_url": {"type": "string"},
     }
     components["BoardSummary"] = {"type": "object", "properties": summary_props, "required": list(summary_props)}
-    components["Board"] = {
-        "type": "object",
-        "properties": {**summary_props, "doc": {"$ref": "#/components/schemas/Doc"}},
-        "required": [*summary_props, "doc"],
+    board_props = {
+        **summary_props,
+        "remixable": {"type": "boolean", "description": "others may remix it"},
+        "remixed_from": {
+            "description": "the board this one is a remix of (username and title null once it is gone), or null",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": ["id", "username", "title"],
+                    "properties": {
+                        "id": {"type": "integer"},
+                        "username": {"type": ["string", "null"]},
+                        "title": {"type": ["string", "null"]},
+                    },
+                },
+                {"type": "null"},
+            ],
+        },
+        "doc": {"$ref": "#/components/schemas/Doc"},
     }
+    components["Board"] = {"type": "object", "properties": board_props, "required": list(board_props)}
     profile_props = {
         "id": {"type": "integer"},
         "username": {"type": "string"},

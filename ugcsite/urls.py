@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from feeds import urls as board_pages  # registers the board_id converter
 from feeds.api import (
     boards as board_api,
+    likes as like_api,
     notifications as notification_api,
     people as people_api,
     reports as report_api,
@@ -37,6 +38,7 @@ api_v1 = [
     path("feed", timeline_api.home_feed, name="feed"),
     path("discover", timeline_api.discover_view, name="discover"),
     path("reading", people_api.reading_view, name="reading"),
+    path("likes", like_api.likes_view, name="likes"),
     path("popular", people_api.popular_view, name="popular"),
     path("search", search_api.search_view, name="search"),
     path("notifications", notification_api.notifications_view, name="notifications"),
@@ -45,6 +47,10 @@ api_v1 = [
     path("boards/<board_id:board_id>", board_api.board, name="board"),
     path("boards/<board_id:board_id>/preview.svg", board_api.preview, name="board-preview"),
     path("boards/<board_id:board_id>/editors", board_api.editors, name="board-editors"),
+    path("boards/<board_id:board_id>/remix", like_api.remix, name="board-remix"),
+    path("boards/<board_id:board_id>/remixes", like_api.remixes, name="board-remixes"),
+    path("boards/<board_id:board_id>/like", like_api.like, name="board-like"),
+    path("boards/<board_id:board_id>/likes", like_api.likers, name="board-likes"),
     path("boards/<board_id:board_id>/editors/<str:username>", board_api.editor, name="board-editor"),
 ]
 

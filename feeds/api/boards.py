@@ -18,22 +18,32 @@ def _json(text: str, status: int = 200) -> HttpResponse:
     return HttpResponse(text, status=status, content_type="application/json")
 
 
+def board_json(board, status: int = 200) -> HttpResponse:
+    """The full form of a board (selectors.board_full_json) as an answer."""
+    return _json(selectors.board_full_json(board), status=status)
+
+
 @login_required
 def board_create(request):
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request)
     data = validate(BoardCreate, raw)
     board = services.board_create(
-        author=request.api_user, title=data.title, kind=data.kind, tags=data.tags, doc=doc_with_ids(raw["doc"])
+        author=request.api_user,
+        title=data.title,
+        kind=data.kind,
+        tags=data.tags,
+        doc=doc_with_ids(raw["doc"]),
+        remixable=data.remixable,
     )
     board.author = request.api_user
-    return _json(selectors.board_full_json(board), status=201)
+    return board_json(board, status=201)
 
 
 def board_read(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)
     services.board_record_view(board=board, reader=request.api_user, visitor=visitor(request))
-    return _json(selectors.board_full_json(board))
+    return board_json(board)
 
 
 @login_required
@@ -48,7 +58,7 @@ def board_update(request, board_id: int):
     if "doc" in changes:
         changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
     board = services.board_update(board=board, changes=changes, by=request.api_user.username)
-    return _json(selectors.board_full_json(board))
+    return board_json(board)
 
 
 @login_required

@@ -16,10 +16,10 @@ from social.api import Email
 from social.rules import EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import blocks_list, mutes_list, user_get_by_name
 from ugcsite.http import (
-    ID_DIGITS,
     ApiError,
     Strict,
     Text,
+    board_ids_param,
     client_address,
     endpoint,
     login_required,
@@ -130,13 +130,7 @@ def my_mutes(request):
 
 @login_required
 def reading(request):
-    raw = request.GET.get("ids", "")
-    parts = [part.strip() for part in raw.split(",") if part.strip()]
-    if not 1 <= len(parts) <= MAX_READING_IDS:
-        raise ApiError(400, f"Give ids=1,2,3 with 1 to {MAX_READING_IDS} board ids.")
-    if not all(part.isascii() and part.isdigit() and len(part) <= ID_DIGITS for part in parts):
-        raise ApiError(400, "ids must be board ids (whole numbers) separated by commas.")
-    board_ids = list(dict.fromkeys(int(part) for part in parts))
+    board_ids = board_ids_param(request.GET.get("ids", ""), name="ids", most=MAX_READING_IDS)
     return selectors.reading_answer(request.api_user, board_ids)
 
 
@@ -148,10 +142,15 @@ def popular(request):
             f"scope must be {', '.join(selectors.POPULAR_SCOPES[:-1])} or {selectors.POPULAR_SCOPES[-1]}; "
             f"it was {scope[:40]!r}.",
         )
+    sort = request.GET.get("sort", selectors.POPULAR_SORTS[0])
+    if sort not in selectors.POPULAR_SORTS:
+        raise ApiError(400, f"sort must be {' or '.join(selectors.POPULAR_SORTS)}; it was {sort[:40]!r}.")
     if scope == "following" and request.api_user is None:
         raise ApiError(401, "Sign in to see what the people you follow read: send 'Authorization: Bearer <token>'.")
     page = paging(request)
-    return selectors.popular_list(scope=scope, offset=page["offset"], limit=page["limit"], viewer=request.api_user)
+    return selectors.popular_list(
+        scope=scope, sort=sort, offset=page["offset"], limit=page["limit"], viewer=request.api_user
+    )
 
 
 users = endpoint(POST=users_create)

@@ -1,5 +1,5 @@
 """The indexes of discovery: each visible board is in one set per ``field:value`` (its kind,
-each tag, its author) and in the sort orders (recent, popular, trending); a tracker set per
+each tag, its author) and in the sort orders (SORTS); a tracker set per
 board lists the index keys it is in, so removal never needs to know the index types, and an
 update touches only the indexes that changed. Storage only: Redis, no tasks.
 """
@@ -12,7 +12,7 @@ from feeds import keys
 from feeds.rules import BOARD_KINDS
 from ugcsite.redis import get_redis
 
-SORTS = ("recent", "popular", "trending")
+SORTS = ("recent", "popular", "trending", "likes", "likes-trending")
 
 
 def board_indexes(*, kind: str, tags: Iterable[str], author: str) -> set[str]:
@@ -28,7 +28,7 @@ def _tag_of(index_key: str) -> str | None:
 
 
 def board_index(
-    board_id: int, *, kind: str, tags: Iterable[str], author: str, views: int = 0, trending: float = 0
+    board_id: int, *, kind: str, tags: Iterable[str], author: str, views: int = 0, likes: int = 0, trending: float = 0
 ) -> None:
     """Put a board in its indexes and the sort orders, or bring its indexes up to date: only
     the indexes that changed are written (a title edit writes none). One WATCHed transaction
@@ -59,6 +59,8 @@ def board_index(
                     pipe.zadd(keys.sort("recent"), {board_id: board_id})
                     pipe.zadd(keys.sort("popular"), {board_id: views})
                     pipe.zadd(keys.sort("trending"), {board_id: trending})
+                    pipe.zadd(keys.sort("likes"), {board_id: likes})
+                    pipe.zadd(keys.sort("likes-trending"), {board_id: 0})
                 if added or removed:
                     pipe.incr(keys.index_generation())
                 pipe.execute()
@@ -118,6 +120,12 @@ def popular_add_view(board_id: int, count: int = 1, *, pipe) -> None:
     pipe.zadd(keys.sort("popular"), {board_id: count}, xx=True, incr=True)
 
 
+def likes_add(board_id: int, count: int, *, pipe) -> None:
+    """Count likes (or, negative, take them back) in the likes order, for indexed boards only
+    (ZADD XX). O(log n)."""
+    pipe.zadd(keys.sort("likes"), {board_id: count}, xx=True, incr=True)
+
+
 def index_clear() -> int:
     """Delete every index, tracker, sort order, facet count and cached query (rebuild).
     O(keys): offline only. Returns the number of keys deleted."""
@@ -135,11 +143,11 @@ def index_clear() -> int:
     return deleted
 
 
-def index_bulk(rows: Iterable[tuple[int, str, list[str], str, int]]) -> None:
-    """Index many boards at once, given (id, kind, tags, author username, views), into empty
-    indexes (rebuild): one pipeline, no per-board transaction. O(total indexes)."""
+def index_bulk(rows: Iterable[tuple[int, str, list[str], str, int, int]]) -> None:
+    """Index many boards at once, given (id, kind, tags, author username, views, likes), into
+    empty indexes (rebuild): one pipeline, no per-board transaction. O(total indexes)."""
     pipe = get_redis().pipeline(transaction=False)
-    for board_id, kind, tags, author, views in rows:
+    for board_id, kind, tags, author, views, likes in rows:
         wanted = board_indexes(kind=kind, tags=tags, author=author)
         for key in wanted:
             pipe.sadd(key, board_id)
@@ -149,5 +157,7 @@ def index_bulk(rows: Iterable[tuple[int, str, list[str], str, int]]) -> None:
         pipe.zadd(keys.sort("recent"), {board_id: board_id})
         pipe.zadd(keys.sort("popular"), {board_id: views})
         pipe.zadd(keys.sort("trending"), {board_id: 0})
+        pipe.zadd(keys.sort("likes"), {board_id: likes})
+        pipe.zadd(keys.sort("likes-trending"), {board_id: 0})
     pipe.incr(keys.index_generation())
     pipe.execute()

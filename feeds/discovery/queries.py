@@ -86,8 +86,7 @@ def query_hydrated(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]
 
 
 def top(order: str, *, offset: int, limit: int) -> list[tuple[str, float]]:
-    """One page of a sort order with the scores (popular: views; trending: views in 24 hours),
-    best first, ties newest first. O(log n + limit), however deep the page."""
-    return get_redis().zrevrange(
-        keys.sort({"all": "popular"}.get(order, order)), offset, offset + limit - 1, withscores=True
-    )
+    """One page of a sort order (SORTS) with the scores (popular: views; trending: views in 24
+    hours; likes; likes-trending: likes in 24 hours), best first, ties newest first.
+    O(log n + limit), however deep the page."""
+    return get_redis().zrevrange(keys.sort(order), offset, offset + limit - 1, withscores=True)

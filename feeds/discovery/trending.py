@@ -1,6 +1,7 @@
-"""Trending: views in the last 24 hours. Views are counted per board and hour
-(feeds.discovery.counters); every minute beat rolls the last 24 hours into the ``trending``
-sort order, in O(boards viewed in the window), never the whole site. Storage only.
+"""Trending: views (and likes) in the last 24 hours. Views are counted per board and hour
+(feeds.discovery.counters), likes too (feeds.likes); every minute beat rolls the last 24 hours
+into the ``trending`` and ``likes-trending`` sort orders, in O(boards counted in the window),
+never the whole site. Storage only.
 """
 
 import time
@@ -23,25 +24,39 @@ def hour_expiry(hour: int) -> int:
     return (hour + TRENDING_HOURS + 2) * HOUR
 
 
-def window_keys(now: float | None = None) -> list[str]:
-    """The hourly view counts of the trending window, oldest first."""
+# Each trending order and the hourly counts it sums (feeds.keys).
+ROLLUPS = {"trending": keys.views_hour, "likes-trending": keys.likes_hour}
+
+
+def window_hours(now: float | None = None) -> range:
+    """The hours of the trending window, oldest first."""
     hour = current_hour(now)
-    return [keys.views_hour(h) for h in range(hour - TRENDING_HOURS + 1, hour + 1)]
+    return range(hour - TRENDING_HOURS + 1, hour + 1)
+
+
+def window_keys(now: float | None = None, *, hour_key=keys.views_hour) -> list[str]:
+    """The hourly counts of the trending window (views, or ``hour_key``'s), oldest first."""
+    return [hour_key(h) for h in window_hours(now)]
 
 
 def trending_rollup(*, now: float | None = None) -> int:
-    """Set the trending order from the last 24 hours of view counts: boards viewed in those
-    hours get their sum, boards no longer viewed drop back to 0. O(A log n) for the A boards
-    viewed in the window, never the whole site. Returns A."""
-    hour_keys = window_keys(now)
+    """Roll every trending order up (ROLLUPS). Returns the boards counted in the windows."""
+    return sum(order_rollup(order, now=now) for order in ROLLUPS)
+
+
+def order_rollup(order: str, *, now: float | None = None) -> int:
+    """Set one trending order from the last 24 hours of its hourly counts: boards counted in
+    those hours get their sum, boards no longer counted drop back to 0. O(A log n) for the A
+    boards counted in the window, never the whole site. Returns A."""
+    hour_keys = window_keys(now, hour_key=ROLLUPS[order])
     client = get_redis()
-    union, indexed = keys.sort_scratch("trending-union"), keys.sort_scratch("trending-next")
+    union, indexed = keys.sort_scratch(f"{order}-union"), keys.sort_scratch(f"{order}-next")
     pipe = client.pipeline(transaction=False)
     if hour_keys:
         pipe.zunionstore(union, hour_keys)
     pipe.zinterstore(indexed, {union: 1, keys.sort("recent"): 0})  # only boards still indexed
     pipe.zrange(indexed, 0, -1, withscores=True)
-    pipe.zrangebyscore(keys.sort("trending"), "(0", "+inf")
+    pipe.zrangebyscore(keys.sort(order), "(0", "+inf")
     pipe.delete(union)  # one key a DEL: a cluster pipeline takes no other
     pipe.delete(indexed)
     scores, previously = pipe.execute()[-4:-2]
@@ -49,21 +64,21 @@ def trending_rollup(*, now: float | None = None) -> int:
     pipe = client.pipeline(transaction=False)
     gone = [int(member) for member in previously if int(member) not in fresh]
     if gone:
-        pipe.zadd(keys.sort("trending"), dict.fromkeys(gone, 0), xx=True)
+        pipe.zadd(keys.sort(order), dict.fromkeys(gone, 0), xx=True)
     if fresh:
-        pipe.zadd(keys.sort("trending"), fresh, xx=True)
+        pipe.zadd(keys.sort(order), fresh, xx=True)
     pipe.execute()
     return len(fresh)
 
 
-def hours_put(counts: dict[int, dict[int, int]]) -> None:
-    """Write hourly view counts, {hour: {board id: views}}, into empty hour keys (rebuild).
-    One pipeline, O(n log n) for n counts."""
+def hours_put(counts: dict[int, dict[int, int]], *, hour_key=keys.views_hour) -> None:
+    """Write hourly counts, {hour: {board id: count}}, into empty hour keys (views, or
+    ``hour_key``'s; rebuild). One pipeline, O(n log n) for n counts."""
     pipe = get_redis().pipeline(transaction=False)
-    for hour, views in counts.items():
-        if views:
-            pipe.zadd(keys.views_hour(hour), views)
-            pipe.expireat(keys.views_hour(hour), hour_expiry(hour))
+    for hour, counted in counts.items():
+        if counted:
+            pipe.zadd(hour_key(hour), counted)
+            pipe.expireat(hour_key(hour), hour_expiry(hour))
     pipe.execute()
 
 

@@ -21,14 +21,15 @@ from feeds import tasks
 from feeds.discovery import counters, indexes
 from feeds.live import broadcast, oplog
 from feeds.models import Board, Outbox
-from feeds.rules import Timeline
+from feeds.rules import MAX_TITLE, Timeline
+from feeds.services.notifications import notify_remix
 from feeds.timelines import boardcache, store
 from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.timelines.outbox import outbox_add
 from feeds.timelines.visibility import board_show, board_unshow
 from feeds.validation import doc_with_ids
 from social import reading
-from ugcsite.errors import NotFound
+from ugcsite.errors import NotAllowed, NotFound
 from ugcsite.redis import REDIS_FAILURES
 
 logger = logging.getLogger(__name__)
@@ -52,9 +53,19 @@ def _doc_text(doc: dict) -> str:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
-def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: dict) -> Board:
+def board_create(
+    *,
+    author: User,
+    title: str,
+    kind: str,
+    tags: list[str],
+    doc: dict,
+    remixable: bool = True,
+    remixed_from: Board | None = None,
+) -> Board:
     """Insert a board; on commit one pipeline writes G and M[author], then a task fans it out.
-    O(log |M|) online; the fan-out, proportional to followers, runs in Celery."""
+    A remix (``remixed_from``, its direct source) tells the source's author in the same
+    transaction. O(log |M|) online; the fan-out, proportional to followers, runs in Celery."""
     for attempt in range(_ID_ATTEMPTS):
         board_id = next_board_id()
         created = board_id_time(board_id)
@@ -67,12 +78,16 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
             doc_json=_doc_text(doc),
             created_at=created,
             updated_at=created,
+            remixable=remixable,
+            remixed_from_id=remixed_from.pk if remixed_from is not None else None,
         )
         try:
             with transaction.atomic():
                 board.save(force_insert=True)
                 User.objects.filter(pk=author.pk).update(boards_count=F("boards_count") + 1)
                 outbox_add(board_id, Outbox.Action.FANOUT)
+                if remixed_from is not None:
+                    notify_remix(remixer_id=author.pk, author_id=remixed_from.author_id, source_id=remixed_from.pk)
             break
         except IntegrityError:
             # Only an id collision between two generators sharing a number lands here.
@@ -80,6 +95,35 @@ def board_create(*, author: User, title: str, kind: str, tags: list[str], doc: d
                 raise
     transaction.on_commit(lambda: _board_publish_new(board))
     return board
+
+
+class RemixingOff(NotAllowed):
+    def __init__(self):
+        super().__init__("Its author turned remixing off for this board.")
+
+
+def remix_title(source: Board) -> str:
+    """A remix's title when its author gives none: "Remix of <source's title>", cut to MAX_TITLE."""
+    title = f"Remix of {source.title}"
+    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1].rstrip() + "…"
+
+
+def board_remix(*, author: User, source: Board, changes: dict) -> Board:
+    """A new board of ``author``'s, a copy of ``source`` (visible to them: the caller checked)
+    with ``changes`` (any of title, kind, tags, doc, remixable) applied, crediting ``source``
+    as its direct source; a board like any other from then on. RemixingOff when the source's
+    author turned remixing off (they may still copy their own). As board_create."""
+    if not source.remixable and source.author_id != author.pk:
+        raise RemixingOff()
+    return board_create(
+        author=author,
+        title=changes.get("title") or remix_title(source),
+        kind=changes.get("kind") or source.kind,
+        tags=changes["tags"] if changes.get("tags") is not None else list(source.tags),
+        doc=changes["doc"] if changes.get("doc") is not None else source.doc,
+        remixable=changes.get("remixable", True) is not False,
+        remixed_from=source,
+    )
 
 
 def _board_publish_new(board: Board) -> None:
@@ -113,7 +157,9 @@ def _board_unpublish_quietly(board: Board) -> None:
 
 
 def _board_indexed(board: Board) -> None:
-    indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
+    indexes.board_index(
+        board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views, likes=board.likes
+    )
 
 
 def board_publish(board: Board) -> None:
@@ -191,6 +237,8 @@ def _board_write(
         live = Board(**{f.attname: getattr(board, f.attname) for f in Board._meta.concrete_fields})
         live.author = board.author
         live.views += counters.pending_views([board.id])[board.id]
+        # Likes moved since this request read the row: G gets the count as it stands.
+        live.likes = Board.objects.filter(pk=board.pk).values_list("likes", flat=True).first() or 0
         boardcache.board_cache_put(live)
         if {"kind", "tags"} & changes.keys():
             _board_indexed(live)  # only the indexes that changed are written

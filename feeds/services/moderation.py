@@ -1,6 +1,6 @@
 """Moderation by staff: hide and unhide boards, suspend users and lift it. Each takes the board
 or the person out of (or back into) every feed, list and index, through the same paths as a
-delete and a publish."""
+delete and a publish; a suspended person's likes stop counting until it is lifted."""
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -53,6 +53,7 @@ def user_suspend(*, user: User) -> int:
         )
         User.objects.filter(pk=user.pk).update(boards_count=Greatest(F("boards_count") - hidden, 0))
     transaction.on_commit(lambda: _author_withdrawn(user.pk))
+    transaction.on_commit(lambda: tasks.likes_count_again.delay(user.pk))  # their likes stop counting
     return hidden
 
 
@@ -65,6 +66,7 @@ def user_unsuspend(*, user: User) -> int:
         restored = Board.objects.filter(author=user, state=Board.State.SUSPENDED).update(state=Board.State.PUBLISHED)
         User.objects.filter(pk=user.pk).update(boards_count=F("boards_count") + restored)
     transaction.on_commit(lambda: tasks.author_restore.delay(user.pk))
+    transaction.on_commit(lambda: tasks.likes_count_again.delay(user.pk))  # and count again
     return restored
 
 

@@ -46,3 +46,28 @@ def notify_board_changed(*, board_id: int, actor_id: int, recipient_ids: list[in
         board_id=board_id,
         at=timezone.now(),
     )
+
+
+def notify_like(*, liker_id: int, author_id: int, board_id: int) -> None:
+    """The author is told that ``liker`` liked ``board_id``, gathered with the day's others
+    ("alice and 41 others liked your board": a storm of likes is one row). One upsert, in the
+    like's transaction; nothing when the author likes their own, or blocks the liker."""
+    notifications.notifications_add(
+        kind=Notification.Kind.LIKE,
+        recipient_ids=[author_id],
+        actor_id=liker_id,
+        board_id=board_id,
+        at=timezone.now(),
+    )
+
+
+def notify_remix(*, remixer_id: int, author_id: int, source_id: int) -> None:
+    """The source's author is told that ``remixer`` remixed ``source_id``, gathered with the
+    day's others. One upsert, in the remix's transaction."""
+    notifications.notifications_add(
+        kind=Notification.Kind.REMIX,
+        recipient_ids=[author_id],
+        actor_id=remixer_id,
+        board_id=source_id,
+        at=timezone.now(),
+    )

@@ -59,6 +59,7 @@ def test_filters_and_exact_totals(api, run, people):
         "created_at",
         "updated_at",
         "views",
+        "likes",
         "preview_url",
     }
 
@@ -132,9 +133,7 @@ def test_delete_and_hide_leave_no_stale_index_entries(api, run, people, redis_da
             keys.index("tag", "hill"),
             keys.index("author", "alice"),
             keys.index_tracker(board.id),
-            keys.sort("recent"),
-            keys.sort("popular"),
-            keys.sort("trending"),
+            *(keys.sort(order) for order in indexes.SORTS),
         ]
     )
     run(board_delete, board=board)

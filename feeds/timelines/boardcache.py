@@ -26,6 +26,7 @@ def fields_of(board) -> dict:
         "created_at": board.created_at.isoformat(),
         "updated_at": board.updated_at.isoformat(),
         "views": board.views,
+        "likes": board.likes,
     }
 
 
@@ -41,6 +42,7 @@ def summary_from_fields(fields: dict) -> dict:
         "created_at": fields["created_at"],
         "updated_at": fields["updated_at"],
         "views": int(fields["views"]),
+        "likes": int(fields.get("likes", 0)),  # G entries cached before likes existed lack it
         "preview_url": f"/api/v1/boards/{board_id}/preview.svg",
     }
 

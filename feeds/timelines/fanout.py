@@ -114,7 +114,14 @@ def author_restore(*, author_id: int) -> None:
     mark = archived_max(author_id, Timeline.PROFILE)
     restored = Board.objects.filter(author_id=author_id, state=Board.State.PUBLISHED).select_related("author")
     for board in restored.iterator(chunk_size=1000):
-        indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
+        indexes.board_index(
+            board.id,
+            kind=board.kind,
+            tags=board.tags,
+            author=board.author.username,
+            views=board.views,
+            likes=board.likes,
+        )
     ids = list(restored.filter(id__gt=mark).order_by("-id").values_list("id", flat=True))
     store.timeline_replace(keys.profile_timeline(author_id), ids)
     if hybrid.author_is_big(author_id):

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Max
 
-from feeds import keys
+from feeds import keys, likes
 from feeds.discovery import counters, indexes, trending
 from feeds.models import Board, TimelineChunk
 from feeds.rules import Timeline
@@ -278,6 +278,15 @@ def rebuild_reads(user_ids, progress) -> None:
     progress(len(user_ids))
 
 
+def rebuild_likes(user_ids, progress) -> None:
+    """Every person's liked sets from their Like rows (feeds.likes). O(likes)."""
+    user_ids = list(user_ids)
+    for start in range(0, len(user_ids), 1000):
+        part = user_ids[start : start + 1000]
+        likes.liked_replace(likes.likes_stored(part), part)
+        progress(len(part))
+
+
 def _chunk_marks() -> dict[tuple[int, str], int]:
     """(owner, timeline kind) -> the newest archived id, from PostgreSQL (one grouped query)."""
     return {
@@ -300,14 +309,15 @@ def rebuild_archive_marks(user_ids, progress) -> None:
 
 def rebuild_discovery(progress) -> int:
     """Every index, sort order and facet from the published boards (views: PostgreSQL's count
-    plus what is pending, after a flush of the pending counts), the hourly view counts of the
-    trending window, then the trending roll-up. Returns the number of boards indexed."""
+    plus what is pending, after a flush of the pending counts; likes: recounted from the Like
+    rows), the hourly view and like counts of the trending window, then the trending roll-ups. Returns the number of boards indexed."""
     counters.views_flush()  # finishes a batch a crash left half done, so nothing counts twice
+    likes.likes_recount_all()  # the Like rows are the truth of every count
     indexes.index_clear()
     boards = (
         Board.objects.filter(state=Board.State.PUBLISHED)
         .order_by("id")
-        .values_list("id", "kind", "tags", "author__username", "views")
+        .values_list("id", "kind", "tags", "author__username", "views", "likes")
     )
     count, batch = 0, []
     for row in boards.iterator(chunk_size=5000):
@@ -318,6 +328,8 @@ def rebuild_discovery(progress) -> int:
     if batch:
         count += _index_batch(batch, progress)
     trending.hours_put(counters.view_hours_recent())
+    likes.hours_clear()
+    trending.hours_put(likes.liked_hours(), hour_key=keys.likes_hour)
     trending.trending_rollup()
     return count
 
@@ -325,14 +337,15 @@ def rebuild_discovery(progress) -> int:
 def _index_batch(batch, progress) -> int:
     pending = counters.pending_views([row[0] for row in batch])
     indexes.index_bulk(
-        (board_id, kind, tags, author, views + pending[board_id]) for board_id, kind, tags, author, views in batch
+        (board_id, kind, tags, author, views + pending[board_id], board_likes)
+        for board_id, kind, tags, author, views, board_likes in batch
     )
     progress(len(batch))
     return len(batch)
 
 
 # The per-user steps of a rebuild, in order: the archive marks before the timelines that read
-# them, activity before the home timelines (idle users get none), reads last.
+# them, activity before the home timelines (idle users get none), reads and likes last.
 USER_STEPS = (
     ("archive marks", rebuild_archive_marks),
     ("activity", rebuild_activity),
@@ -342,4 +355,5 @@ USER_STEPS = (
     ("profile timelines", rebuild_profiles),
     ("home timelines", rebuild_home),
     ("reads", rebuild_reads),
+    ("likes", rebuild_likes),
 )

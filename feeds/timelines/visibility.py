@@ -12,7 +12,9 @@ def board_show(board: Board) -> int:
     """Write G, M[author] and the indexes of a published board (with its author loaded).
     Returns the size of M. O(log |M| + indexes), two round trips."""
     board.views += counters.pending_views([board.id])[board.id]  # the live figure for G
-    indexes.board_index(board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views)
+    indexes.board_index(
+        board.id, kind=board.kind, tags=board.tags, author=board.author.username, views=board.views, likes=board.likes
+    )
     pipe = get_redis().pipeline(transaction=False)
     boardcache.board_cache_put(board, pipe=pipe)
     store.profile_add_and_size(board.author_id, board.id, pipe=pipe)

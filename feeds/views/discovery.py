@@ -16,10 +16,18 @@ from social.rules import USERNAME_RE
 from ugcsite.http import page_number
 
 # What the tabs say, in their order; the names themselves are the API's (SORTS, POPULAR_SCOPES).
-SORT_LABELS = {"recent": "Newest", "popular": "Most viewed", "trending": "Trending today"}
+SORT_LABELS = {
+    "recent": "Newest",
+    "popular": "Most viewed",
+    "trending": "Trending today",
+    "likes": "Most liked",
+    "likes-trending": "Liked today",
+}
 SCOPE_LABELS = {"all": "All time", "trending": "Last 24 hours", "following": "Among people you follow"}
+POPULAR_SORT_LABELS = {"views": "By views", "likes": "By likes"}
 DISCOVER_SORTS = tuple((name, SORT_LABELS[name]) for name in SORTS)
 POPULAR_SCOPES = tuple((name, label) for name, label in SCOPE_LABELS.items() if name in SCOPES)
+POPULAR_SORTS = tuple((name, POPULAR_SORT_LABELS[name]) for name in selectors.POPULAR_SORTS)
 
 
 def _discover_query(request):
@@ -116,27 +124,41 @@ def discover_page(request):
     )
 
 
+def _popular_link(scope: str, sort: str) -> str:
+    query = {key: value for key, value in (("scope", scope), ("sort", sort)) if value not in ("all", "views")}
+    return "/popular" + (f"?{urlencode(query)}" if query else "")
+
+
 def popular_page(request):
-    """The most viewed boards of all time or of the last day, or the most read among the
-    people I follow (that scope asks to log in)."""
+    """The most viewed (or liked) boards of all time or of the last day, or the most read (or
+    liked) among the people I follow (that scope asks to log in)."""
     scope = request.GET.get("scope", "all")
     if scope not in dict(POPULAR_SCOPES):
         scope = "all"
+    sort = request.GET.get("sort", "views")
+    if sort not in dict(POPULAR_SORTS):
+        sort = "views"
     if scope == "following" and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    answer = selectors.popular_list(scope=scope, limit=PAGE_SIZE, viewer=request.user)
+    answer = selectors.popular_list(scope=scope, sort=sort, limit=PAGE_SIZE, viewer=request.user)
     entries = cards([item["board"] for item in answer["items"]])
+    field = "reads" if sort == "views" else "likes_ranked"
     for entry, item in zip(entries, answer["items"]):
-        entry["reads"] = item["reads"]
+        entry[field] = item["reads" if sort == "views" else "likes"]
     return render(
         request,
         "feeds/popular.html",
         {
             "boards": entries,
             "scope": scope,
+            "sort": sort,
             "scopes": [
-                {"name": name, "label": label, "active": name == scope, "url": f"/popular?scope={name}"}
+                {"name": name, "label": label, "active": name == scope, "url": _popular_link(name, sort)}
                 for name, label in POPULAR_SCOPES
+            ],
+            "sorts": [
+                {"name": name, "label": label, "active": name == sort, "url": _popular_link(scope, name)}
+                for name, label in POPULAR_SORTS
             ],
         },
     )

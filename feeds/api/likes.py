@@ -1,0 +1,76 @@
+"""API: likes and remixes (docs/api.md, "Likes and remixes")."""
+
+from django.http import HttpResponse
+
+from feeds import selectors
+from feeds.api.boards import board_json
+from feeds.services import boards as board_services, likes as services
+from feeds.validation import BoardRemix, doc_with_ids
+from ugcsite.http import (
+    ApiError,
+    board_ids_param,
+    client_address,
+    endpoint,
+    login_required,
+    paging,
+    parse_json_object,
+    validate,
+)
+from ugcsite.ratelimits import write_attempt
+
+MAX_LIKES_IDS = 100  # boards one likes question may ask about (a page of cards)
+
+
+@login_required
+def remix_post(request, board_id: int):
+    source = selectors.board_get_for(board_id, request.api_user)
+    write_attempt(user_id=request.api_user.pk, address=client_address(request))
+    raw = parse_json_object(request) if request.body else {}
+    data = validate(BoardRemix, raw)
+    changes = {field: getattr(data, field) for field in data.model_fields_set}
+    if "doc" in changes:
+        changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
+    board = board_services.board_remix(author=request.api_user, source=source, changes=changes)
+    board.author = request.api_user
+    return board_json(board, status=201)
+
+
+def remixes_list(request, board_id: int):
+    board = selectors.board_get_for(board_id, request.api_user)
+    page = paging(request)
+    return selectors.board_remixes(board, offset=page["offset"], limit=page["limit"], viewer=request.api_user)
+
+
+def _liking(handler):
+    """The PUT or DELETE of /boards/{id}/like: the board visible to the caller (404), counted
+    as a write, 204 whether or not anything changed."""
+
+    @login_required
+    def view(request, board_id: int):
+        board = selectors.board_get_for(board_id, request.api_user)
+        write_attempt(user_id=request.api_user.pk, address=client_address(request))
+        handler(user=request.api_user, board=board)
+        return HttpResponse(status=204)
+
+    return view
+
+
+def likers_list(request, board_id: int):
+    board = selectors.board_get_for(board_id, request.api_user)
+    page = paging(request)
+    return selectors.board_likers(board, offset=page["offset"], limit=page["limit"], viewer=request.api_user)
+
+
+@login_required
+def likes_question(request):
+    if "board_ids" not in request.GET:
+        raise ApiError(400, f"Give board_ids=1,2,3 with 1 to {MAX_LIKES_IDS} board ids.")
+    board_ids = board_ids_param(request.GET["board_ids"], name="board_ids", most=MAX_LIKES_IDS)
+    return selectors.likes_answer(request.api_user, board_ids)
+
+
+remix = endpoint(POST=remix_post)
+remixes = endpoint(GET=remixes_list)
+like = endpoint(PUT=_liking(services.like), DELETE=_liking(services.unlike))
+likers = endpoint(GET=likers_list)
+likes_view = endpoint(GET=likes_question)
