@@ -80,6 +80,13 @@ def reading_user_to_boards(board_ids: list[int], reader_ids: list[int]) -> Calla
     return lambda: readers_of(board_ids, reader_ids)
 
 
+def likes_by_followees(board_ids: list[int], person_ids: list[int]) -> Callable[[], dict]:
+    """ "Liked by people you follow": the same N x M question over the liked sets."""
+    from feeds.likes import likers_of
+
+    return lambda: likers_of(board_ids, person_ids)
+
+
 def board_readers_build(reader_ids: list[int], board_ids: list[int]) -> None:
     """The model RockMelt rejected, board -> readers, built from the same reads for comparison:
     one sorted set per board (bench keys, social.keys.board_readers)."""

@@ -291,6 +291,7 @@ def main() -> None:
     # reading, on the largest world
     print("\n== social reading, HTTP, fan-out ==", flush=True)
     worldmod.give_reads(w, 10 if smoke else 50, time.time())
+    worldmod.give_likes(w, 10 if smoke else 50, time.time())
     from feeds.models import Board
 
     figures["reading"] = reading_figures(table, w, runs // 2, f"{sizes[-1]:,}")
@@ -340,8 +341,9 @@ def main() -> None:
 
 def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
     """Which of the people I follow read these 100 boards: the site's model (user -> boards)
-    against board -> readers, built from the same reads, for 450 and 5,000 followees.
-    Returns {reader: (followees, the site's timings)}."""
+    against board -> readers, built from the same reads, for 450 and 5,000 followees; then
+    which of them like these boards (the same question over the liked sets). Returns
+    {reader: (followees, the site's timings)} and {"likes<reader>": ...} for the likes."""
     from bench import measure
     from feeds.models import Board
     from social import graph
@@ -360,6 +362,15 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
             measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
             note="baseline = board -> readers model",
         )
+        liked = measure.timings(measure.likes_by_followees(boards, readers), runs=runs)
+        measured[f"likes{name}"] = (len(readers), liked)
+        table.add(
+            f"liked by followees, 100 boards x {len(readers):,} followees",
+            size_label,
+            liked,
+            site,
+            note="baseline = social reading, same call on the read sets",
+        )
     return measured
 
 
@@ -375,12 +386,14 @@ def reading_only(*, runs: int) -> None:
     get_redis().flushdb()
     worldmod.build_redis(w)
     worldmod.give_reads(w, 50, time.time())
+    worldmod.give_likes(w, 50, time.time())
     reading_figures(table, w, runs, "20,000")
     RESULTS.mkdir(exist_ok=True)
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
     (RESULTS / "reading.md").write_text(
         f"# Social reading\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-reading`, "
-        f"{(time.perf_counter() - started) / 60:.1f} minutes; 20,000 users reading 50 boards each in 30 days. "
+        f"{(time.perf_counter() - started) / 60:.1f} minutes; 20,000 users reading 50 boards each in 30 days "
+        "and liking up to 50. "
         f"Times in milliseconds.\n\n{table.markdown()}\n"
     )
     print(table.markdown())
@@ -453,10 +466,12 @@ def targets_table(figures: dict, *, smoke: bool) -> str:
             peers_text,
         )
     reading = figures.get("reading", {})
-    if "reader450" in reading:
-        followees, site = reading["reader450"]
+    for key, what in (("reader450", "social reading"), ("likesreader450", "liked by followees")):
+        if key not in reading:
+            continue
+        followees, site = reading[key]
         row(
-            f"social reading 100 boards x {followees:,} followees, p99",
+            f"{what} 100 boards x {followees:,} followees, p99",
             f"{site['p99']:.2f} ms (p50 {site['p50']:.2f})",
             "≤ 10 ms (at 450 followees)",
             site["p99"] <= 10 if followees >= 450 else None,

@@ -221,6 +221,23 @@ def feed_history(user_id: int, depth: int) -> int:
     return len(ids)
 
 
+def give_likes(world: World, likes_per_user: int, now: float) -> None:
+    """Every user likes ``likes_per_user`` boards within the last 30 days (recent boards more
+    likely), in their liked sets through the site's own feeds.likes.liked_put: the Redis side
+    that "liked by people you follow" asks (the Like rows are not written: no answer reads them)."""
+    from feeds.likes import liked_put
+    from ugcsite.redis import get_redis
+
+    rng = random.Random(world.seed + 11)
+    ids = list(Board.objects.order_by("-id").values_list("id", flat=True)[:20000])
+    weights = list(_accumulate(1 / (rank + 1) ** 0.7 for rank in range(len(ids))))
+    for user_id in tqdm(world.user_ids, desc="likes", unit="user", disable=None):
+        pipe = get_redis().pipeline(transaction=False)
+        for board_id in set(rng.choices(ids, cum_weights=weights, k=likes_per_user)):
+            liked_put(user_id, board_id, now - rng.uniform(0, 29 * 86400), pipe=pipe)
+        pipe.execute()
+
+
 def give_reads(world: World, reads_per_user: int, now: float) -> None:
     """Every user reads ``reads_per_user`` boards within the last 30 days (recent boards more
     likely), through the site's own read_record."""

@@ -33,19 +33,19 @@ class TagFilter(admin.SimpleListFilter):
 
 @admin.register(Board)
 class BoardAdmin(admin.ModelAdmin):
-    list_display = ("id", "title", "kind", "author", "state", "views", "created_at")
+    list_display = ("id", "title", "kind", "author", "state", "views", "likes", "created_at")
     list_filter = ("state", "kind", TagFilter)
     search_fields = ("title", "author__username", "=tags")
     list_select_related = ("author",)
     raw_id_fields = ("author",)
-    readonly_fields = ("id", "created_at", "updated_at", "views", "live_seq")
+    readonly_fields = ("id", "created_at", "updated_at", "views", "likes", "remixed_from", "live_seq")
     ordering = ("-id",)
     show_full_result_count = False
     actions = ["hide_boards", "unhide_boards"]
 
     # Every change of what is visible goes through feeds.services, which keeps Redis (the board
     # cache, timelines, feeds) in step with PostgreSQL: so no adding, no hard delete, no editing
-    # of the state or the drawing here; title, kind and tags go through board_update.
+    # of the state or the drawing here; title, kind, tags and remixable go through board_update.
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + ("author", "state", "doc_json") if obj else self.readonly_fields
 
@@ -56,7 +56,8 @@ class BoardAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        changes = {field: form.cleaned_data[field] for field in form.changed_data if field in ("title", "kind", "tags")}
+        editable = ("title", "kind", "tags", "remixable")
+        changes = {field: form.cleaned_data[field] for field in form.changed_data if field in editable}
         services.board_update(board=obj, changes=changes, unpublished_ok=True)
 
     @admin.action(description="Hide selected boards", permissions=["change"])

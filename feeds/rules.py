@@ -99,6 +99,9 @@ SEARCH_MATCHES_MAX = people_rules.SEARCH_MATCHES_MAX  # one figure for people an
 SEARCH_DOC_TEXT_MAX = 100_000
 
 
+PAGE_IDS_MAX = 100  # boards one social reading or likes question asks about (a page of cards)
+
+
 class NotificationKind(models.TextChoices):
     """What a notification tells (docs/api.md, "Search, notifications"). The value is the API's ``kind``."""
 

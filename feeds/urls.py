@@ -28,6 +28,7 @@ urlpatterns = [
     path("b/<board_id:board_id>", boards.board_detail, name="detail"),
     path("b/<board_id:board_id>/edit", boards.board_edit, name="edit"),
     path("b/<board_id:board_id>/delete", boards.board_delete, name="delete"),
+    path("b/<board_id:board_id>/remixes", boards.board_remixes_page, name="remixes"),
     path("discover", discovery.discover_page, name="discover"),
     path("popular", discovery.popular_page, name="popular"),
     path("search", search.search_page, name="search"),

@@ -4,6 +4,7 @@ from django.http import HttpResponse
 
 from feeds import selectors
 from feeds.api.boards import board_json
+from feeds.rules import PAGE_IDS_MAX
 from feeds.services import boards as board_services, likes as services
 from feeds.validation import BoardRemix, doc_with_ids
 from ugcsite.http import (
@@ -18,7 +19,7 @@ from ugcsite.http import (
 )
 from ugcsite.ratelimits import write_attempt
 
-MAX_LIKES_IDS = 100  # boards one likes question may ask about (a page of cards)
+MAX_LIKES_IDS = PAGE_IDS_MAX
 
 
 @login_required

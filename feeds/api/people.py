@@ -10,6 +10,7 @@ from pydantic import Field, StrictStr
 from feeds import selectors
 from feeds.export import export_path
 from feeds.models import Export
+from feeds.rules import PAGE_IDS_MAX
 from feeds.services import accounts, exports, follows, safety
 from social import api as account_api, services as people
 from social.api import Email
@@ -29,7 +30,7 @@ from ugcsite.http import (
 )
 from ugcsite.ratelimits import write_attempt
 
-MAX_READING_IDS = 100
+MAX_READING_IDS = PAGE_IDS_MAX
 
 
 class SignUp(Strict):

@@ -19,9 +19,10 @@ from feeds import selectors
 from feeds.models import Board
 from feeds.rules import BOARD_KINDS, editor_config
 from feeds.services import activity, boards as services
+from feeds.services.boards import remix_title
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.models import Follow
-from ugcsite.http import visitor, whole_number
+from ugcsite.http import page_number, visitor, whole_number
 
 User = get_user_model()
 
@@ -29,6 +30,8 @@ User = get_user_model()
 PAGE_SIZE = 20
 # People suggested to someone whose feed is empty.
 SUGGESTIONS = 6
+# Remixes a board's page shows; the rest are on its remixes page.
+REMIXES_SHOWN = 6
 
 
 def before_param(request) -> int | None:
@@ -128,16 +131,25 @@ def board_detail(request, board_id: int):
         return render(request, "error.html", {"status": 403, **hidden}, status=403)
     viewer = request.user if request.user.is_authenticated else None
     views = services.board_record_view(board=board, reader=viewer, visitor=visitor(request))
+    chain, older = selectors.remix_chain(board)
+    remixes = selectors.board_remixes(board, offset=0, limit=REMIXES_SHOWN, viewer=viewer)
+    is_author = viewer is not None and viewer.pk == board.author_id
     return render(
         request,
         "feeds/board.html",
         {
             "board": board,
             "views": views,
+            "source": chain[0] if chain else None,
+            "chain": chain[::-1],  # the original first
+            "chain_older": older,
+            "remixes": cards(remixes["items"]),
+            "remixes_total": remixes["total"],
+            "may_remix": board.remixable or is_author,
             "preview_url": reverse("board-preview", args=[board.pk]),
             "preview_src": preview_src(reverse("board-preview", args=[board.pk]), board.updated_at.isoformat()),
             "read_by": _read_by(viewer, board.pk),
-            "is_author": viewer is not None and viewer.pk == board.author_id,
+            "is_author": is_author,
             "may_draw": selectors.board_may_draw(board, viewer),
             "editors": selectors.board_editors(board.pk),
             "may_delete": viewer is not None and (viewer.pk == board.author_id or viewer.is_staff),
@@ -152,18 +164,46 @@ def _read_by(viewer, board_id: int) -> list[str]:
     return sorted(selectors.reading_answer(viewer, [board_id]).get(str(board_id), []), key=str.lower)
 
 
-def _editor(request, *, board: Board | None):
+def board_remixes_page(request, board_id: int):
+    """Every published remix of a board, newest first, in numbered pages."""
+    board = selectors.board_get_for(board_id, request.user)
+    number = page_number(request, page_size=PAGE_SIZE)
+    viewer = request.user if request.user.is_authenticated else None
+    answer = selectors.board_remixes(board, offset=(number - 1) * PAGE_SIZE, limit=PAGE_SIZE, viewer=viewer)
+    return render(
+        request,
+        "feeds/remixes.html",
+        {
+            "board": board,
+            "boards": cards(answer["items"]),
+            "total": answer["total"],
+            "previous_page": number - 1 if number > 1 else None,
+            "next_page": number + 1 if number * PAGE_SIZE < answer["total"] else None,
+        },
+    )
+
+
+def _editor(request, *, board: Board | None, remix_of: Board | None = None):
+    """The editor on a board (PATCH), on a new one (POST), or on a copy of ``remix_of`` that
+    becomes the caller's board when they publish it (POST .../remix): nothing exists before."""
+    start = board or remix_of
+    if remix_of is not None:
+        save_url = reverse("board-remix", args=[remix_of.pk])
+    else:
+        save_url = reverse("board", args=[board.pk]) if board else reverse("boards")
     return render(
         request,
         "feeds/editor.html",
         {
             "board": board,
+            "remix_of": remix_of,
+            "title": remix_title(remix_of) if remix_of else (board.title if board else ""),
             "kinds": BOARD_KINDS,
-            "kind": board.kind if board else BOARD_KINDS[0],
+            "kind": start.kind if start else BOARD_KINDS[0],
             "editor_config": editor_config(),
-            "tags": ", ".join(board.tags) if board else "",
-            "doc": board.doc if board else None,
-            "save_url": reverse("board", args=[board.pk]) if board else reverse("boards"),
+            "tags": ", ".join(start.tags) if start else "",
+            "doc": start.doc if start else None,
+            "save_url": save_url,
             "save_method": "PATCH" if board else "POST",
             "is_author": board is None or board.author_id == request.user.pk,
         },
@@ -172,7 +212,17 @@ def _editor(request, *, board: Board | None):
 
 @login_required
 def board_new(request):
-    return _editor(request, board=None)
+    """A new board, or with ``?remix=<id>`` a remix of that board (its copy in the editor)."""
+    remix = request.GET.get("remix")
+    if remix is None:
+        return _editor(request, board=None)
+    source_id = whole_number(remix)
+    if source_id is None:
+        raise selectors.BoardNotFound(remix[:20])
+    source = selectors.board_get_for(source_id, request.user)
+    if not source.remixable and source.author_id != request.user.pk:
+        raise services.RemixingOff()
+    return _editor(request, board=None, remix_of=source)
 
 
 @login_required

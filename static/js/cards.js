@@ -25,6 +25,9 @@
     const created = slot(card, "created");
     window.ugcsiteTimes.show(created, board.created_at);
     slot(card, "views").textContent = board.views + (board.views === 1 ? " view" : " views");
+    const like = card.querySelector("[data-like]");
+    like.dataset.boardId = String(board.id);
+    slot(like, "likes").textContent = String(board.likes);
     const tags = slot(card, "tags");
     tags.replaceChildren();
     for (const tag of board.tags) {

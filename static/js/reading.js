@@ -1,5 +1,5 @@
 /* "Read by" lines on board cards (social reading): for the cards of a page, one request asks
-   which of the people I follow read each board (GET /api/v1/reading?ids=..., at most 100 ids),
+   which of the people I follow read each board (GET /api/v1/reading?ids=..., PAGE_IDS_MAX at most),
    then fills each card's line with textContent. Cards that infinite scroll appends later are
    asked for in their own single request. Only for signed-in readers. */
 (function () {
@@ -9,6 +9,7 @@
   const lists = document.querySelectorAll("[data-reading]");
   if (!lists.length) return;
   const asked = new Set();
+  const most = Number(document.body.dataset.idsMax) || 1;  // feeds.rules.PAGE_IDS_MAX
   let timer = null;
 
   function cardsToAsk() {
@@ -16,7 +17,7 @@
     for (const list of lists) {
       for (const card of list.querySelectorAll("[data-board-id]")) {
         const id = card.dataset.boardId;
-        if (id && !asked.has(id) && found.length < 100) found.push(id);
+        if (id && !asked.has(id) && found.length < most) found.push(id);
       }
     }
     return found;
