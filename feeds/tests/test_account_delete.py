@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from feeds import keys, tasks
-from feeds.models import Board, BoardEditor, Notification, Report, ReportCase, TimelineChunk
+from feeds.models import Board, BoardEditor, Like, Notification, Report, ReportCase, TimelineChunk
 from social import keys as social_keys
 from social.models import ApiToken, Block, Follow, Mute, Read, RetiredUsername, User, UserSession
 from ugcsite.redis import get_redis
@@ -70,13 +70,26 @@ def world(api, run):
     run(carol.get, f"/api/v1/boards/{boards[1]}")  # carol reads alice's
     run(alice.put, "/api/v1/users/bob/mute")
     run(carol.put, "/api/v1/users/alice/mute")
+    run(alice.put, f"/api/v1/boards/{carols}/like")  # likes both ways
+    run(carol.put, f"/api/v1/boards/{boards[1]}/like")
+    remix = run(bob.post, f"/api/v1/boards/{boards[1]}/remix", raw="")  # a remix of hers stays his
+    assert remix.status_code == 201, remix.content
     run(alice.post, "/api/v1/reports", {"user": "bob", "reason": "other"})
     run(bob.post, "/api/v1/reports", {"board": boards[2], "reason": "spam"})
     page = Client()
     assert page.post("/login", {"username": "alice", "password": "password123"}).status_code == 302
     ids = {name: User.objects.get(username=name).pk for name in ("alice", "bob", "carol", "dave")}
     assert get_redis().zscore(keys.home_timeline(ids["carol"]), boards[0]) is not None
-    return {"alice": alice, "bob": bob, "carol": carol, "page": page, "ids": ids, "boards": boards}
+    return {
+        "alice": alice,
+        "bob": bob,
+        "carol": carol,
+        "page": page,
+        "ids": ids,
+        "boards": boards,
+        "carols": carols,
+        "remix": remix.json()["id"],
+    }
 
 
 def test_a_wrong_or_missing_password_changes_nothing(world, run, api):
@@ -113,6 +126,10 @@ def test_a_deleted_account_leaves_no_row_key_or_feed_entry(world, run, api):
     assert not TimelineChunk.objects.filter(owner_id=me).exists()
     assert not ApiToken.objects.filter(user_id=me).exists() and not UserSession.objects.filter(user_id=me).exists()
     assert not Report.objects.filter(reporter_id=me).exists()
+    assert not Like.objects.filter(Q(user_id=me) | Q(board_id__in=boards)).exists()
+    assert world["carol"].get(f"/api/v1/boards/{world['carols']}").json()["likes"] == 0  # her like stopped counting
+    credit = world["bob"].get(f"/api/v1/boards/{world['remix']}").json()["remixed_from"]
+    assert credit == {"id": boards[1], "username": None, "title": None}  # "a deleted board"
     assert not ReportCase.objects.filter(Q(person_id=me) | Q(board_id__in=boards)).exists()
     # the others' counts lost them
     after = {u.username: (u.followers_count, u.following_count) for u in User.objects.all()}

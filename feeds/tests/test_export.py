@@ -42,6 +42,7 @@ def test_an_archive_holds_everything_and_only_its_owner_gets_it(api, run, export
     ]
     theirs = run(bob.post, "/api/v1/boards", {"title": "bob's", "kind": "note", "doc": DOC}).json()["id"]
     run(alice.get, f"/api/v1/boards/{theirs}")  # a read
+    run(alice.put, f"/api/v1/boards/{theirs}/like")  # a like
 
     started = run(alice.post, "/api/v1/me/export", {})
     assert started.status_code == 202
@@ -67,6 +68,7 @@ def test_an_archive_holds_everything_and_only_its_owner_gets_it(api, run, export
     assert [f["followee__username"] for f in follows["following"]] == ["bob"]
     assert [f["follower__username"] for f in follows["followers"]] == ["bob"]
     assert [r["board_id"] for r in json.loads(archive.read("reads.json"))["reads"]] == [theirs]
+    assert [r["board_id"] for r in json.loads(archive.read("likes.json"))["likes"]] == [theirs]
     assert [n["kind"] for n in json.loads(archive.read("notifications.json"))["notifications"]] == ["follow"]
 
     for path in (f"/api/v1/me/export/{answer['id']}", answer["url"]):

@@ -7,8 +7,9 @@ from tqdm import tqdm
 
 from feeds.demo import drawing
 from feeds.services.accounts import account_create
-from feeds.services.boards import board_create
+from feeds.services.boards import board_create, board_remix
 from feeds.services.follows import follow_create
+from feeds.services.likes import like
 
 DEMO_PASSWORD = "demo-password"
 STAFF = ("admin", "admin-password")
@@ -20,6 +21,8 @@ FOLLOWS = (
     + [("alice", "bob"), ("alice", "carol"), ("grace", "erin")]
 )
 BOARDS_PER_PERSON = 8
+LIKES_PER_PERSON, LIKED_FROM = 6, 24  # each person likes 6 of the newest 24 boards (not their own)
+REMIXERS = ("bob", "erin")  # who remix the newest board
 
 
 class Command(BaseCommand):
@@ -41,15 +44,26 @@ class Command(BaseCommand):
         for follower, followee in FOLLOWS:
             follow_create(follower=people[follower], followee=people[followee])
         total = len(PEOPLE) * BOARDS_PER_PERSON
+        made = []
         with tqdm(total=total, desc="demo boards", unit="board", disable=None) as bar:
             for i in range(total):
                 title, kind, tags, doc = drawing(rng, i)
                 with transaction.atomic():
-                    board_create(author=people[PEOPLE[i % len(PEOPLE)]], title=title, kind=kind, tags=tags, doc=doc)
+                    made.append(
+                        board_create(author=people[PEOPLE[i % len(PEOPLE)]], title=title, kind=kind, tags=tags, doc=doc)
+                    )
                 bar.update()
+        # Each person likes a few boards of others (newer ones more often), and two remix one.
+        for person in people.values():
+            for board in rng.sample(made[-LIKED_FROM:], LIKES_PER_PERSON):
+                if board.author_id != person.pk:
+                    like(user=person, board=board)
+        for name in REMIXERS:
+            source = made[-1]
+            board_remix(author=people[name], source=source, changes={})
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo world: {len(PEOPLE)} people (password {DEMO_PASSWORD!r}), {len(FOLLOWS)} follows, "
-                f"{total} boards; staff login {STAFF[0]} / {STAFF[1]}."
+                f"{total} boards, likes and {len(REMIXERS)} remixes; staff login {STAFF[0]} / {STAFF[1]}."
             )
         )
