@@ -87,6 +87,29 @@ def likes_by_followees(board_ids: list[int], person_ids: list[int]) -> Callable[
     return lambda: likers_of(board_ids, person_ids)
 
 
+def like_storm(board_id: int, liker_ids: list[int]) -> dict:
+    """Each of ``liker_ids`` likes one board, one after the other, through the site's own
+    service (the row, the count, the gathered notification, then Redis): a storm on one row.
+    {"likes", "seconds", "rate" (likes/s), "per_minute"}."""
+    from django.contrib.auth import get_user_model
+
+    from feeds.models import Board
+    from feeds.services.likes import like
+
+    board = Board.objects.get(pk=board_id)
+    people = list(get_user_model().objects.filter(pk__in=liker_ids))
+    started = time.perf_counter()
+    for person in people:
+        like(user=person, board=board)
+    seconds = time.perf_counter() - started
+    return {
+        "likes": len(people),
+        "seconds": seconds,
+        "rate": len(people) / seconds,
+        "per_minute": 60 * len(people) / seconds,
+    }
+
+
 def board_readers_build(reader_ids: list[int], board_ids: list[int]) -> None:
     """The model RockMelt rejected, board -> readers, built from the same reads for comparison:
     one sorted set per board (bench keys, social.keys.board_readers)."""

@@ -371,6 +371,14 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
             site,
             note="baseline = social reading, same call on the read sets",
         )
+    storm = measure.like_storm(boards[0], w.user_ids[: min(len(w.user_ids), 3_000)])
+    table.add(
+        f"a like storm: {storm['likes']:,} likes of one board, one client",
+        size_label,
+        None,
+        note=f"{storm['rate']:,.0f} likes/s = {storm['per_minute']:,.0f} a minute "
+        "(row, count, gathered notification, Redis; one notification row in all)",
+    )
     return measured
 
 

@@ -52,12 +52,15 @@ def csrf_failure(request, reason=""):
 
 
 def permission_denied(request, exception=None):
+    """The site's 403 page, with the reason when the refusal gave one (a domain error's
+    sentence, ugcsite.middleware.DomainErrorMiddleware: "Its author turned remixing off")."""
+    reason = str(exception) if exception is not None and str(exception) else ""
     return _error(
         request,
         403,
-        "You are not allowed to do that.",
+        reason or "You are not allowed to do that.",
         "Not allowed",
-        "You are not allowed to see or change this page.",
+        reason or "You are not allowed to see or change this page.",
     )
 
 

@@ -266,3 +266,35 @@ def test_a_deleted_account_stops_counting_and_its_boards_leave_likers_sets(api, 
     assert str(theirs) not in redis_data.smembers(keys.like_ids(alice_id))
     assert not redis_data.exists(keys.likes(bob_id))
     assert likes.liked_among(alice_id, [theirs]) == set()
+
+
+def test_the_pages_of_remixes_and_likes(api, run, client, settings):
+    alice, bob = api.as_user("alice"), api.as_user("bob")
+    source = post(run, alice, "Tree")
+    remixes = [run(remix, bob, source, {"title": f"Tree {i}"}).json()["id"] for i in range(3)]
+    like(run, bob, source)
+    client.force_login(User.objects.get(username="bob"))
+    page = client.get(f"/b/{source}")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "3 remixes" in text and "Tree 2" in text and 'href="/new?remix=' in text
+    assert f'data-like data-board-id="{source}"' in text
+    credit = client.get(f"/b/{remixes[0]}").content.decode()
+    assert "Remix of" in credit and f'href="/b/{source}"' in credit
+    listed = client.get(f"/b/{source}/remixes").content.decode()
+    assert all(f"Tree {i}" in listed for i in range(3))
+    editor = client.get(f"/new?remix={source}")
+    assert editor.status_code == 200 and 'value="Remix of Tree"' in editor.content.decode()
+    assert f'data-save-url="/api/v1/boards/{source}/remix"' in editor.content.decode()
+    assert client.get("/new?remix=12345").status_code == 404
+    assert client.get("/new?remix=x").status_code == 404
+    run(alice.patch, f"/api/v1/boards/{source}", {"remixable": False})
+    refused = client.get(f"/new?remix={source}")
+    assert refused.status_code == 403 and "turned remixing off" in refused.content.decode()
+    assert 'href="/new?remix=' not in client.get(f"/b/{source}").content.decode()
+    popular = client.get("/popular?sort=likes").content.decode()
+    assert "Tree" in popular and "1 like here" in popular
+    # the notifications page says what happened
+    client.force_login(User.objects.get(username="alice"))
+    told = client.get("/notifications").content.decode()
+    assert "liked" in told and "remixed" in told
