@@ -13,7 +13,18 @@ from feeds.models import Board
 from feeds.services import boards as board_services, editors as editor_services
 from social import services as people_services
 from ugcsite.testing import wait_for
-from ugcsite.tests.support import PASSWORD, Person, canvas_point, drag, element_count, live_ready, log_in, open_editor
+from ugcsite.tests.support import (
+    PASSWORD,
+    PHONE,
+    Person,
+    canvas_point,
+    drag,
+    element_count,
+    live_ready,
+    log_in,
+    open_editor,
+    touch,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
@@ -32,8 +43,8 @@ def people(browser, asgi_server, request):
     """conftest's ``people``, on the ASGI server (the live parts need its WebSocket)."""
     made = []
 
-    def person(name: str) -> Person:
-        made.append(Person(browser, asgi_server.url, name, request.node.originalname))
+    def person(name: str, **kwargs) -> Person:
+        made.append(Person(browser, asgi_server.url, name, request.node.originalname, **kwargs))
         return made[-1]
 
     yield person
@@ -197,6 +208,31 @@ def test_a_stroke_is_seen_by_the_other_before_the_pen_lifts_and_presence_says_wh
         " return t.includes('bob') && !t.includes('reconnecting'); }"
     )
     bob.page.wait_for_function("() => document.getElementById('live-peers').textContent.includes('alice')")
+    for person in (alice, bob):
+        person.check_clean()
+
+
+def test_a_finger_on_a_phone_is_seen_on_a_desktop_before_it_lifts(people, board):
+    alice, bob = people("alice"), people("bob", **PHONE)
+    log_in(alice, "alice", f"/b/{board.pk}/edit")
+    log_in(bob, "bob", f"/b/{board.pk}/edit")
+    for person in (alice, bob):
+        live_ready(person)
+    alice.page.wait_for_function("() => document.getElementById('live-peers').textContent.includes('bob')")
+    page = bob.page
+    cdp = page.context.new_cdp_session(page)
+    start, end = canvas_point(page, 0.1, 0.85), canvas_point(page, 0.9, 0.85)
+    touch(cdp, "touchStart", [start])
+    for i in range(1, 11):
+        touch(cdp, "touchMove", [(start[0] + (end[0] - start[0]) * i / 10, start[1])])
+    # The finger is still down: alice sees the stroke, and the board holds nothing new.
+    wait_for(lambda: ink_at(alice.page, 0.5, 0.85), what="alice to see bob's finger stroke under way")
+    assert strokes_under_way(alice.page)[0]["by"] == "bob"
+    assert elements_seen(alice) == 1
+    bob.shot("finger-down")
+    touch(cdp, "touchEnd", [])
+    wait_for(lambda: elements_seen(alice) == 2, what="alice to get the stroke as an op")
+    alice.page.wait_for_function("() => Object.keys(window.ugcsiteLive.boards[0].strokes).length === 0")
     for person in (alice, bob):
         person.check_clean()
 
