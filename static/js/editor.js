@@ -984,6 +984,8 @@
       dirty = kept.doc.elements.length > 0;
     }
     for (const input of [inputs.title, inputs.kind, inputs.tags]) input.addEventListener("input", keepNew);
+    const discard = form.querySelector("[data-discard]");  // Cancel: the person gives this board up
+    if (discard) discard.addEventListener("click", () => window.ugcsiteKeep.remove(NEW_KEY));
   }
 
   loadPrefs();

@@ -290,6 +290,13 @@ def test_a_new_board_not_yet_published_comes_back_after_the_tab_closes(people, a
     body = alice.context.request.get(f"/api/v1/boards/{board_id}").json()
     assert body["title"] == "Kept for me"
     assert [(e["type"], e["points"]) for e in body["doc"]["elements"]] == [("path", drawn["points"])]
-    # Published: the next new board starts blank.
+    # Published: the next new board starts blank. One given up with Cancel is not kept either.
     open_editor(alice, "/new", "blank-again")
     assert elements_seen(alice) == 0 and alice.page.input_value("#title") == ""
+    drag(alice.page, [(0.2, 0.2), (0.5, 0.4)])
+    assert alice.page.evaluate("() => Object.keys(localStorage).filter(k => k.includes('.keep.new.')).length") == 1
+    alice.page.once("dialog", lambda dialog: dialog.accept())  # "leave the page?" (a drawing not saved)
+    alice.page.click("[data-discard]")
+    alice.page.wait_for_url(f"{asgi_server.url}/")
+    open_editor(alice, "/new", "blank-after-cancel")
+    assert elements_seen(alice) == 0
