@@ -360,8 +360,11 @@ def test_a_flood_gets_an_error_then_a_close_and_others_carry_on(world):
     server, board, t = world["server"], world["board"], world["tokens"]
     alice = Client(server, board.pk, token=t["alice"])
     bob = Client(server, board.pk, token=t["bob"])
-    for i in range(400):
-        bob.send({"type": "dance", "n": i})
+    try:
+        for i in range(400):
+            bob.send({"type": "dance", "n": i})
+    except ConnectionClosed:  # on a busy machine the close can come before the last is sent
+        pass
     errors = []
     with pytest.raises(ConnectionClosed):
         while True:
