@@ -60,6 +60,16 @@ LIVE_OPS_PER_SECOND = 60  # sustained, per connection; a burst of LIVE_OPS_BURST
 LIVE_OPS_BURST = 200
 LIVE_CURSORS_PER_SECOND = 30  # cursor moves past this are dropped, silently
 LIVE_FLOOD_CLOSE_AFTER = 50  # messages refused for the rate limit before the server closes (4429)
+# A stroke others see while it is drawn: the drawer's browser sends its new points as ephemeral
+# "stroke" frames (never ops, never in the log), at most LIVE_STROKE_FRAMES_PER_SECOND (past that
+# they are dropped, silently) and LIVE_STROKE_POINTS points each; the others' browsers drop a
+# stroke that has not moved for LIVE_STROKE_IDLE seconds (its drawer vanished).
+LIVE_STROKE_FRAMES_PER_SECOND = 30
+LIVE_STROKE_POINTS = 1_000
+LIVE_STROKE_IDLE = 5
+# A connection that drops (no closing handshake, or not a "going away" one) is shown to the
+# others as "reconnecting" for this many seconds, unless its person comes back sooner.
+LIVE_RECONNECT_GRACE = 30
 
 
 class Timeline(models.TextChoices):

@@ -28,7 +28,7 @@ from django.utils.module_loading import import_string
 from feeds import keys, selectors
 from feeds.live import online, oplog
 from feeds.live.oplog import BoardRef, OpRefused
-from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame
+from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame, stroke_check
 from feeds.live.tasks import live_compact
 from feeds.models import Board
 from feeds.notifications import notifications_unread
@@ -38,6 +38,10 @@ from feeds.rules import (
     LIVE_MAX_FRAME,
     LIVE_OPS_BURST,
     LIVE_OPS_PER_SECOND,
+    LIVE_RECONNECT_GRACE,
+    LIVE_STROKE_FRAMES_PER_SECOND,
+    LIVE_STROKE_IDLE,
+    LIVE_STROKE_POINTS,
     MAX_ELEMENTS,
     MAX_POINTS,
 )
@@ -57,6 +61,13 @@ LIVE_SEND_TIMEOUT = 10.0  # a client that does not take a message for this long 
 GAP_WAIT = 0.2  # an op that arrives ahead of one missing waits this long before the log is read
 HEARTBEAT = PRESENCE_REFRESH = 20.0
 BOARD_CHECK_EVERY = 5.0  # how often an editor's ops re-check that the board still exists
+GOODBYE_CODES = {1000, 1001}  # a client that closes with these left; any other end is a drop
+# What a client needs to know of the stroke frames (sent in hello: defined once, in feeds.rules).
+STROKE_LIMITS = {
+    "stroke_frames_per_second": LIVE_STROKE_FRAMES_PER_SECOND,
+    "stroke_points": LIVE_STROKE_POINTS,
+    "stroke_idle": LIVE_STROKE_IDLE,
+}
 
 REFUSED = {
     "exists": "An element with this id is on the board already; give the new one another id, or send an update.",
@@ -168,6 +179,7 @@ class BoardConsumer(LiveSocket):
         self.heartbeat_task = None
         self.ops = TokenBucket(LIVE_OPS_PER_SECOND, LIVE_OPS_BURST)
         self.cursors = TokenBucket(LIVE_CURSORS_PER_SECOND, LIVE_CURSORS_PER_SECOND)
+        self.strokes = TokenBucket(LIVE_STROKE_FRAMES_PER_SECOND, LIVE_STROKE_FRAMES_PER_SECOND)
         self.refused = 0
         self.board_checked = time.monotonic()
         self.dirty_marked = 0.0
@@ -205,6 +217,8 @@ class BoardConsumer(LiveSocket):
         await self.channel_layer.group_add(self.group, self.channel_name)
         self.joined = True
         await _thread(oplog.presence_set)(self.ref, self.channel_name, username=self.username, can_edit=self.can_edit)
+        if self.username is not None:
+            await _thread(oplog.presence_back)(self.ref, self.username)
         await self._hello(since=self._since())
         await self._presence_changed()
         self.heartbeat_task = asyncio.ensure_future(self._heartbeat())
@@ -231,6 +245,7 @@ class BoardConsumer(LiveSocket):
                         "replay": [e.message() for e in entries],
                         "you": you,
                         "peers": peers,
+                        "limits": STROKE_LIMITS,
                     }
                 )
                 return
@@ -243,7 +258,16 @@ class BoardConsumer(LiveSocket):
                 return
         self.gen, self.head, self.seq = snapshot.gen, snapshot.head, snapshot.seq
         self._drop_pending()
-        await self._send({"type": "hello", "seq": self.seq, "doc": snapshot.doc(), "you": you, "peers": peers})
+        await self._send(
+            {
+                "type": "hello",
+                "seq": self.seq,
+                "doc": snapshot.doc(),
+                "you": you,
+                "peers": peers,
+                "limits": STROKE_LIMITS,
+            }
+        )
 
     def _drop_pending(self) -> None:
         self.pending = {seq: event for seq, event in self.pending.items() if seq > self.seq}
@@ -269,9 +293,18 @@ class BoardConsumer(LiveSocket):
         self.joined = False
         try:
             await self.channel_layer.group_discard(self.group, self.channel_name)
-            await _thread(oplog.presence_remove)(self.ref, self.channel_name)
+            if self.closing or code in GOODBYE_CODES or self.username is None:
+                await _thread(oplog.presence_remove)(self.ref, self.channel_name)
+            else:  # dropped: the others see "reconnecting" for a while
+                await _thread(oplog.presence_away)(
+                    self.ref,
+                    self.channel_name,
+                    username=self.username,
+                    can_edit=self.can_edit,
+                    grace=LIVE_RECONNECT_GRACE,
+                )
             entries = await self._presence_changed()
-            if self.can_edit and not any(entry["e"] for entry in entries):
+            if self.can_edit and not any(entry["e"] and not entry.get("r") for entry in entries):
                 await _thread(_enqueue_compaction)(self.board_id)  # the last editor left
         except Exception as error:  # leaving never fails loudly: presence entries expire anyway
             logger.warning("live board %s: leaving was not recorded: %s", self.board_id, error)
@@ -318,12 +351,16 @@ class BoardConsumer(LiveSocket):
             if self.cursors.take():
                 await self._cursor(data)
             return
+        if data["type"] == "stroke":
+            if self.strokes.take():
+                await self._stroke(data)
+            return
         if not await self._counted():
             return
         if data["type"] == "op":
             await self._op(data)
         else:
-            await self._error(None, f'Unknown message type {data["type"][:40]!r}; send "op" or "cursor".')
+            await self._error(None, f'Unknown message type {data["type"][:40]!r}; send "op", "cursor" or "stroke".')
 
     async def _counted(self) -> bool:
         """Count a message against the connection's rate: past it, an error; past it for long, a close."""
@@ -350,6 +387,30 @@ class BoardConsumer(LiveSocket):
             await self._group_send(
                 {"type": "board.cursor", "by": self.username, "x": cursor.x, "y": cursor.y, "except": self.channel_name}
             )
+
+    async def _stroke(self, data: dict) -> None:
+        """Part of a stroke being drawn, to the others as it is: never applied, never logged."""
+        if not self.can_edit:
+            await self._error(None, "You may watch this board but not draw on it; its author can invite you.")
+            return
+        try:
+            stroke = stroke_check(data, head=self.head)
+        except BadMessage as error:
+            await self._error(None, str(error))
+            return
+        await self._group_send(
+            {
+                "type": "board.stroke",
+                "by": self.username,
+                "id": stroke.id,
+                "color": stroke.color,
+                "width": stroke.width,
+                "at": stroke.at,
+                "points": stroke.points,
+                "done": stroke.done,
+                "except": self.channel_name,
+            }
+        )
 
     async def _op(self, data: dict) -> None:
         cid = data.get("client_op_id") if isinstance(data.get("client_op_id"), str) else None
@@ -456,6 +517,10 @@ class BoardConsumer(LiveSocket):
     async def board_cursor(self, event):
         if event["except"] != self.channel_name:
             await self._send({"type": "cursor", "by": event["by"], "x": event["x"], "y": event["y"]})
+
+    async def board_stroke(self, event):
+        if event["except"] != self.channel_name:
+            await self._send({key: value for key, value in event.items() if key != "except"} | {"type": "stroke"})
 
     async def board_presence(self, event):
         if event["except"] != self.channel_name:

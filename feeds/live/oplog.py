@@ -13,6 +13,7 @@ state expires LIVE_STATE_TTL after the last op, long after compaction wrote it t
 """
 
 import json
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -280,6 +281,26 @@ def presence_remove(ref: BoardRef, channel: str) -> None:
     get_redis().hdel(keys.live_presence(*ref.key_args), channel)
 
 
+def presence_away(ref: BoardRef, channel: str, *, username: str, can_edit: bool, grace: float) -> None:
+    """A connection dropped without saying goodbye: its entry stays for ``grace`` seconds, marked
+    reconnecting (``peers_of``), unless its person comes back sooner. O(1)."""
+    key = keys.live_presence(*ref.key_args)
+    get_redis().hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + grace, "r": True}))
+
+
+def presence_back(ref: BoardRef, username: str) -> None:
+    """``username`` connected again: the entries of their dropped connections go. O(connections)."""
+    key = keys.live_presence(*ref.key_args)
+    client = get_redis()
+    gone = [
+        channel
+        for channel, raw in client.hgetall(key).items()
+        if (entry := json.loads(raw)).get("r") and entry["u"] == username
+    ]
+    if gone:
+        client.hdel(key, *gone)
+
+
 def presence_list(ref: BoardRef) -> list[dict]:
     """The live entries of the board's connections (expired ones are dropped). O(connections)."""
     key = keys.live_presence(*ref.key_args)
@@ -294,7 +315,27 @@ def presence_list(ref: BoardRef) -> list[dict]:
     return entries
 
 
-def peers_of(entries: list[dict]) -> list[dict]:
-    """``[{"username"}]`` of the people connected (each once, watchers without a name left out)."""
-    names = sorted({entry["u"] for entry in entries if entry["u"]}, key=str.lower)
-    return [{"username": name} for name in names]
+def peers_of(entries: list[dict], *, now: float | None = None) -> list[dict]:
+    """``[{"username", "reconnecting"}]`` of the people connected (each once, watchers without a
+    name left out). Someone whose every entry is one of a dropped connection (``presence_away``)
+    is ``reconnecting``, with ``forget_after``: the seconds until that entry lapses."""
+    now = time.time() if now is None else now
+    people: dict[str, dict] = {}
+    for entry in entries:
+        if not entry["u"]:
+            continue
+        peer = people.setdefault(entry["u"], {"username": entry["u"], "reconnecting": True, "until": 0.0})
+        if entry.get("r"):
+            peer["until"] = max(peer["until"], entry["t"])
+        else:
+            peer["reconnecting"] = False
+    peers = []
+    for name in sorted(people, key=str.lower):
+        peer = people[name]
+        if peer["reconnecting"]:
+            peers.append(
+                {"username": name, "reconnecting": True, "forget_after": max(math.ceil(peer["until"] - now), 1)}
+            )
+        else:
+            peers.append({"username": name, "reconnecting": False})
+    return peers

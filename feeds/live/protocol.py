@@ -5,9 +5,10 @@ import json
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictStr, TypeAdapter, ValidationError
+from pydantic import Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
 
-from feeds.validation import Body, Element, ElementId, Number, element_fits
+from feeds.rules import LIVE_STROKE_POINTS, MAX_POINTS
+from feeds.validation import Body, Color, Element, ElementId, Number, Point, StrokeWidth, element_fits
 from ugcsite.http import Strict, _sentence
 
 CLIENT_OP_ID_MAX = 64
@@ -43,6 +44,20 @@ class CursorMessage(Strict):
     y: Number
 
 
+class StrokeMessage(Strict):
+    """Part of a stroke being drawn (ephemeral: relayed to the others, never applied or logged).
+    ``points`` are the stroke's points from index ``at`` on; ``done`` ends it without an op (the
+    drawer cancelled it). ``id`` is the id its ``add`` op will carry."""
+
+    type: Literal["stroke"]
+    id: ElementId
+    color: Color
+    width: StrokeWidth
+    at: Annotated[StrictInt, Field(ge=0, le=MAX_POINTS)]
+    points: Annotated[list[Point], Field(max_length=LIVE_STROKE_POINTS)]
+    done: StrictBool = False
+
+
 class BadMessage(Exception):
     """A frame the server refuses; ``str()`` is the sentence sent back, ``client_op_id`` the op's."""
 
@@ -71,7 +86,7 @@ def parse_frame(text: str) -> dict:
     except ValueError as error:
         raise BadMessage(f"The message is not valid JSON: {error}.") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise BadMessage('A message is a JSON object with a "type": "op" or "cursor".')
+        raise BadMessage('A message is a JSON object with a "type": "op", "cursor" or "stroke".')
     return data
 
 
@@ -103,6 +118,19 @@ def op_check(data: dict, *, head: dict) -> tuple[OpMessage, dict]:
 
 def cursor_check(data: dict) -> CursorMessage:
     return _check(CursorMessage, data)
+
+
+def stroke_check(data: dict, *, head: dict) -> StrokeMessage:
+    """A stroke frame checked: its shape, and its points within MAX_POINTS and on the canvas of
+    ``head`` (as the path it becomes must be)."""
+    message = _check(StrokeMessage, data)
+    if message.at + len(message.points) > MAX_POINTS:
+        raise BadMessage(f"A stroke holds at most {MAX_POINTS:,} points; this one would go past them.")
+    width, height = head["width"], head["height"]
+    for index, (x, y) in enumerate(message.points):
+        if not (0 <= x <= width and 0 <= y <= height):
+            raise BadMessage(f"points[{index}] ({x}, {y}) lies outside the {width}x{height} canvas.")
+    return message
 
 
 OP_ADAPTER = TypeAdapter(Op)

@@ -90,6 +90,10 @@
   const draw2d = window.ugcsiteLive;  // drawing and ids, shared with the live view (live.js)
   const isAuthor = form.dataset.isAuthor === "1" || !form.dataset.boardId;
   const liveStatus = document.getElementById("live-status");
+  // A new board's kept draft; a remix's is its own (one per source), never a blank board's.
+  const NEW_KEY = form.dataset.boardId
+    ? null
+    : "new." + (form.dataset.person || "") + (form.dataset.remixOf ? ".remix." + form.dataset.remixOf : "");
   const livePeers = document.getElementById("live-peers");
   let live = null;  // the live connection of an existing board
   let liveUndo = [];  // live: this person's changes, {added, removed, background: [before, after]}
@@ -225,6 +229,7 @@
 
   function touched() {
     dirty = true;
+    keepNew();
     hideError();
     refreshControls();
     schedule();
@@ -251,7 +256,7 @@
 
   function add(element) {
     if (!roomFor([element])) return;
-    element.id = draw2d.newId(config.elementIdLength);
+    element.id = element.id || draw2d.newId(config.elementIdLength);
     change({ elements: doc.elements.concat([element]), background: doc.background });
   }
 
@@ -348,6 +353,7 @@
     ctx.fillStyle = doc.background;
     ctx.fillRect(0, 0, doc.width, doc.height);
     for (const element of doc.elements) drawElement(shown(element));
+    if (live) draw2d.drawStrokes(ctx, live.strokes);
     if (draft) drawElement(draft);
     const unit = 1 / view.scale();  // document units per CSS pixel
     drawSelection(unit);
@@ -434,7 +440,8 @@
     canvas.setPointerCapture(event.pointerId);
     gesture = { pointerId: event.pointerId, tool, start: point, before: state(), erased: false };
     if (tool === "pen") {
-      draft = { type: "path", color: color(), width: strokeWidth(), points: [point] };
+      draft = { type: "path", id: draw2d.newId(config.elementIdLength), color: color(), width: strokeWidth(), points: [point] };
+      if (live) live.drawing(draft);  // the others see it as it is drawn
     } else if (tool === "eraser") {
       eraseAt(point);
     } else if (tool === "select") {
@@ -457,6 +464,7 @@
       else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
       else if (gesture.mode === "marquee") gesture.end = point;
     }
+    if (live && kind === "pen" && draft) live.drawing(draft);
     schedule();
   });
 
@@ -467,6 +475,7 @@
     const done = gesture;
     gesture = null;
     draft = null;
+    if (live) live.strokeEnd();
     if (done.tool === "eraser" && done.erased) {
       if (live) liveRefresh();
       else apply(done.before);
@@ -496,6 +505,7 @@
       if (element.type === "path") {
         if (element.points.length < 2) element.points.push(element.points[0].slice());  // a dot
         add(element);
+        if (live) live.strokeEnd();
       } else if (element.w >= 1 && element.h >= 1) {
         add(element);
       }
@@ -921,6 +931,7 @@
     }
     if (result.ok && result.data && result.data.id !== undefined) {
       dirty = false;
+      if (NEW_KEY) window.ugcsiteKeep.remove(NEW_KEY);
       statusLine.textContent = "Saved.";
       window.location.assign("/b/" + encodeURIComponent(result.data.id));
       return;
@@ -941,6 +952,7 @@
   if (form.dataset.boardId) {
     live = new draw2d.LiveBoard(form.dataset.boardId, {
       initial: { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements },
+      keep: "live." + form.dataset.person + "." + form.dataset.boardId,  // unsent ops survive a closed tab
       onChange() {
         liveRefresh();
         refreshControls();
@@ -952,11 +964,31 @@
         liveStatus.dataset.state = state;
       },
       onPeers(peers) {
-        if (livePeers) livePeers.textContent = peers.length ? "Here now: " + peers.map((p) => p.username).join(", ") : "";
+        if (livePeers) livePeers.textContent = draw2d.peersText(peers);
       },
       onError(detail) { showError(detail); },
     });
     draw2d.boards.push(live);
+  }
+
+  // A new board not yet published is kept in this browser (static/js/keep.js) at every change,
+  // and brought back when the person opens /new again (after the tab closed or the browser crashed).
+  function keepNew() {
+    if (!NEW_KEY || saving) return;
+    window.ugcsiteKeep.set(NEW_KEY, { doc: state(), title: inputs.title.value, kind: inputs.kind.value, tags: inputs.tags.value });
+  }
+  if (NEW_KEY) {
+    const kept = window.ugcsiteKeep.get(NEW_KEY);
+    if (kept && kept.doc && Array.isArray(kept.doc.elements) && typeof kept.doc.background === "string") {
+      apply({ elements: kept.doc.elements, background: kept.doc.background });
+      inputs.title.value = typeof kept.title === "string" ? kept.title : "";
+      inputs.tags.value = typeof kept.tags === "string" ? kept.tags : "";
+      if (config.kinds.indexOf(kept.kind) >= 0) inputs.kind.value = kept.kind;
+      dirty = kept.doc.elements.length > 0;
+    }
+    for (const input of [inputs.title, inputs.kind, inputs.tags]) input.addEventListener("input", keepNew);
+    const discard = form.querySelector("[data-discard]");  // Cancel: the person gives this board up
+    if (discard) discard.addEventListener("click", () => window.ugcsiteKeep.remove(NEW_KEY));
   }
 
   loadPrefs();

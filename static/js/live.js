@@ -7,7 +7,16 @@
    (its client_op_id) leaves `pending`, and one the server refused (an error with its id) is
    dropped. After a reconnect (`?since=` the last seq) the server replays what was missed, or
    sends the whole doc, and what is still pending is sent again: nothing drawn offline is lost,
-   and every client ends on the server's doc. */
+   and every client ends on the server's doc. With `handlers.keep` (a key of static/js/keep.js),
+   `pending` is also kept in the browser: after the tab closes or the browser crashes, the next
+   page of the same person and board sends it (again: an op the server has already is refused
+   with an error, which is dropped silently, as after any reconnect).
+
+   Strokes others see while they are drawn: the drawer's page sends the new points of the stroke
+   under way as ephemeral `stroke` frames, coalesced to the hello's `limits` (frames a second,
+   points a frame); the final stroke is the one op. The others draw it (`strokes`) and drop it
+   when the op with its id arrives, when its drawer cancels it (`done`) or leaves, or when it has
+   not moved for `limits.stroke_idle` seconds (the drawer vanished). */
 (function () {
   "use strict";
 
@@ -82,6 +91,22 @@
     }
   }
 
+  /* Others' strokes under way, as paths. */
+  function drawStrokes(ctx, strokes) {
+    for (const key of Object.keys(strokes)) {
+      const stroke = strokes[key];
+      if (!stroke.points.length) continue;
+      const points = stroke.points.length > 1 ? stroke.points : [stroke.points[0], stroke.points[0]];
+      drawElement(ctx, { type: "path", color: stroke.color, width: stroke.width, points });
+    }
+  }
+
+  /* "Here now: alice, bob (reconnecting…)", or nothing. */
+  function peersText(peers) {
+    if (!peers.length) return "";
+    return "Here now: " + peers.map((p) => p.username + (p.reconnecting ? " (reconnecting…)" : "")).join(", ");
+  }
+
   /* Others' cursors: a dot and a name, in document units, scaled by `unit` (document units per CSS pixel). */
   function drawCursors(ctx, cursors, unit) {
     const now = Date.now();
@@ -117,6 +142,18 @@
       this.pending = [];
       this.peers = [];
       this.cursors = {};
+      this.strokes = {};  // others' strokes under way: by + " " + id -> {by, id, color, width, points, seen}
+      this.limits = null;  // the stroke frames' limits, from hello
+      this.outgoing = null;  // this person's stroke under way: {element, sent, timer}
+      this.forget = {};  // reconnecting peers' timers
+      this.keep = handlers.keep && window.ugcsiteKeep ? handlers.keep : null;
+      if (this.keep) {
+        const kept = window.ugcsiteKeep.get(this.keep);
+        if (Array.isArray(kept)) {
+          for (const item of kept) if (item && typeof item.cid === "string" && item.op) this.pending.push({ cid: item.cid, op: item.op, resent: true });
+        }
+      }
+      window.addEventListener("pagehide", () => { if (this.socket) this.socket.close(1000); });
       this.you = null;
       this.socket = null;
       this.retry = 0;
@@ -143,6 +180,8 @@
     closed(socket, code) {
       if (socket !== this.socket) return;
       this.socket = null;
+      this.strokes = {};
+      this.setPeers([]);  // who is here is unknown until the connection is back
       if (code === 4401 || code === 4403 || code === 4404) {
         this.status("closed", REFUSED_CODES[code]);
         return;
@@ -174,6 +213,7 @@
         }
         this.seq = message.seq;
         this.you = message.you;
+        this.limits = message.limits || null;
         this.setPeers(message.peers);
         this.status("live", "Live");
         for (const item of this.pending) {
@@ -183,11 +223,18 @@
         this.changed();
       } else if (message.type === "op") {
         this.accept(message);
+        const element = message.op.element;
+        if (element) this.dropStroke((stroke) => stroke.id === element.id);
         this.changed();
+      } else if (message.type === "stroke") {
+        this.strokeIn(message);
       } else if (message.type === "error") {
         const index = this.pending.findIndex((item) => item.cid === message.client_op_id);
         const resent = index >= 0 && this.pending[index].resent;
-        if (index >= 0) this.pending.splice(index, 1);
+        if (index >= 0) {
+          this.pending.splice(index, 1);
+          this.saveKept();
+        }
         if (!resent && this.handlers.onError) this.handlers.onError(message.detail);
         this.changed();
       } else if (message.type === "presence") {
@@ -203,13 +250,31 @@
       this.confirmed = Object.assign({}, this.confirmed, { elements: applyOp(this.confirmed.elements, message.op) });
       this.seq = message.seq;
       const index = this.pending.findIndex((item) => item.cid === message.client_op_id);
-      if (index >= 0) this.pending.splice(index, 1);
+      if (index >= 0) {
+        this.pending.splice(index, 1);
+        this.saveKept();
+      }
+    }
+
+    saveKept() {
+      if (!this.keep) return;
+      if (this.pending.length) window.ugcsiteKeep.set(this.keep, this.pending.map((item) => ({ cid: item.cid, op: item.op })));
+      else window.ugcsiteKeep.remove(this.keep);
     }
 
     setPeers(peers) {
       this.peers = peers;
       const here = new Set(peers.map((p) => p.username));
       for (const name of Object.keys(this.cursors)) if (!here.has(name)) delete this.cursors[name];
+      this.dropStroke((stroke) => !here.has(stroke.by));
+      for (const name of Object.keys(this.forget)) window.clearTimeout(this.forget[name]);
+      this.forget = {};
+      for (const peer of peers) {
+        if (!peer.reconnecting) continue;
+        this.forget[peer.username] = window.setTimeout(() => {  // its entry lapsed on the server too
+          this.setPeers(this.peers.filter((p) => p.username !== peer.username));
+        }, (peer.forget_after || 1) * 1000);
+      }
       if (this.handlers.onPeers) this.handlers.onPeers(peers);
       if (this.handlers.onChange) this.handlers.onChange();
     }
@@ -226,9 +291,91 @@
       return Object.assign({}, this.confirmed, { elements });
     }
 
+    /* Someone else's stroke under way: its points from `at` on. */
+    strokeIn(message) {
+      const key = message.by + " " + message.id;
+      if (message.done || !this.confirmed || this.confirmed.elements.some((e) => e.id === message.id)) {
+        this.dropStroke((stroke) => stroke.by === message.by && stroke.id === message.id);
+        return;  // cancelled, or a frame that came after its op
+      }
+      const stroke = this.strokes[key] || { by: message.by, id: message.id, points: [] };
+      stroke.color = message.color;
+      stroke.width = message.width;
+      stroke.points = stroke.points.slice(0, Math.min(message.at, stroke.points.length)).concat(message.points);
+      stroke.seen = Date.now();
+      this.strokes[key] = stroke;
+      this.sweepStrokes();
+      this.changed();
+    }
+
+    dropStroke(test) {
+      let dropped = false;
+      for (const key of Object.keys(this.strokes)) {
+        if (test(this.strokes[key])) {
+          delete this.strokes[key];
+          dropped = true;
+        }
+      }
+      if (dropped) this.changed();
+    }
+
+    /* Strokes whose drawer vanished (no frame for limits.stroke_idle seconds) go. */
+    sweepStrokes() {
+      if (this.sweeping || !this.limits) return;
+      this.sweeping = window.setTimeout(() => {
+        this.sweeping = 0;
+        const idle = this.limits.stroke_idle * 1000;
+        this.dropStroke((stroke) => Date.now() - stroke.seen >= idle);
+        if (Object.keys(this.strokes).length) this.sweepStrokes();
+      }, 1000);
+    }
+
+    /* This person's stroke under way (`element`, a path with its id, growing): its new points
+       go to the others, at most limits.stroke_frames_per_second frames a second. */
+    drawing(element) {
+      if (!this.outgoing || this.outgoing.element.id !== element.id) {
+        this.strokeEnd();
+        this.outgoing = { element, sent: 0, timer: 0 };
+      }
+      this.outgoing.element = element;
+      if (!this.outgoing.timer && this.limits) {
+        this.outgoing.timer = window.setTimeout(() => this.strokeFlush(), 1000 / this.limits.stroke_frames_per_second);
+      }
+    }
+
+    strokeFlush() {
+      const out = this.outgoing;
+      if (!out) return;
+      out.timer = 0;
+      const points = out.element.points;
+      if (out.sent >= points.length) return;
+      if (!this.socket || this.socket.readyState !== WebSocket.OPEN || this.state !== "live") return;
+      const upto = Math.min(points.length, out.sent + this.limits.stroke_points);
+      this.socket.send(JSON.stringify({ type: "stroke", id: out.element.id, color: out.element.color,
+        width: out.element.width, at: out.sent, points: points.slice(out.sent, upto) }));
+      out.sent = upto;
+      if (upto < points.length) this.drawing(out.element);
+    }
+
+    /* The stroke under way ended: as an op (sent already: nothing to say), or not (cancelled,
+       refused by a limit): then the others are told to drop it. */
+    strokeEnd() {
+      const out = this.outgoing;
+      if (!out) return;
+      this.outgoing = null;
+      window.clearTimeout(out.timer);
+      const id = out.element.id;
+      const added = this.pending.some((item) => item.op.kind === "add" && item.op.element.id === id);
+      if (out.sent && !added && this.socket && this.socket.readyState === WebSocket.OPEN && this.state === "live") {
+        this.socket.send(JSON.stringify({ type: "stroke", id, color: out.element.color, width: out.element.width,
+          at: out.sent, points: [], done: true }));
+      }
+    }
+
     send(op) {
       const item = { cid: newId(), op, resent: false };
       this.pending.push(item);
+      this.saveKept();
       this.transmit(item);
       this.changed();
     }
@@ -247,7 +394,7 @@
     }
   }
 
-  window.ugcsiteLive = { newId, applyOp, drawElement, drawCursors, LiveBoard, boards: [] };
+  window.ugcsiteLive = { newId, applyOp, drawElement, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");
@@ -269,6 +416,7 @@
       ctx.fillStyle = doc.background;
       ctx.fillRect(0, 0, doc.width, doc.height);
       for (const element of doc.elements) drawElement(ctx, element);
+      drawStrokes(ctx, board.strokes);
       drawCursors(ctx, board.cursors, doc.width / Math.max(box.width, 1));
       view.dataset.elements = String(doc.elements.length);
     };
@@ -284,7 +432,7 @@
       onStatus(state, text) { if (status) { status.textContent = text; status.dataset.state = state; } },
       onPeers(peers) {
         const list = document.getElementById("live-peers");
-        if (list) list.textContent = peers.length ? "Here now: " + peers.map((p) => p.username).join(", ") : "";
+        if (list) list.textContent = peersText(peers);
       },
     });
     window.ugcsiteLive.boards.push(board);

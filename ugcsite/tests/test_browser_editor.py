@@ -158,7 +158,11 @@ def test_copy_paste_and_duplicate_into_this_board_and_another(people):
     assert len(model(page)["elements"]) == 2
     alice.shot("pasted")
 
-    # The copy outlives the page: pasted into a new board in the same tab, then published.
+    # The copy outlives the page: pasted into a new board in the same tab, then published. (The
+    # unpublished board above is kept in the browser and would come back on /new: it is dropped.)
+    page.evaluate(
+        "() => Object.keys(localStorage).filter(k => k.startsWith('ugcsite.keep.new.')).forEach(k => localStorage.removeItem(k))"
+    )
     open_editor(alice, "/new", "editor")
     page.keyboard.press("Control+v")
     (into_new,) = model(page)["elements"]
@@ -400,11 +404,14 @@ def test_on_a_phone_touch_draws_and_two_fingers_pinch(people):
         "() => window.scrollTo(0, document.getElementById('board-canvas').getBoundingClientRect().top + window.scrollY - 20)"
     )
     phone.shot("phone-editor")
-    # Nothing is wider than the phone, and every control of the toolbar is on the screen.
+    # Nothing is wider than the phone, and every control of the toolbar (one row that scrolls
+    # sideways) comes onto the screen when it is scrolled to.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     for button in page.locator(".toolbar button").all():
+        button.scroll_into_view_if_needed()
         box = button.bounding_box()
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, button.inner_text()
+    page.evaluate("() => { document.querySelector('.toolbar').scrollLeft = 0; }")
     assert page.evaluate("() => getComputedStyle(document.getElementById('board-canvas')).touchAction") == "none"
 
     cdp = page.context.new_cdp_session(page)
