@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr, TypeAdapter, ValidationError
 
+from feeds.rules import MAX_CANVAS
 from feeds.validation import Body, Element, ElementId, Number, element_fits
 from ugcsite.http import Strict, _sentence
 
@@ -86,8 +87,9 @@ def _check(model, data: dict, client_op_id: str | None = None):
 
 def op_check(data: dict, *, head: dict) -> tuple[OpMessage, dict]:
     """An op message checked: its shape, the element's rules, an id on every element, and the
-    element on the canvas of ``head`` (the live doc's width and height). (The message, the op as
-    sent.) Whether the element exists, and the doc's limits, are the log's to check (oplog)."""
+    element within MAX_CANVAS: past the canvas of ``head`` (the live doc's width and height), the
+    board grows to hold it (oplog.live_apply). (The message, the op as sent.) Whether the element
+    exists, and the doc's limits, are the log's to check (oplog)."""
     cid = data.get("client_op_id") if isinstance(data.get("client_op_id"), str) else None
     message = _check(OpMessage, data, cid)
     op = message.op
@@ -95,7 +97,7 @@ def op_check(data: dict, *, head: dict) -> tuple[OpMessage, dict]:
         if op.element.id is None:
             raise BadMessage('op.element needs an "id" (1-64 characters of A-Z, a-z, 0-9, _ and -).', cid)
         try:
-            element_fits(op.element, head["width"], head["height"], "op.element")
+            element_fits(op.element, MAX_CANVAS, MAX_CANVAS, "op.element")
         except ValueError as error:
             raise BadMessage(f"{error}.", cid) from None
     return message, data["op"]
