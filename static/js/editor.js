@@ -19,7 +19,8 @@
    background changed).
 
    The select tool picks elements (a click, shift-click, or a box dragged around them); dragging
-   moves them, the corner handles resize them (Shift keeps proportions), Delete removes them, and
+   moves them, the corner handles resize them (Shift keeps proportions), the round handle above
+   one text, box or note turns it (Shift: by 15 degrees), Delete removes them, and
    the style controls (colour, width, text size, fill, rotation) restyle them; a double click on a
    text or a sticky note edits it in place. Each is one ordinary change: one undo step, and live
    one `update` (or `remove`) op per element it changed. The view (static/js/editor-view.js) zooms and pans without touching the doc;
@@ -46,6 +47,9 @@
   const HANDLE_REACH = 12;        // how near (CSS pixels) a press must be to take a handle
   const DOUBLE_PRESS_MS = 450;    // two presses on one text this close edit it
   const STICKY_SIZE = [160, 120]; // a sticky note placed with a click
+  const TURN_HANDLE_CSS = 22;     // the rotation handle stands this far above the selection's box
+  const TURN_SNAP = 15;           // degrees a turn snaps to with Shift
+  const TURNING = new Set(["text", "rect", "ellipse", "sticky"]);  // the types with a rotation
   const HISTORY = 200;  // undo steps kept
   // A pen point closer than this (document units) to the last one adds nothing but weight.
   const MIN_STEP = 0.75;
@@ -342,6 +346,7 @@
     if (gesture && gesture.mode === "move" && (gesture.dx || gesture.dy) && gesture.ids.has(element.id)) {
       return shapes.moved(element, gesture.dx, gesture.dy, LIMIT, LIMIT);
     }
+    if (gesture && gesture.mode === "turn" && gesture.ids.has(element.id)) return turned(element, gesture.degrees);
     if (gesture && gesture.mode === "resize" && gesture.scale && gesture.ids.has(element.id)) {
       return shapes.scaled(element, gesture.origin, gesture.scale[0], gesture.scale[1], LIMIT, config.textSize);
     }
@@ -366,6 +371,21 @@
     return box ? [[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]] : [];
   }
 
+  /* The rotation handle, above the middle of the box of one selected element that turns:
+     [x, y], or null. */
+  function turnHandle() {
+    if (tool !== "select" || selection.size !== 1) return null;
+    const element = selected()[0];
+    if (!element || !TURNING.has(element.type)) return null;
+    const box = selectionBox();
+    return [(box[0] + box[2]) / 2, box[1] - TURN_HANDLE_CSS / scale()];
+  }
+
+  function turnHandleAt(p) {
+    const at = turnHandle();
+    return Boolean(at) && Math.hypot(p[0] - at[0], p[1] - at[1]) <= HANDLE_REACH / scale();
+  }
+
   function drawSelection(unit) {
     const boxes = [];
     for (const element of doc.elements) if (selection.has(element.id)) boxes.push(shapes.bounds(ctx, shown(element)));
@@ -387,6 +407,17 @@
     for (const [x, y] of handles()) {
       ctx.fillRect(x - side / 2, y - side / 2, side, side);
       ctx.strokeRect(x - side / 2, y - side / 2, side, side);
+    }
+    const turn = turnHandle();
+    if (turn) {
+      ctx.beginPath();
+      ctx.moveTo(turn[0], turn[1] + side / 2);
+      ctx.lineTo(turn[0], turn[1] + TURN_HANDLE_CSS * unit - pad);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.arc(turn[0], turn[1], side / 2 + unit, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.stroke();
     }
     ctx.restore();
   }
@@ -507,7 +538,7 @@
     const raw = view.toDoc(event.clientX, event.clientY);
     if (tool === "text" || tool === "select") {
       // A text or a sticky note pressed twice (or once with the text tool) is edited in place.
-      const target = handleAt(raw) < 0 ? topmostAt(raw) : null;
+      const target = handleAt(raw) < 0 && !turnHandleAt(raw) ? topmostAt(raw) : null;
       const editable = target && (target.type === "text" || target.type === "sticky") ? target : null;
       const again = editable && lastPress && lastPress.id === editable.id && event.timeStamp - lastPress.at < DOUBLE_PRESS_MS;
       lastPress = editable ? { id: editable.id, at: event.timeStamp } : null;
@@ -531,7 +562,8 @@
       eraseAt(point);
     } else if (tool === "select") {
       const corner = handleAt(raw);
-      if (corner >= 0) startResize(corner);
+      if (turnHandleAt(raw)) startTurn(raw);
+      else if (corner >= 0) startResize(corner);
       else pick(point, event.shiftKey, raw);
     }
     schedule();
@@ -541,8 +573,10 @@
     if (view.pointerMove(event)) return;
     if (live) live.cursor(...toDoc(event));
     if (!gesture && tool === "select" && event.pointerType === "mouse") {
-      const corner = handleAt(view.toDoc(event.clientX, event.clientY));
-      canvas.dataset.handle = corner < 0 ? "" : corner % 2 ? "nesw" : "nwse";  // the cursor says it resizes
+      const at = view.toDoc(event.clientX, event.clientY);
+      const corner = handleAt(at);
+      // The cursor says what a press there does: resize, or turn.
+      canvas.dataset.handle = turnHandleAt(at) ? "turn" : corner < 0 ? "" : corner % 2 ? "nesw" : "nwse";
     }
     if (!gesture || event.pointerId !== gesture.pointerId) return;
     const coalesced = typeof event.getCoalescedEvents === "function" ? event.getCoalescedEvents() : [];
@@ -555,6 +589,7 @@
       else if (kind === "eraser") eraseAt(point);
       else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
       else if (gesture.mode === "resize") resizeTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
+      else if (gesture.mode === "turn") turnTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
       else if (gesture.mode === "marquee") gesture.end = point;
     }
     schedule();
@@ -717,9 +752,42 @@
     gesture.scale = [sx, sy];
   }
 
+  /* The element with a rotation of `degrees` (0 leaves the field out, as the API allows). */
+  function turned(element, degrees) {
+    const copy = Object.assign({}, element);
+    if (degrees) copy.rotation = degrees;
+    else delete copy.rotation;
+    return copy;
+  }
+
+  /* A press on the rotation handle: the selected element turns about its pivot (live.js). */
+  function startTurn(p) {
+    const element = selected()[0];
+    const pivot = draw2d.pivot(element);
+    gesture.mode = "turn";
+    gesture.ids = new Set([element.id]);
+    gesture.pivot = pivot;
+    gesture.from = Math.atan2(p[1] - pivot[1], p[0] - pivot[0]);
+    gesture.base = element.rotation || 0;
+    gesture.degrees = gesture.base;
+  }
+
+  /* The rotation handle dragged to p: degrees from 0 up to 360, to 0.1 (Shift: to TURN_SNAP). */
+  function turnTo(p, snap) {
+    const angle = Math.atan2(p[1] - gesture.pivot[1], p[0] - gesture.pivot[0]);
+    let degrees = gesture.base + (angle - gesture.from) * 180 / Math.PI;
+    degrees = snap ? Math.round(degrees / TURN_SNAP) * TURN_SNAP : round1(degrees);
+    const span = config.rotation[1] - config.rotation[0];
+    gesture.degrees = round1(((degrees % span) + span) % span) % span;
+  }
+
   function finishSelect(done) {
     if (done.mode === "move" && (done.dx || done.dy)) {
       moveSelection(done.ids, done.dx, done.dy);
+    } else if (done.mode === "turn" && done.degrees !== done.base) {
+      const element = doc.elements.find((e) => done.ids.has(e.id));
+      if (element) replace([turned(element, done.degrees)]);
+      inputs.rotation.value = String(done.degrees);
     } else if (done.mode === "resize" && done.scale && (done.scale[0] !== 1 || done.scale[1] !== 1)) {
       replace(doc.elements.filter((e) => done.ids.has(e.id))
         .map((e) => shapes.scaled(e, done.origin, done.scale[0], done.scale[1], LIMIT, config.textSize)));
@@ -843,6 +911,8 @@
     textEntry.style.width = sticky ? where.w * s + "px" : "";
     textEntry.style.height = sticky ? where.h * s + "px" : "";
     textEntry.style.backgroundColor = sticky ? where.fill : "";
+    // A note's lines start where live.js draws them (its padding, scaled with the view).
+    textEntry.style.padding = sticky ? (draw2d.stickyLines(where)[0][1] - where.x) * s + "px" : "";
     textEntry.dataset.kind = sticky ? "sticky" : "text";
   }
 
@@ -929,7 +999,6 @@
   // --- the style controls: the pen for what is drawn next, and a restyle of the selection ----------
   const STROKED = new Set(["path", "line", "arrow", "rect", "ellipse"]);
   const SIZED = new Set(["text", "sticky"]);
-  const TURNING = new Set(["text", "rect", "ellipse", "sticky"]);
 
   /* The selected elements with one style property set (`name`: color, width, size, fill or
      rotation), where it applies: one change, one undo step (live: an update op per element). */
@@ -943,12 +1012,9 @@
       else if (name === "size" && SIZED.has(element.type)) copy.size = textSize();
       else if (name === "fill" && (element.type === "rect" || element.type === "ellipse")) copy.fill = fill();
       else if (name === "fill" && element.type === "sticky" && COLOR_RE.test(inputs.fill.value)) copy.fill = inputs.fill.value;
-      else if (name === "rotation" && TURNING.has(element.type)) {
-        const degrees = rotation();
-        if (degrees) copy.rotation = degrees;
-        else delete copy.rotation;
-      } else continue;
-      if (JSON.stringify(copy) !== JSON.stringify(element)) versions.push(copy);
+      else if (name !== "rotation" || !TURNING.has(element.type)) continue;
+      const next = name === "rotation" ? turned(element, rotation()) : copy;
+      if (JSON.stringify(next) !== JSON.stringify(element)) versions.push(next);
     }
     if (versions.length) replace(versions);
   }

@@ -7,6 +7,7 @@ through the API's doc after publishing; "fit to content"; and on a shared board,
 
 import io
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 
@@ -50,6 +51,21 @@ def set_control(page, selector: str, value: str) -> None:
     page.fill(selector, value)
     page.dispatch_event(selector, "change")
     page.evaluate("() => document.activeElement.blur()")  # the keys are the editor's again
+
+
+def turn_handle(page, element: dict) -> tuple[float, float]:
+    """Where the rotation handle of one selected box-shaped element stands (document units):
+    above the middle of its box as drawn (stroke included, turned with it), 22 CSS pixels up."""
+    half = element["width"] / 2
+    cx, cy = element["x"] + element["w"] / 2, element["y"] + element["h"] / 2
+    a = math.radians(element.get("rotation", 0))
+    corners = [
+        (cx + (x - cx) * math.cos(a) - (y - cy) * math.sin(a), cy + (x - cx) * math.sin(a) + (y - cy) * math.cos(a))
+        for x in (element["x"] - half, element["x"] + element["w"] + half)
+        for y in (element["y"] - half, element["y"] + element["h"] + half)
+    ]
+    scale = page.locator("#board-canvas").bounding_box()["width"] / 800 * zoom(page)
+    return (min(x for x, _ in corners) + max(x for x, _ in corners)) / 2, min(y for _, y in corners) - 22 / scale
 
 
 def by_type(doc: dict, kind: str) -> list[dict]:
@@ -117,6 +133,24 @@ def test_resize_restyle_edit_and_arrows_on_a_desktop_reach_the_api_and_the_expor
     page.keyboard.press("Control+Shift+z")
     assert model(page)["elements"][0] == styled
 
+    # The round handle above the selection turns it about its centre; Shift snaps to 15 degrees.
+    # (Zoomed out a step, so that the handle, above the top of the board, is on the canvas.)
+    page.keyboard.press("-")
+    pivot = (styled["x"] + styled["w"] / 2, styled["y"] + styled["h"] / 2)
+    handle = turn_handle(page, styled)
+    radius = math.dist(handle, pivot)
+    page.keyboard.down("Shift")
+    mouse_drag(page, client_of(page, *handle), client_of(page, pivot[0] + radius, pivot[1] + 3))
+    page.keyboard.up("Shift")
+    turned = model(page)["elements"][0]
+    assert turned["rotation"] == 120 and {**turned, "rotation": 30} == styled
+    page.keyboard.press("Control+z")
+    assert model(page)["elements"][0] == styled
+    page.keyboard.press("Control+Shift+z")
+    styled = turned
+    assert page.input_value("#rotation") == "120"
+    page.keyboard.press("0")
+
     # A text, then a double click edits it in place (the field shows its words).
     page.keyboard.press("t")
     page.mouse.click(*client_of(page, 100, 500))
@@ -170,7 +204,7 @@ def test_resize_restyle_edit_and_arrows_on_a_desktop_reach_the_api_and_the_expor
     assert len(lines) == 2 and lines[1].get("stroke") == "#3b5bdb"
     (head,) = svg.findall(f"{NS}polyline")
     assert head.get("points").split()[1] == f"{arrow['points'][1][0]:g},{arrow['points'][1][1]:g}"
-    assert svg.find(f"{NS}rect[@transform]").get("transform").startswith("rotate(30 ")
+    assert svg.find(f"{NS}rect[@transform]").get("transform").startswith("rotate(120 ")
     assert [t.text for t in svg.find(f"{NS}g").findall(f"{NS}text")] == ["Buy milk", "and eggs"]
     # The PNG export: the arrow's shaft is blue in its middle, the note's paper yellow.
     with page.expect_download() as info:
@@ -285,6 +319,7 @@ def test_on_a_phone_a_finger_resizes_recolours_and_edits_a_text(people):
     page.wait_for_selector("#text-entry:not([hidden])")
     assert page.input_value("#text-entry") == "On the go"
     phone.shot("phone-text-edit")
+    assert [v for v in axe_run(page) if v["impact"] in BLOCKING] == []
     page.fill("#text-entry", "Edited by thumb")
     page.keyboard.press("Enter")
 
