@@ -189,11 +189,20 @@
     return copy;
   }
 
-  /* The canvas the elements need from 0, [right, bottom] (the server's element_extent, over all). */
+  // Each element's extent, kept while the element lives: elements are never changed in place.
+  const extents = new WeakMap();
+
+  /* The canvas the elements need from 0, [right, bottom] (the server's element_extent, over all):
+     O(elements) once each element's extent is known. */
   function extentOf(elements) {
     let right = 0, bottom = 0;
     for (const element of elements) {
-      const [r, b] = window.ugcsiteLive.extent(element);
+      let known = extents.get(element);
+      if (!known) {
+        known = window.ugcsiteLive.extent(element);
+        extents.set(element, known);
+      }
+      const [r, b] = known;
       right = Math.max(right, r);
       bottom = Math.max(bottom, b);
     }

@@ -30,7 +30,12 @@
      board grows to hold what is drawn past its edge. */
   function extent(element) {
     if (element.points) {
-      return [Math.max(...element.points.map((p) => p[0])), Math.max(...element.points.map((p) => p[1]))];
+      let right = -Infinity, bottom = -Infinity;  // a loop: a path may hold 100,000 points, too many to spread
+      for (const p of element.points) {
+        if (p[0] > right) right = p[0];
+        if (p[1] > bottom) bottom = p[1];
+      }
+      return [right, bottom];
     }
     return element.w !== undefined ? [element.x + element.w, element.y + element.h] : [element.x, element.y];
   }
