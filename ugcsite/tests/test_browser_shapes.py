@@ -223,6 +223,11 @@ def test_resize_restyle_edit_and_arrows_on_a_desktop_reach_the_api_and_the_expor
     assert by_type(doc, "arrow") == [arrow] and by_type(doc, "line") == [line]
     preview = ET.fromstring(alice.page.evaluate("url => fetch(url).then(r => r.text())", board["preview_url"]).encode())
     assert [p.get("stroke") for p in preview.iter(f"{NS}polyline")] == ["#3b5bdb"]  # the arrow's head
+    # The browser (live.js, editor-export.js) and the server (feeds/svg.py) draw alike: the same
+    # arrow head, note lines and rotations, number for number.
+    for tag in ("line", "polyline", "text", "rect", "g"):
+        exported = [sorted(e.attrib.items()) for e in svg.iter(f"{NS}{tag}")]
+        assert exported == [sorted(e.attrib.items()) for e in preview.iter(f"{NS}{tag}")], tag
     alice.check_clean()
 
 
