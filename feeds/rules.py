@@ -46,6 +46,8 @@ MAX_POINTS = 100_000  # in all paths of a drawing
 STROKE_WIDTH = (1, 64)
 TEXT_SIZE = (8, 128)
 MAX_TEXT = 500
+ROTATION = (0, 360)  # degrees, from the first up to (not including) the second
+STICKY_FILL = "#fff3bf"  # a new sticky note's paper
 # An element's id (docs/api.md, "Shared boards, live"): kept as sent, unique within a drawing; the
 # server gives one of ELEMENT_ID_GENERATED characters to an element sent without.
 ELEMENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -94,6 +96,8 @@ def editor_config() -> dict:
         "strokeWidth": list(STROKE_WIDTH),
         "textSize": list(TEXT_SIZE),
         "maxText": MAX_TEXT,
+        "rotation": list(ROTATION),
+        "stickyFill": STICKY_FILL,
         "elementIdPattern": ELEMENT_ID_PATTERN,
         "elementIdLength": ELEMENT_ID_GENERATED,
     }

@@ -6,12 +6,18 @@ cannot carry are dropped from texts, so nothing from a document can open a tag, 
 or a script. The answer is also served with a CSP that forbids scripts (feeds.api).
 """
 
+import math
 import re
 from html import escape
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 _ATTR_NAMES = {"xml_space": "xml:space"}
+# Drawn alike by the canvas and the editor's export (static/js/live.js: arrowHead, stickyLines).
+ARROW_HEAD_ANGLE = math.pi / 6  # each side of the head, from the shaft
+STICKY_PAD = 10  # between a sticky note's edge and its text
+STICKY_LINE_HEIGHT = 1.25  # times the text size
+_PAPER_EDGE = {"stroke": "#000000", "stroke_opacity": "0.15", "stroke_width": "1"}
 
 
 def _num(value) -> str:
@@ -33,9 +39,65 @@ def _attrs(**attrs) -> str:
     )
 
 
+def arrow_head(element: dict) -> list[tuple[float, float]]:
+    """The three points of an arrow's head (one side, the tip, the other): sides of three times
+    the stroke width (at least 10), at ARROW_HEAD_ANGLE to the shaft."""
+    (x0, y0), (x1, y1) = element["points"]
+    angle = math.atan2(y1 - y0, x1 - x0)
+    size = max(10, 3 * float(element["width"]))
+    sides = [angle + math.pi - ARROW_HEAD_ANGLE, angle + math.pi + ARROW_HEAD_ANGLE]
+    a, b = ((x1 + size * math.cos(side), y1 + size * math.sin(side)) for side in sides)
+    return [a, (x1, y1), b]
+
+
+def sticky_lines(element: dict) -> list[tuple[str, float, float]]:
+    """A sticky note's text as (line, x, baseline y): one per line of its text, from the top left."""
+    size = float(element["size"])
+    x = float(element["x"]) + STICKY_PAD
+    top = float(element["y"]) + STICKY_PAD + size
+    return [(line, x, top + i * size * STICKY_LINE_HEIGHT) for i, line in enumerate(element["text"].split("\n"))]
+
+
+def _rotation(element: dict) -> dict:
+    """The transform of a rotated element: about its centre (a text: its anchor)."""
+    degrees = element.get("rotation")
+    if not degrees:
+        return {}
+    if "w" in element:
+        cx, cy = float(element["x"]) + float(element["w"]) / 2, float(element["y"]) + float(element["h"]) / 2
+    else:
+        cx, cy = float(element["x"]), float(element["y"])
+    return {"transform": f"rotate({_num(degrees)} {_num(cx)} {_num(cy)})"}
+
+
+def _text(value: str) -> str:
+    return escape(_XML_INVALID.sub("", value), quote=True)
+
+
 def _element(element: dict) -> str:
     kind = element.get("type")
     color = _color(element.get("color"))
+    if kind in ("line", "arrow"):
+        stroke = {"stroke": color, "stroke_width": _num(element["width"]), "stroke_linecap": "round"}
+        (x0, y0), (x1, y1) = element["points"]
+        line = "<line " + _attrs(x1=_num(x0), y1=_num(y0), x2=_num(x1), y2=_num(y1), **stroke) + "/>"
+        if kind == "line":
+            return line
+        head = " ".join(f"{_num(x)},{_num(y)}" for x, y in arrow_head(element))
+        return line + "<polyline " + _attrs(points=head, fill="none", stroke_linejoin="round", **stroke) + "/>"
+    if kind == "sticky":
+        box = (float(element[k]) for k in ("x", "y", "w", "h"))
+        x, y, w, h = (_num(v) for v in box)
+        parts = [
+            "<g " + _attrs(**_rotation(element), data_type="sticky") + ">",
+            "<rect " + _attrs(x=x, y=y, width=w, height=h, fill=_color(element["fill"]), **_PAPER_EDGE) + "/>",
+        ]
+        font = {"fill": color, "font_size": _num(element["size"]), "font_family": "sans-serif", "xml_space": "preserve"}
+        for line, lx, ly in sticky_lines(element):
+            if line:
+                parts.append("<text " + _attrs(x=_num(lx), y=_num(ly), **font) + f">{_text(line)}</text>")
+        parts.append("</g>")
+        return "".join(parts)
     if kind == "path":
         points = " ".join(f"{_num(x)},{_num(y)}" for x, y in element["points"])
         return (
@@ -51,7 +113,7 @@ def _element(element: dict) -> str:
             + "/>"
         )
     if kind == "text":
-        text = escape(_XML_INVALID.sub("", element["text"]), quote=True)
+        text = _text(element["text"])
         return (
             "<text "
             + _attrs(
@@ -61,12 +123,18 @@ def _element(element: dict) -> str:
                 font_size=_num(element["size"]),
                 font_family="sans-serif",
                 xml_space="preserve",
+                **_rotation(element),
             )
             + f">{text}</text>"
         )
     if kind in ("rect", "ellipse"):
         fill = element.get("fill")
-        paint = {"fill": _color(fill) if fill else "none", "stroke": color, "stroke_width": _num(element["width"])}
+        paint = {
+            "fill": _color(fill) if fill else "none",
+            "stroke": color,
+            "stroke_width": _num(element["width"]),
+            **_rotation(element),
+        }
         x, y, w, h = (float(element[k]) for k in ("x", "y", "w", "h"))
         if kind == "rect":
             return "<rect " + _attrs(x=_num(x), y=_num(y), width=_num(w), height=_num(h), **paint) + "/>"

@@ -21,6 +21,7 @@ from feeds.rules import (
     MAX_TAGS,
     MAX_TEXT,
     MAX_TITLE,
+    ROTATION,
     STROKE_WIDTH,
     TAG_PATTERN,
     TAG_WORDS,
@@ -40,6 +41,8 @@ Extent = Annotated[Number, Field(gt=0, json_schema_extra={"maximum": MAX_CANVAS}
 Point = Annotated[list[Coordinate], Field(min_length=2, max_length=2)]
 Tag = Annotated[StrictStr, Field(pattern=TAG_PATTERN)]
 ElementId = Annotated[StrictStr, Field(pattern=ELEMENT_ID_PATTERN)]
+# Degrees clockwise about the element's centre (a text's: its anchor); 0 when left out.
+Rotation = Annotated[Number, Field(ge=ROTATION[0], lt=ROTATION[1])]
 KindName = Literal[BOARD_KINDS]
 # The title as the document describes it: _clean_title below is the check, TITLE_PATTERN says the same.
 Title = Annotated[
@@ -69,6 +72,7 @@ class TextElement(Strict):
     x: Coordinate
     y: Coordinate
     text: Annotated[Text, Field(min_length=1, max_length=MAX_TEXT)]  # as a title: no NUL, no unpaired surrogate
+    rotation: Rotation = None
 
 
 class ShapeElement(Strict):
@@ -81,16 +85,43 @@ class ShapeElement(Strict):
     w: Extent
     h: Extent
     fill: Color | None = None
+    rotation: Rotation = None
 
 
-ELEMENT_MODELS = (PathElement, TextElement, ShapeElement)
+class LineElement(Strict):
+    """A straight line from its first point to its second; an arrow has its head at the second."""
+
+    type: Literal["line", "arrow"]
+    id: ElementId = None
+    color: Color
+    width: StrokeWidth
+    points: Annotated[list[Point], Field(min_length=2, max_length=2)]
+
+
+class StickyElement(Strict):
+    """A note: a filled box with text inside, one line per line of ``text`` (it may be empty)."""
+
+    type: Literal["sticky"]
+    id: ElementId = None
+    color: Color  # of the text
+    fill: Color  # the paper (the editor's first is STICKY_FILL)
+    size: Annotated[Number, Field(ge=TEXT_SIZE[0], le=TEXT_SIZE[1])]
+    x: Coordinate
+    y: Coordinate
+    w: Extent
+    h: Extent
+    text: Annotated[Text, Field(max_length=MAX_TEXT)]
+    rotation: Rotation = None
+
+
+ELEMENT_MODELS = (PathElement, TextElement, ShapeElement, LineElement, StickyElement)
 ELEMENT_TYPES = tuple(name for model in ELEMENT_MODELS for name in get_args(model.model_fields["type"].annotation))
-Element = Annotated[PathElement | TextElement | ShapeElement, Field(discriminator="type")]
+Element = Annotated[PathElement | TextElement | ShapeElement | LineElement | StickyElement, Field(discriminator="type")]
 
 
 class Doc(Strict):
-    """A drawing. Every coordinate lies within this canvas (0..width, 0..height), a rect or an
-    ellipse whole (x + w <= width, y + h <= height), and all paths hold at most 100,000
+    """A drawing. Every coordinate lies within this canvas (0..width, 0..height), a rect, an
+    ellipse or a sticky note whole (unrotated) (x + w <= width, y + h <= height), and all paths hold at most 100,000
     points in all: rules over several fields, which JSON Schema cannot state."""
 
     width: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
@@ -118,9 +149,9 @@ class Doc(Strict):
 
 
 def element_fits(element, width: float, height: float, where: str = "the element") -> None:
-    """Raise ValueError unless ``element`` lies on a ``width`` x ``height`` canvas (a rect or
-    an ellipse whole). O(points)."""
-    if isinstance(element, PathElement):
+    """Raise ValueError unless ``element`` lies on a ``width`` x ``height`` canvas (a rect, an
+    ellipse or a sticky note whole, as if unrotated). O(points)."""
+    if isinstance(element, (PathElement, LineElement)):
         for j, (x, y) in enumerate(element.points):
             if not (0 <= x <= width and 0 <= y <= height):
                 raise ValueError(f"{where}.points[{j}] ({x}, {y}) lies outside the {width}x{height} canvas")
@@ -129,6 +160,16 @@ def element_fits(element, width: float, height: float, where: str = "the element
             raise ValueError(f"{where} ({element.x}, {element.y}) lies outside the {width}x{height} canvas")
     elif not (element.x >= 0 and element.y >= 0 and element.x + element.w <= width and element.y + element.h <= height):
         raise ValueError(f"{where}, a {element.type}, does not fit inside the {width}x{height} canvas")
+
+
+def element_extent(element: dict) -> tuple[float, float]:
+    """The right and bottom end of the coordinates a valid element (as a dict) places: the canvas
+    it needs, from 0. A live board's canvas grows to hold it (feeds.live.oplog). O(points)."""
+    if "points" in element:
+        return max(x for x, _ in element["points"]), max(y for _, y in element["points"])
+    if "w" in element:
+        return element["x"] + element["w"], element["y"] + element["h"]
+    return element["x"], element["y"]
 
 
 def element_points(element: dict) -> int:

@@ -394,7 +394,7 @@ class BoardConsumer(LiveSocket):
             await self._error(None, "You may watch this board but not draw on it; its author can invite you.")
             return
         try:
-            stroke = stroke_check(data, head=self.head)
+            stroke = stroke_check(data)
         except BadMessage as error:
             await self._error(None, str(error))
             return

@@ -26,7 +26,7 @@ from feeds.live.scripts import scripts
 from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
 from feeds.scripts import scripts as common_scripts
-from feeds.validation import doc_with_ids, element_points
+from feeds.validation import doc_with_ids, element_extent, element_points
 from ugcsite.redis import get_redis
 
 # Ops kept in a board's log for replay (?since=): a client further behind gets the whole doc.
@@ -162,14 +162,18 @@ def live_apply(
     ref: BoardRef, *, gen: str, kind: str, element_id: str, element: dict | None, by: str, client_op_id: str, op: dict
 ) -> tuple[int, int]:
     """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
-    holds), or OpRefused. One script call, O(log elements + size of the element)."""
+    holds), or OpRefused. An element past the canvas grows it (the head's width and height) to
+    hold it. One script call, O(log elements + size of the element)."""
     element_json = _json(element) if element is not None else ""
+    right, bottom = element_extent(element) if element is not None else ("", "")
     answer = scripts.live_apply(
         keys=ref.state_keys(),
         kind=kind,
         element_id=element_id,
         element=element_json,
         points=element_points(element) if element else 0,
+        right=right,
+        bottom=bottom,
         generation=gen,
         by=by,
         client_op=client_op_id,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
 
-from feeds.rules import LIVE_STROKE_POINTS, MAX_POINTS
+from feeds.rules import LIVE_STROKE_POINTS, MAX_CANVAS, MAX_POINTS
 from feeds.validation import Body, Color, Element, ElementId, Number, Point, StrokeWidth, element_fits
 from ugcsite.http import Strict, _sentence
 
@@ -101,8 +101,9 @@ def _check(model, data: dict, client_op_id: str | None = None):
 
 def op_check(data: dict, *, head: dict) -> tuple[OpMessage, dict]:
     """An op message checked: its shape, the element's rules, an id on every element, and the
-    element on the canvas of ``head`` (the live doc's width and height). (The message, the op as
-    sent.) Whether the element exists, and the doc's limits, are the log's to check (oplog)."""
+    element within MAX_CANVAS: past the canvas of ``head`` (the live doc's width and height), the
+    board grows to hold it (oplog.live_apply). (The message, the op as sent.) Whether the element
+    exists, and the doc's limits, are the log's to check (oplog)."""
     cid = data.get("client_op_id") if isinstance(data.get("client_op_id"), str) else None
     message = _check(OpMessage, data, cid)
     op = message.op
@@ -110,7 +111,7 @@ def op_check(data: dict, *, head: dict) -> tuple[OpMessage, dict]:
         if op.element.id is None:
             raise BadMessage('op.element needs an "id" (1-64 characters of A-Z, a-z, 0-9, _ and -).', cid)
         try:
-            element_fits(op.element, head["width"], head["height"], "op.element")
+            element_fits(op.element, MAX_CANVAS, MAX_CANVAS, "op.element")
         except ValueError as error:
             raise BadMessage(f"{error}.", cid) from None
     return message, data["op"]
@@ -120,16 +121,15 @@ def cursor_check(data: dict) -> CursorMessage:
     return _check(CursorMessage, data)
 
 
-def stroke_check(data: dict, *, head: dict) -> StrokeMessage:
-    """A stroke frame checked: its shape, and its points within MAX_POINTS and on the canvas of
-    ``head`` (as the path it becomes must be)."""
+def stroke_check(data: dict) -> StrokeMessage:
+    """A stroke frame checked: its shape, and its points within MAX_POINTS and within MAX_CANVAS,
+    as the path it becomes must be (past the board's edge that path grows the board: op_check)."""
     message = _check(StrokeMessage, data)
     if message.at + len(message.points) > MAX_POINTS:
         raise BadMessage(f"A stroke holds at most {MAX_POINTS:,} points; this one would go past them.")
-    width, height = head["width"], head["height"]
     for index, (x, y) in enumerate(message.points):
-        if not (0 <= x <= width and 0 <= y <= height):
-            raise BadMessage(f"points[{index}] ({x}, {y}) lies outside the {width}x{height} canvas.")
+        if not (0 <= x <= MAX_CANVAS and 0 <= y <= MAX_CANVAS):
+            raise BadMessage(f"points[{index}] ({x}, {y}) lies outside the {MAX_CANVAS}x{MAX_CANVAS} canvas limit.")
     return message
 
 

@@ -229,7 +229,7 @@ INVALID = [
     pytest.param(without("doc", "elements", TEXT, "type"), id="element-missing-type"),
     pytest.param(el(TEXT, 42), id="element-a-number"),
     pytest.param(el(TEXT, None), id="element-null"),
-    pytest.param(el(TEXT, "rotation", 90), id="element-unknown-key"),
+    pytest.param(el(TEXT, "layer", 2), id="element-unknown-key"),
     pytest.param(el(PATH, "fill", "#000000"), id="path-with-fill"),
     # body
     pytest.param(with_change("author", "bob"), id="body-unknown-key"),
@@ -402,6 +402,9 @@ VALID = [
     pytest.param(el(TEXT, "size", 8), id="text-size-8"),
     pytest.param(el(TEXT, "size", 128), id="text-size-128"),
     pytest.param(el(TEXT, "text", "x" * 500), id="text-500-chars"),
+    pytest.param(el(TEXT, "rotation", 0), id="text-rotation-0"),
+    pytest.param(el(RECT, "rotation", 359.9), id="rect-rotation-359.9"),
+    pytest.param(el(ELLIPSE, "rotation", 45), id="ellipse-rotation-45"),
     pytest.param(with_change("doc", "elements", lambda: [text_element() for _ in range(5_000)]), id="elements-5000"),
 ]
 
@@ -730,3 +733,131 @@ def test_writes_beyond_the_limits_are_429_per_user_and_per_address(alice, bob, s
     settings.RATE_LIMIT_WRITES_PER_MINUTE = settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE = 0  # 0: off
     assert alice.post("/api/v1/boards", valid_body()).status_code == 201
     assert Board.objects.count() == 3
+
+
+# --- lines, arrows, sticky notes and rotation (issue 28) ----------------------------------------
+
+LINE, ARROW, STICKY = range(4, 7)  # positions of the newer element kinds in shapes_body()
+
+
+def shapes_body() -> dict:
+    """valid_body() with a line, an arrow and a sticky note (each rotation allowed is given once)."""
+    body = valid_body()
+    body["doc"]["elements"] += [
+        {"type": "line", "color": "#112233", "width": 2, "points": [[10, 10], [200, 150.5]]},
+        {"type": "arrow", "color": "#c2255c", "width": 4, "points": [[300, 20], [20, 280]]},
+        {
+            "type": "sticky",
+            "color": "#1d2330",
+            "fill": "#fff3bf",
+            "size": 18,
+            "x": 200,
+            "y": 150,
+            "w": 160,
+            "h": 120,
+            "text": "first line\nsecond",
+            "rotation": 350,
+        },
+    ]
+    return body
+
+
+def new_el(index, *path_and_value):
+    return with_change("doc", "elements", index, *path_and_value)
+
+
+SHAPES_INVALID = [
+    # line and arrow: exactly two points on the canvas
+    pytest.param(new_el(LINE, "points", [[1, 1]]), "points", id="line-1-point"),
+    pytest.param(new_el(LINE, "points", [[1, 1], [2, 2], [3, 3]]), "points", id="line-3-points"),
+    pytest.param(new_el(ARROW, "points", [[1, 1], [401, 2]]), "outside", id="arrow-beyond-width"),
+    pytest.param(new_el(ARROW, "points", [[1, 1], [2, -3]]), "points", id="arrow-y-negative"),
+    pytest.param(new_el(ARROW, "width", 65), "width", id="arrow-width-65"),
+    pytest.param(new_el(LINE, "fill", "#000000"), "fill", id="line-with-fill"),
+    pytest.param(without("doc", "elements", LINE, "color"), "color", id="line-color-missing"),
+    pytest.param(new_el(LINE, "type", "arow"), "type", id="arrow-misspelt"),
+    pytest.param(new_el(LINE, "rotation", 10), "rotation", id="line-rotation"),
+    # sticky: a whole box on the canvas, a fill, text 0..500 characters
+    pytest.param(new_el(STICKY, "x", 300), "does not fit", id="sticky-beyond-right-edge"),
+    pytest.param(new_el(STICKY, "w", 0), "w", id="sticky-w-0"),
+    pytest.param(without("doc", "elements", STICKY, "fill"), "fill", id="sticky-fill-missing"),
+    pytest.param(new_el(STICKY, "fill", None), "fill", id="sticky-fill-null"),
+    pytest.param(new_el(STICKY, "text", "x" * 501), "text", id="sticky-text-501"),
+    pytest.param(new_el(STICKY, "text", "a\x00b"), "text", id="sticky-text-nul"),
+    pytest.param(new_el(STICKY, "size", 7), "size", id="sticky-size-7"),
+    # rotation: a number of degrees, 0 up to (not including) 360
+    pytest.param(new_el(STICKY, "rotation", 360), "rotation", id="rotation-360"),
+    pytest.param(new_el(STICKY, "rotation", -1), "rotation", id="rotation-negative"),
+    pytest.param(el(RECT, "rotation", "90"), "rotation", id="rotation-a-string"),
+    pytest.param(el(RECT, "rotation", True), "rotation", id="rotation-true"),
+    pytest.param(el(TEXT, "rotation", None), "rotation", id="rotation-null"),
+    pytest.param(el(PATH, "rotation", 90), "rotation", id="path-rotation"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "named"), SHAPES_INVALID)
+def test_a_bad_line_arrow_sticky_or_rotation_is_400_with_a_sentence_naming_it(alice, mutate, named):
+    body = shapes_body()
+    mutate(body)
+
+    problem = assert_problem(alice.post(BOARDS, body), 400)
+
+    assert named in problem["detail"], problem["detail"]
+    assert problem["detail"].endswith("."), problem["detail"]
+    assert Board.objects.count() == 0
+
+
+SHAPES_VALID = [
+    pytest.param(lambda body: None, id="as-built"),
+    pytest.param(new_el(LINE, "points", [[0, 0], [400, 300]]), id="line-corner-to-corner"),
+    pytest.param(new_el(ARROW, "points", [[5, 5], [5, 5]]), id="arrow-of-no-length"),
+    pytest.param(new_el(STICKY, "text", ""), id="sticky-empty"),
+    pytest.param(without("doc", "elements", STICKY, "rotation"), id="sticky-unrotated"),
+    pytest.param(new_el(STICKY, "rotation", 0.5), id="rotation-decimal"),
+    pytest.param(new_el(STICKY, "x", 240), id="sticky-touching-the-right-edge"),
+]
+
+
+@pytest.mark.parametrize("mutate", SHAPES_VALID)
+def test_lines_arrows_and_sticky_notes_are_stored_as_sent(alice, mutate):
+    body = shapes_body()
+    mutate(body)
+
+    board = create(alice, body)
+
+    read = alice.get(f"{BOARDS}/{board['id']}").json()["doc"]
+    assert as_typed_json(as_sent(read, body["doc"])) == as_typed_json(body["doc"])
+
+
+def test_a_patch_restyles_rotates_and_resizes_an_element(alice):
+    board = create(alice, shapes_body())
+    doc = board["doc"]
+    doc["elements"][RECT].update(color="#3b5bdb", width=6, w=80, h=60, rotation=30)
+    doc["elements"][STICKY].update(text="changed", size=24)
+
+    response = alice.patch(f"{BOARDS}/{board['id']}", {"doc": doc})
+
+    assert response.status_code == 200, response.content[:500]
+    read = alice.get(f"{BOARDS}/{board['id']}").json()["doc"]
+    assert read["elements"][RECT] == doc["elements"][RECT]
+    assert read["elements"][STICKY]["text"] == "changed"
+
+
+def test_a_live_op_is_checked_by_the_same_models_and_may_reach_past_the_canvas_to_its_limit():
+    """An op's element may lie past the live doc's canvas (the board grows to hold it, up to
+    MAX_CANVAS: feeds.live.oplog), never past MAX_CANVAS, and its rotation is checked as in a doc."""
+    arrow = {**shapes_body()["doc"]["elements"][ARROW], "id": "a1"}
+
+    def check(element):
+        return op_check(
+            {"type": "op", "client_op_id": "c1", "op": {"kind": "update", "element": element}},
+            head={"width": 400, "height": 300},
+        )
+
+    _, op = check({**arrow, "points": [[1, 1], [1000, 2000]]})
+    assert op["element"]["points"][1] == [1000, 2000]
+    with pytest.raises(BadMessage, match="outside the 4096x4096 canvas"):
+        check({**arrow, "points": [[1, 1], [4097, 2]]})
+    sticky = {**shapes_body()["doc"]["elements"][STICKY], "id": "s1"}
+    with pytest.raises(BadMessage, match="rotation"):
+        check({**sticky, "rotation": 400})

@@ -133,9 +133,9 @@ def test_bad_frames_get_errors_and_nobody_else_notices(world):
             {
                 "type": "op",
                 "client_op_id": "y",
-                "op": {"kind": "add", "element": {**stroke("z"), "points": [[1, 1], [999, 1]]}},
+                "op": {"kind": "add", "element": {**stroke("z"), "points": [[1, 1], [4097, 1]]}},
             },
-            "outside",
+            "outside the 4096x4096 canvas",
         ),
         (
             {
@@ -211,7 +211,7 @@ def test_bad_stroke_frames_get_a_clear_error_and_go_nowhere(world):
         (stroke_frame(points=[[1, 2, 3]]), "points"),
         (stroke_frame(points=[["1", 2]]), "points"),
         (stroke_frame(points=[[1, 1]] * 1001), "points"),
-        (stroke_frame(points=[[1, 1], [401, 1]]), "outside the 400x300 canvas"),
+        (stroke_frame(points=[[1, 1], [4097, 1]]), "outside the 4096x4096 canvas limit"),
         (stroke_frame(points=[[-1, 1]]), "outside"),
         (stroke_frame(done="yes"), "done"),
         (stroke_frame(extra=1), "extra"),
@@ -322,6 +322,29 @@ def test_compaction_puts_the_ops_in_the_rest_doc_and_g(world, api):
     assert Board.objects.get(pk=board.pk).live_seq == seq
     assert compaction.board_compact(board.pk) is None  # nothing new
     alice.close()
+
+
+def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_doc(world, api):
+    """The canvas grows with its content (docs/api.md): an op may place an element up to
+    MAX_CANVAS; the live head grows to hold it, never shrinks, and compaction writes the size."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    far = {"type": "arrow", "color": "#000000", "width": 2, "points": [[10, 10], [900.5, 700]], "id": "far"}
+    note = {"type": "sticky", "color": "#000000", "fill": "#fff3bf", "size": 16, "x": 1000, "y": 20}
+    note = {**note, "w": 200, "h": 100, "text": "past the edge", "rotation": 10, "id": "n"}
+    alice.op("a", {"kind": "add", "element": far})
+    alice.op("b", {"kind": "add", "element": note})
+    alice.op("c", {"kind": "remove", "id": "far"})
+    seq = [alice.recv_type("op")["seq"] for _ in range(3)][-1]
+
+    bob = Client(server, board.pk, token=t["bob"])
+    assert (bob.hello["doc"]["width"], bob.hello["doc"]["height"]) == (1200, 700)
+    assert compaction.board_compact(board.pk) == seq
+    doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
+    assert (doc["width"], doc["height"]) == (1200, 700)
+    assert doc["elements"] == DOC["elements"] + [note]
+    alice.close()
+    bob.close()
 
 
 def test_a_rest_edit_of_the_doc_reaches_everyone_drawing(world, api):

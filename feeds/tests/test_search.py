@@ -100,7 +100,22 @@ def test_boards_by_title_tags_and_drawing_text_ranked(api, run):
     assert found(api, "!!! ???") == []  # no word at all
     item = api.get(SEARCH, q="garden map").json()["items"][0]
     assert item["title"] == "Garden map" and item["author"] == "alice"
-    assert set(item) == {"id", "author", "title", "kind", "tags", "created_at", "updated_at", "views", "preview_url"}
+    assert set(item) == {
+        "id",
+        "author",
+        "title",
+        "kind",
+        "tags",
+        "created_at",
+        "updated_at",
+        "views",
+        "likes",
+        "preview_url",
+    }
+    note = {"type": "sticky", "color": "#1d2330", "fill": "#fff3bf", "size": 2, "x": 1, "y": 1, "w": 5, "h": 5}
+    doc = {**DOC, "elements": [{**note, "size": 8, "text": "buy pineapples"}]}
+    on_a_note = run(alice.post, "/api/v1/boards", {"title": "Shopping", "kind": "note", "doc": doc}).json()["id"]
+    assert found(api, "pineapple") == [on_a_note]  # a sticky note's text is drawing text too
 
 
 def test_search_is_current_after_update_delete_and_hide(api, run):

@@ -334,3 +334,52 @@ def test_the_preview_of_a_missing_board_is_404(api):
 
     assert response.status_code == 404
     assert response.json()["detail"].strip()
+
+
+# --- lines, arrows, sticky notes, rotation (issue 28) ---------------------------------------------
+
+
+def test_a_line_and_an_arrow_are_drawn_the_arrow_with_its_head_at_the_second_point():
+    line = {"type": "line", "color": "#112233", "width": 2, "points": [[10, 10], [190, 10]]}
+    arrow = {"type": "arrow", "color": "#c2255c", "width": 4, "points": [[10, 50], [150, 50]]}
+    root = parse(render_svg(drawing(line, arrow)))
+
+    shapes = drawn(root)
+    assert [shape.tag.removeprefix(NS) for shape in shapes] == ["line", "line", "polyline"]
+    assert (shapes[0].get("x1"), shapes[0].get("x2"), shapes[0].get("stroke")) == ("10", "190", "#112233")
+    head = [tuple(map(float, point.split(","))) for point in shapes[2].get("points").split()]
+    assert head[1] == (150, 50)  # the tip
+    assert head[0][0] < 150 and head[2][0] < 150 and sorted([head[0][1], 50, head[2][1]])[1] == 50  # behind, both sides
+    assert shapes[2].get("stroke") == "#c2255c" and shapes[2].get("fill") == "none"
+
+
+def test_a_sticky_note_is_a_filled_box_with_a_text_per_line_rotated_about_its_centre():
+    sticky = {
+        "type": "sticky",
+        "color": "#1d2330",
+        "fill": "#fff3bf",
+        "size": 16,
+        "x": 20,
+        "y": 10,
+        "w": 100,
+        "h": 80,
+        "text": "one <b>\n\ntwo",
+        "rotation": 15,
+    }
+    root = parse(render_svg(drawing(sticky)))
+
+    (group,) = drawn(root)
+    assert group.tag == f"{NS}g" and group.get("transform") == "rotate(15 70 50)"
+    paper, *texts = list(group)
+    assert paper.tag == f"{NS}rect" and paper.get("fill") == "#fff3bf"
+    assert [t.text for t in texts] == ["one <b>", "two"]
+    assert float(texts[1].get("y")) > float(texts[0].get("y"))
+
+
+def test_a_rotated_rect_and_text_carry_their_rotation():
+    rect = {"type": "rect", "color": "#000000", "width": 1, "x": 10, "y": 10, "w": 40, "h": 20, "rotation": 90}
+    root = parse(render_svg(drawing(rect, text("hi", rotation=45.5))))
+
+    shape, label = drawn(root)
+    assert shape.get("transform") == "rotate(90 30 20)"
+    assert label.get("transform") == "rotate(45.5 10 20)"

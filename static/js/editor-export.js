@@ -1,6 +1,7 @@
 /* Export of the drawing the editor shows (static/js/editor.js), made in the browser: SVG from the
    element model, in the look of the server's preview (feeds/svg.py: polylines with round caps,
-   texts as <text> with their content escaped), and PNG drawn by the same code as the canvas
+   texts as <text> with their content escaped, lines and arrows as <line> with the arrow's head a
+   <polyline>, a sticky note as a <g> of its paper and its lines), and PNG drawn by the same code as the canvas
    (live.js's drawElement) at the document's own size. Either is downloaded under the board's title. */
 (function () {
   "use strict";
@@ -31,8 +32,40 @@
     return Object.keys(pairs).map((name) => name + '="' + escapeXml(pairs[name]) + '"').join(" ");
   }
 
+  /* The transform of a rotated element, about its pivot (feeds/svg.py's _rotation). */
+  function rotation(element) {
+    if (!element.rotation) return {};
+    const [cx, cy] = window.ugcsiteLive.pivot(element);
+    return { transform: "rotate(" + num(element.rotation) + " " + num(cx) + " " + num(cy) + ")" };
+  }
+
   function svgElement(element) {
     const stroke = color(element.color);
+    if (element.type === "line" || element.type === "arrow") {
+      const line = { stroke, "stroke-width": num(element.width), "stroke-linecap": "round" };
+      const [[x0, y0], [x1, y1]] = element.points;
+      let out = "<line " + attrs(Object.assign({ x1: num(x0), y1: num(y0), x2: num(x1), y2: num(y1) }, line)) + "/>";
+      if (element.type === "arrow") {
+        const head = window.ugcsiteLive.arrowHead(element).map((p) => num(p[0]) + "," + num(p[1])).join(" ");
+        out += "<polyline " + attrs(Object.assign({ points: head, fill: "none", "stroke-linejoin": "round" }, line)) + "/>";
+      }
+      return out;
+    }
+    if (element.type === "sticky") {
+      const parts = ["<g " + attrs(Object.assign({}, rotation(element), { "data-type": "sticky" })) + ">",
+        "<rect " + attrs({
+          x: num(element.x), y: num(element.y), width: num(element.w), height: num(element.h), fill: color(element.fill),
+          stroke: "#000000", "stroke-opacity": "0.15", "stroke-width": "1",
+        }) + "/>"];
+      for (const [line, x, y] of window.ugcsiteLive.stickyLines(element)) {
+        if (!line) continue;
+        parts.push("<text " + attrs({
+          x: num(x), y: num(y), fill: stroke, "font-size": num(element.size), "font-family": "sans-serif", "xml:space": "preserve",
+        }) + ">" + escapeXml(line) + "</text>");
+      }
+      parts.push("</g>");
+      return parts.join("");
+    }
     if (element.type === "path") {
       return "<polyline " + attrs({
         points: element.points.map((p) => num(p[0]) + "," + num(p[1])).join(" "), fill: "none", stroke,
@@ -40,13 +73,13 @@
       }) + "/>";
     }
     if (element.type === "text") {
-      return "<text " + attrs({
+      return "<text " + attrs(Object.assign({
         x: num(element.x), y: num(element.y), fill: stroke, "font-size": num(element.size),
         "font-family": "sans-serif", "xml:space": "preserve",
-      }) + ">" + escapeXml(element.text) + "</text>";
+      }, rotation(element))) + ">" + escapeXml(element.text) + "</text>";
     }
     if (element.type === "rect" || element.type === "ellipse") {
-      const paint = { fill: element.fill ? color(element.fill) : "none", stroke, "stroke-width": num(element.width) };
+      const paint = Object.assign({ fill: element.fill ? color(element.fill) : "none", stroke, "stroke-width": num(element.width) }, rotation(element));
       if (element.type === "rect") {
         return "<rect " + attrs(Object.assign({ x: num(element.x), y: num(element.y), width: num(element.w), height: num(element.h) }, paint)) + "/>";
       }

@@ -9,7 +9,9 @@
   const TYPING = "textarea, select, [contenteditable], input:not([type]), input[type=text], input[type=number], input[type=search]";
   // Any form field: a plain key pressed there is the field's (a range's arrows, a color's Space).
   const FIELDS = "input, textarea, select, [contenteditable]";
-  const TOOL_KEYS = { v: "select", h: "hand", p: "pen", t: "text", r: "rect", o: "ellipse", e: "eraser" };
+  const TOOL_KEYS = {
+    v: "select", h: "hand", p: "pen", t: "text", r: "rect", o: "ellipse", l: "line", a: "arrow", s: "sticky", e: "eraser",
+  };
   const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 
   /* Text of the page highlighted by the person: Ctrl+C copies that, as anywhere else. */
@@ -40,7 +42,8 @@
   }
 
   /* Wire the keys. `editor`: {undo, redo, selectTool(name), selectAll, hasSelection(),
-     deleteSelection, deselect, copy, paste, duplicate, nudge(dx, dy), view (editor-view.js),
+     deleteSelection, deselect, copy, paste, duplicate, nudge(dx, dy), fit(), editSelected() (true
+     when a text or a note was opened for editing), view (editor-view.js),
      panning(), help (a dialog)}. */
   function install(editor) {
     const openHelp = helpDialog(editor.help);
@@ -74,6 +77,8 @@
       } else if ((key === "Delete" || key === "Backspace") && editor.hasSelection()) {
         event.preventDefault();
         editor.deleteSelection();
+      } else if (key === "Enter" && editor.hasSelection() && !within(target, "button, a, summary")) {
+        if (editor.editSelected()) event.preventDefault();
       } else if (key === "Escape" && editor.hasSelection()) {
         editor.deselect();
       } else if (key === "+" || key === "=") {
@@ -82,6 +87,8 @@
         view.zoomOut();
       } else if (key === "0") {
         view.reset();
+      } else if ((key === "f" || key === "F") && !event.shiftKey) {
+        editor.fit();
       } else if (key === "?") {
         event.preventDefault();
         openHelp();

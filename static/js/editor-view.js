@@ -2,8 +2,9 @@
 
    The canvas keeps its place and size on the page; the view maps document units to its CSS
    pixels: screen = offset + document * base * zoom, where base (CSS pixels per document unit at
-   zoom 1) is the canvas's width over the document's. At zoom 1 and no offset the whole drawing
-   fills the canvas, as it did before there was a view. Input that moves the view: Ctrl+wheel (and
+   zoom 1) is the canvas's width over the document's width when the page opened (the frame: the
+   document grows with its content, the scale does not jump with it). At zoom 1 and no offset the
+   frame fills the canvas; "fit" shows a box of the drawing (its content) as large as it fits. Input that moves the view: Ctrl+wheel (and
    a trackpad's pinch, which browsers send as one) zooms around the pointer; the wheel pans once
    zoomed; the middle button, space held down, or the hand tool drag it; two fingers pinch and
    pan together. A pointer the view takes is not drawn with. */
@@ -16,12 +17,14 @@
   const KEEP_VISIBLE = 48;     // CSS pixels of the drawing that panning always leaves in sight
   const WHEEL_NOTCH = 1.1;      // one notch of a mouse wheel zooms 10%
   const NOTCH_PIXELS = 100;     // what browsers report for one notch in pixels (Chromium, Firefox: 100 or more)
+  const FIT_MARGIN = 24;       // CSS pixels left around the drawing by "fit to content"
   const PINCH_RATE = 0.01;      // a trackpad's pinch (many small deltas): zoom per pixel of delta
 
   class View {
     constructor(canvas, doc, onChange) {
       this.canvas = canvas;
       this.doc = doc;
+      this.frame = { width: doc.width, height: doc.height };
       this.onChange = onChange;
       this.zoom = 1;
       this.x = 0;  // CSS pixels from the canvas's left edge to the drawing's
@@ -41,7 +44,7 @@
     }
 
     base() {
-      return this.box().width / this.doc.width;
+      return this.box().width / this.frame.width;
     }
 
     /* CSS pixels per document unit. */
@@ -52,7 +55,7 @@
     /* A point of the page (clientX, clientY) in document units, unclamped. */
     toDoc(clientX, clientY) {
       const box = this.box();
-      const s = (box.width / this.doc.width) * this.zoom;
+      const s = (box.width / this.frame.width) * this.zoom;
       return [(clientX - box.left - this.x) / s, (clientY - box.top - this.y) / s];
     }
 
@@ -108,6 +111,21 @@
       this.zoom = 1;
       this.x = 0;
       this.y = 0;
+      this.changed();
+    }
+
+    /* Show the document box [x0, y0, x1, y1] centred, as large as fits with FIT_MARGIN around it
+       (within the zoom's limits). */
+    fit(area) {
+      const box = this.box();
+      const width = Math.max(area[2] - area[0], 1);
+      const height = Math.max(area[3] - area[1], 1);
+      const room = (pixels) => Math.max(pixels - 2 * FIT_MARGIN, 1);
+      const zoom = Math.min(room(box.width) / (width * this.base()), room(box.height) / (height * this.base()));
+      this.zoom = Math.min(Math.max(zoom, MIN_ZOOM), MAX_ZOOM);
+      const s = this.scale();
+      this.x = box.width / 2 - ((area[0] + area[2]) / 2) * s;
+      this.y = box.height / 2 - ((area[1] + area[3]) / 2) * s;
       this.changed();
     }
 

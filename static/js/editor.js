@@ -1,10 +1,11 @@
 /* The whiteboard editor of /new and /b/<id>/edit.
 
    The document model is exactly the drawing format of docs/api.md: {width, height, background,
-   elements}, elements of type path, text, rect and ellipse. The canvas keeps the document's
-   logical size (800x600 for a new board) and is scaled to its CSS size: pointer positions are
-   mapped from CSS pixels to document units, clamped to the canvas and rounded to 0.1, and the
-   whole drawing is redrawn from the model whenever the element changes size. Undo and redo keep
+   elements}, elements of type path, text, rect, ellipse, line, arrow and sticky. A new board
+   starts 800x600 and grows with its content: whatever is drawn, moved or resized past its edge
+   makes it wider or taller, up to the largest canvas the API allows (config.maxCanvas), never
+   smaller. Pointer positions are mapped from CSS pixels to document units (editor-view.js),
+   clamped to that limit and rounded to 0.1, and the whole drawing is redrawn from the model. Undo and redo keep
    whole states; element arrays are never changed in place, so a state is just a reference.
    Saving is POST /api/v1/boards (new) or PATCH /api/v1/boards/<id> with the session; a 4xx
    shows the API's `detail`.
@@ -18,8 +19,11 @@
    background changed).
 
    The select tool picks elements (a click, shift-click, or a box dragged around them); dragging
-   moves them, Delete removes them, both as ordinary changes (undo, the REST save, live `update`
-   and `remove` ops). The view (static/js/editor-view.js) zooms and pans without touching the doc;
+   moves them, the corner handles resize them (Shift keeps proportions), the round handle above
+   one text, box or note turns it (Shift: by 15 degrees), Delete removes them, and
+   the style controls (colour, width, text size, fill, rotation) restyle them; a double click on a
+   text or a sticky note edits it in place. Each is one ordinary change: one undo step, and live
+   one `update` (or `remove`) op per element it changed. The view (static/js/editor-view.js) zooms and pans without touching the doc;
    geometry is in editor-shapes.js, SVG and PNG export in editor-export.js, the keyboard
    shortcuts in editor-keys.js. Each person's pen (colour, width, text size, fill) is kept in
    localStorage. */
@@ -38,6 +42,14 @@
   const MAX_TITLE = config.maxTitle;
   const TAG_RE = new RegExp(config.tagPattern);
   const COLOR_RE = new RegExp(config.colorPattern);
+  const LIMIT = config.maxCanvas;  // the board grows up to LIMIT x LIMIT
+  const HANDLE_CSS = 5;           // half a resize handle's side (CSS pixels)
+  const HANDLE_REACH = 12;        // how near (CSS pixels) a press must be to take a handle
+  const DOUBLE_PRESS_MS = 450;    // two presses on one text this close edit it
+  const STICKY_SIZE = [160, 120]; // a sticky note placed with a click
+  const TURN_HANDLE_CSS = 22;     // the rotation handle stands this far above the selection's box
+  const TURN_SNAP = 15;           // degrees a turn snaps to with Shift
+  const TURNING = new Set(["text", "rect", "ellipse", "sticky"]);  // the types with a rotation
   const HISTORY = 200;  // undo steps kept
   // A pen point closer than this (document units) to the last one adds nothing but weight.
   const MIN_STEP = 0.75;
@@ -64,6 +76,7 @@
     size: document.getElementById("text-size"),
     fillOn: document.getElementById("fill-on"),
     fill: document.getElementById("fill"),
+    rotation: document.getElementById("rotation"),
     background: document.getElementById("background"),
   };
 
@@ -104,7 +117,8 @@
   let tool = "pen";
   let draft = null;      // the element being drawn, not yet in doc.elements
   let gesture = null;    // the pointer that draws: {pointerId, start, before, erased}
-  let pendingText = null; // where typed text goes: {x, y, color, size}
+  let pendingText = null; // where typed text goes: {x, y, color, size}, or {edit: id} of a text or sticky
+  let lastPress = null;  // {id, at}: the last press of the select or text tool on an element
   let dirty = false;
   let saving = false;
   let backgroundBefore = null;
@@ -125,9 +139,17 @@
     return { elements: doc.elements, background: doc.background };
   }
 
+  /* The board grows to hold its elements (never shrinks): as the server grows a live board. */
+  function growToFit() {
+    const [right, bottom] = shapes.extentOf(doc.elements);
+    if (right > doc.width) doc.width = right;
+    if (bottom > doc.height) doc.height = bottom;
+  }
+
   function apply(next) {
     doc.elements = next.elements;
     doc.background = next.background;
+    growToFit();
     if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
   }
 
@@ -176,6 +198,7 @@
     if (!board) return;
     const erased = gesture && gesture.erasedIds;
     doc.elements = erased ? board.elements.filter((e) => !erased.has(e.id)) : board.elements;
+    growToFit();
   }
 
   /* Record the state before a change, then apply the new one. */
@@ -254,10 +277,18 @@
     return true;
   }
 
+  /* Add a new element (it gets its id): true when there was room for it. */
   function add(element) {
-    if (!roomFor([element])) return;
+    if (!roomFor([element])) return false;
     element.id = element.id || draw2d.newId(config.elementIdLength);
     change({ elements: doc.elements.concat([element]), background: doc.background });
+    return true;
+  }
+
+  /* Replace elements by new versions with the same ids (a restyle, a resize, an edit): one change. */
+  function replace(versions) {
+    const byId = new Map(versions.map((e) => [e.id, e]));
+    change({ elements: doc.elements.map((e) => byId.get(e.id) || e), background: doc.background });
   }
 
   // --- settings from the toolbar ----------------------------------------------------------------
@@ -318,9 +349,46 @@
   /* An element as shown: moved along while the select tool drags it. */
   function shown(element) {
     if (gesture && gesture.mode === "move" && (gesture.dx || gesture.dy) && gesture.ids.has(element.id)) {
-      return shapes.moved(element, gesture.dx, gesture.dy, doc.width, doc.height);
+      return shapes.moved(element, gesture.dx, gesture.dy, LIMIT, LIMIT);
+    }
+    if (gesture && gesture.mode === "turn" && gesture.ids.has(element.id)) return turned(element, gesture.degrees);
+    if (gesture && gesture.mode === "resize" && gesture.scale && gesture.ids.has(element.id)) {
+      return shapes.scaled(element, gesture.origin, gesture.scale[0], gesture.scale[1], LIMIT, config.textSize);
     }
     return element;
+  }
+
+  /* The box around the selection as shown: [x0, y0, x1, y1], or null. */
+  function selectionBox() {
+    let box = null;
+    for (const element of doc.elements) {
+      if (!selection.has(element.id)) continue;
+      const b = shapes.bounds(ctx, shown(element));
+      box = box ? [Math.min(box[0], b[0]), Math.min(box[1], b[1]), Math.max(box[2], b[2]), Math.max(box[3], b[3])] : b;
+    }
+    return box;
+  }
+
+  /* The resize handles: the corners of the selection's box, [x, y] each (top left, top right,
+     bottom right, bottom left). */
+  function handles() {
+    const box = tool === "select" && selection.size ? selectionBox() : null;
+    return box ? [[box[0], box[1]], [box[2], box[1]], [box[2], box[3]], [box[0], box[3]]] : [];
+  }
+
+  /* The rotation handle, above the middle of the box of one selected element that turns:
+     [x, y], or null. */
+  function turnHandle() {
+    if (tool !== "select" || selection.size !== 1) return null;
+    const element = selected()[0];
+    if (!element || !TURNING.has(element.type)) return null;
+    const box = selectionBox();
+    return [(box[0] + box[2]) / 2, box[1] - TURN_HANDLE_CSS / scale()];
+  }
+
+  function turnHandleAt(p) {
+    const at = turnHandle();
+    return Boolean(at) && Math.hypot(p[0] - at[0], p[1] - at[1]) <= HANDLE_REACH / scale();
   }
 
   function drawSelection(unit) {
@@ -338,6 +406,24 @@
     ctx.lineWidth = 1.5 * unit;
     ctx.setLineDash([5 * unit, 4 * unit]);
     for (const [x0, y0, x1, y1] of boxes) ctx.strokeRect(x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad);
+    ctx.setLineDash([]);
+    ctx.fillStyle = "#ffffff";
+    const side = 2 * HANDLE_CSS * unit;
+    for (const [x, y] of handles()) {
+      ctx.fillRect(x - side / 2, y - side / 2, side, side);
+      ctx.strokeRect(x - side / 2, y - side / 2, side, side);
+    }
+    const turn = turnHandle();
+    if (turn) {
+      ctx.beginPath();
+      ctx.moveTo(turn[0], turn[1] + side / 2);
+      ctx.lineTo(turn[0], turn[1] + TURN_HANDLE_CSS * unit - pad);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.arc(turn[0], turn[1], side / 2 + unit, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.stroke();
+    }
     ctx.restore();
   }
 
@@ -352,7 +438,8 @@
     ctx.setTransform(s, 0, 0, s, view.x * ratio, view.y * ratio);
     ctx.fillStyle = doc.background;
     ctx.fillRect(0, 0, doc.width, doc.height);
-    for (const element of doc.elements) drawElement(shown(element));
+    const editing = pendingText && pendingText.edit;  // its field stands in for it meanwhile
+    for (const element of doc.elements) if (element.id !== editing) drawElement(shown(element));
     if (live) draw2d.drawStrokes(ctx, live.strokes);
     if (draft) drawElement(draft);
     const unit = 1 / view.scale();  // document units per CSS pixel
@@ -367,7 +454,7 @@
     if (!box.width) return;
     const ratio = window.devicePixelRatio || 1;
     const width = Math.max(1, Math.round(box.width * ratio));
-    const height = Math.max(1, Math.round(box.width * (doc.height / doc.width) * ratio));
+    const height = Math.max(1, Math.round(box.width * (view.frame.height / view.frame.width) * ratio));
     if (canvas.width !== width || canvas.height !== height) {
       canvas.width = width;
       canvas.height = height;
@@ -392,10 +479,10 @@
   }
 
   /* A pointer event's place in document units (the view's zoom and pan undone), clamped to the
-     canvas and rounded to 0.1. */
+     largest canvas (the board grows to it) and rounded to 0.1. */
   function toDoc(event) {
     const [x, y] = view.toDoc(event.clientX, event.clientY);
-    return [clampRound(x, doc.width), clampRound(y, doc.height)];
+    return [clampRound(x, LIMIT), clampRound(y, LIMIT)];
   }
 
   function shapeFrom(start, end) {
@@ -403,10 +490,31 @@
     const y = Math.min(start[1], end[1]);
     let w = round1(Math.max(start[0], end[0]) - x);
     let h = round1(Math.max(start[1], end[1]) - y);
-    // The whole shape must lie inside the canvas (x + w <= width), rounding included.
-    while (w > 0 && x + w > doc.width) w = round1(w - 0.1);
-    while (h > 0 && y + h > doc.height) h = round1(h - 0.1);
+    // The whole shape must lie inside the largest canvas (x + w <= LIMIT), rounding included.
+    while (w > 0 && x + w > LIMIT) w = round1(w - 0.1);
+    while (h > 0 && y + h > LIMIT) h = round1(h - 0.1);
+    if (gesture.tool === "sticky") {
+      return { type: "sticky", color: color(), fill: config.stickyFill, size: textSize(), x, y, w, h, text: "" };
+    }
     return { type: gesture.tool, color: color(), width: strokeWidth(), x, y, w, h, fill: fill() };
+  }
+
+  /* A sticky note of STICKY_SIZE placed with a click at `point` (moved in where the canvas ends). */
+  function stickyAt(point) {
+    const x = Math.min(point[0], LIMIT - STICKY_SIZE[0]);
+    const y = Math.min(point[1], LIMIT - STICKY_SIZE[1]);
+    return { type: "sticky", color: color(), fill: config.stickyFill, size: textSize(), x, y, w: STICKY_SIZE[0], h: STICKY_SIZE[1], text: "" };
+  }
+
+  /* Which resize handle (0..3) is within reach of the document point p, or -1. On a small
+     selection (a text under a finger) the reach shrinks to a quarter of the box, the handle's
+     own size at least, so that a press inside it still takes the element. */
+  function handleAt(p) {
+    const corners = handles();
+    if (!corners.length) return -1;
+    const side = Math.min(corners[2][0] - corners[0][0], corners[2][1] - corners[0][1]);
+    const reach = Math.min(HANDLE_REACH / scale(), Math.max(HANDLE_CSS / scale(), side / 4));
+    return corners.findIndex(([x, y]) => Math.abs(p[0] - x) <= reach && Math.abs(p[1] - y) <= reach);
   }
 
   function addPoint(point) {
@@ -433,6 +541,19 @@
     commitText();
     hideError();
     const point = toDoc(event);
+    const raw = view.toDoc(event.clientX, event.clientY);
+    if (tool === "text" || tool === "select") {
+      // A text or a sticky note pressed twice (or once with the text tool) is edited in place.
+      const target = handleAt(raw) < 0 && !turnHandleAt(raw) ? topmostAt(raw) : null;
+      const editable = target && (target.type === "text" || target.type === "sticky") ? target : null;
+      const again = editable && lastPress && lastPress.id === editable.id && event.timeStamp - lastPress.at < DOUBLE_PRESS_MS;
+      lastPress = editable ? { id: editable.id, at: event.timeStamp } : null;
+      if (editable && (tool === "text" || again)) {
+        lastPress = null;
+        editText(editable);
+        return;
+      }
+    }
     if (tool === "text") {
       openText(point);
       return;
@@ -442,10 +563,15 @@
     if (tool === "pen") {
       draft = { type: "path", id: draw2d.newId(config.elementIdLength), color: color(), width: strokeWidth(), points: [point] };
       if (live) live.drawing(draft);  // the others see it as it is drawn
+    } else if (tool === "line" || tool === "arrow") {
+      draft = { type: tool, color: color(), width: strokeWidth(), points: [point, point] };
     } else if (tool === "eraser") {
       eraseAt(point);
     } else if (tool === "select") {
-      pick(point, event.shiftKey, view.toDoc(event.clientX, event.clientY));
+      const corner = handleAt(raw);
+      if (turnHandleAt(raw)) startTurn(raw);
+      else if (corner >= 0) startResize(corner);
+      else pick(point, event.shiftKey, raw);
     }
     schedule();
   });
@@ -453,15 +579,24 @@
   canvas.addEventListener("pointermove", (event) => {
     if (view.pointerMove(event)) return;
     if (live) live.cursor(...toDoc(event));
+    if (!gesture && tool === "select" && event.pointerType === "mouse") {
+      const at = view.toDoc(event.clientX, event.clientY);
+      const corner = handleAt(at);
+      // The cursor says what a press there does: resize, or turn.
+      canvas.dataset.handle = turnHandleAt(at) ? "turn" : corner < 0 ? "" : corner % 2 ? "nesw" : "nwse";
+    }
     if (!gesture || event.pointerId !== gesture.pointerId) return;
     const coalesced = typeof event.getCoalescedEvents === "function" ? event.getCoalescedEvents() : [];
     const kind = gesture.tool;
     for (const each of kind === "pen" || kind === "eraser" ? (coalesced.length ? coalesced : [event]) : [event]) {
       const point = toDoc(each);
       if (kind === "pen") addPoint(point);
-      else if (kind === "rect" || kind === "ellipse") draft = shapeFrom(gesture.start, point);
+      else if (kind === "rect" || kind === "ellipse" || kind === "sticky") draft = shapeFrom(gesture.start, point);
+      else if (kind === "line" || kind === "arrow") draft = Object.assign({}, draft, { points: [gesture.start, point] });
       else if (kind === "eraser") eraseAt(point);
       else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
+      else if (gesture.mode === "resize") resizeTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
+      else if (gesture.mode === "turn") turnTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
       else if (gesture.mode === "marquee") gesture.end = point;
     }
     if (live && kind === "pen" && draft) live.drawing(draft);
@@ -501,11 +636,17 @@
       }
     } else if (done.tool === "select") {
       finishSelect(done);
+    } else if (done.tool === "sticky") {
+      const note = element && element.w >= 8 && element.h >= 8 ? element : stickyAt(done.start);
+      if (add(note)) editText(note);
     } else if (element) {
       if (element.type === "path") {
         if (element.points.length < 2) element.points.push(element.points[0].slice());  // a dot
         add(element);
         if (live) live.strokeEnd();
+      } else if (element.type === "line" || element.type === "arrow") {
+        const [[x0, y0], [x1, y1]] = element.points;
+        if (Math.hypot(x1 - x0, y1 - y0) >= 2) add(element);
       } else if (element.w >= 1 && element.h >= 1) {
         add(element);
       }
@@ -532,6 +673,7 @@
 
   function setSelection(ids) {
     selection = new Set(ids);
+    showStyleOf(selected()[0]);
     refreshControls();
     schedule();
   }
@@ -570,11 +712,12 @@
       if (target && !selection.has(target.id)) {
         if (!shift) selection.clear();
         selection.add(target.id);
+        showStyleOf(target);
       }
       const moving = selected();
       gesture.mode = "move";
       gesture.ids = new Set(moving.map((e) => e.id));
-      gesture.range = shapes.moveRange(moving, doc.width, doc.height);
+      gesture.range = shapes.moveRange(moving, LIMIT, LIMIT);
       gesture.grab = raw;
       gesture.dx = 0;
       gesture.dy = 0;
@@ -592,9 +735,72 @@
     gesture.dy = shapes.within(round1(raw[1] - gesture.grab[1]), range.dy[0], range.dy[1]);
   }
 
+  /* A press on resize handle `corner`: the opposite corner stays where it is. */
+  function startResize(corner) {
+    const corners = handles();
+    gesture.mode = "resize";
+    gesture.ids = new Set(selection);
+    gesture.origin = corners[(corner + 2) % 4];
+    gesture.corner = corners[corner];
+    gesture.scale = null;
+  }
+
+  /* The handle dragged to the document point p: the scale of the selection (Shift: the same both ways). */
+  function resizeTo(p, keepRatio) {
+    const [ox, oy] = gesture.origin;
+    const ratio = (to, from, o) => (Math.abs(from - o) < 1e-6 ? 1 : (to - o) / (from - o));
+    let sx = ratio(p[0], gesture.corner[0], ox);
+    let sy = ratio(p[1], gesture.corner[1], oy);
+    if (keepRatio) {
+      const both = Math.max(Math.abs(sx), Math.abs(sy));
+      sx = Math.sign(sx || 1) * both;
+      sy = Math.sign(sy || 1) * both;
+    }
+    const least = 0.02;  // never flattened to nothing
+    sx = Math.sign(sx || 1) * Math.max(Math.abs(sx), least);
+    sy = Math.sign(sy || 1) * Math.max(Math.abs(sy), least);
+    gesture.scale = [sx, sy];
+  }
+
+  /* The element with a rotation of `degrees` (0 leaves the field out, as the API allows). */
+  function turned(element, degrees) {
+    const copy = Object.assign({}, element);
+    if (degrees) copy.rotation = degrees;
+    else delete copy.rotation;
+    return copy;
+  }
+
+  /* A press on the rotation handle: the selected element turns about its pivot (live.js). */
+  function startTurn(p) {
+    const element = selected()[0];
+    const pivot = draw2d.pivot(element);
+    gesture.mode = "turn";
+    gesture.ids = new Set([element.id]);
+    gesture.pivot = pivot;
+    gesture.from = Math.atan2(p[1] - pivot[1], p[0] - pivot[0]);
+    gesture.base = element.rotation || 0;
+    gesture.degrees = gesture.base;
+  }
+
+  /* The rotation handle dragged to p: degrees from 0 up to 360, to 0.1 (Shift: to TURN_SNAP). */
+  function turnTo(p, snap) {
+    const angle = Math.atan2(p[1] - gesture.pivot[1], p[0] - gesture.pivot[0]);
+    let degrees = gesture.base + (angle - gesture.from) * 180 / Math.PI;
+    degrees = snap ? Math.round(degrees / TURN_SNAP) * TURN_SNAP : round1(degrees);
+    const span = config.rotation[1] - config.rotation[0];
+    gesture.degrees = round1(((degrees % span) + span) % span) % span;
+  }
+
   function finishSelect(done) {
     if (done.mode === "move" && (done.dx || done.dy)) {
       moveSelection(done.ids, done.dx, done.dy);
+    } else if (done.mode === "turn" && done.degrees !== done.base) {
+      const element = doc.elements.find((e) => done.ids.has(e.id));
+      if (element) replace([turned(element, done.degrees)]);
+      inputs.rotation.value = String(done.degrees);
+    } else if (done.mode === "resize" && done.scale && (done.scale[0] !== 1 || done.scale[1] !== 1)) {
+      replace(doc.elements.filter((e) => done.ids.has(e.id))
+        .map((e) => shapes.scaled(e, done.origin, done.scale[0], done.scale[1], LIMIT, config.textSize)));
     } else if (done.mode === "marquee") {
       const [ax, ay] = done.start;
       const [bx, by] = done.end;
@@ -604,13 +810,14 @@
           const box = shapes.bounds(ctx, element);
           if (box[0] >= x0 && box[1] >= y0 && box[2] <= x1 && box[3] <= y1) selection.add(element.id);
         }
+        showStyleOf(selected()[0]);
       }
     }
     refreshControls();
   }
 
   function moveSelection(ids, dx, dy) {
-    const elements = doc.elements.map((e) => (ids.has(e.id) ? shapes.moved(e, dx, dy, doc.width, doc.height) : e));
+    const elements = doc.elements.map((e) => (ids.has(e.id) ? shapes.moved(e, dx, dy, LIMIT, LIMIT) : e));
     change({ elements, background: doc.background });
   }
 
@@ -618,7 +825,7 @@
   function nudge(dx, dy) {
     const moving = selected();
     if (!moving.length) return;
-    const range = shapes.moveRange(moving, doc.width, doc.height);
+    const range = shapes.moveRange(moving, LIMIT, LIMIT);
     dx = shapes.within(dx, range.dx[0], range.dx[1]);
     dy = shapes.within(dy, range.dy[0], range.dy[1]);
     if (dx || dy) moveSelection(new Set(moving.map((e) => e.id)), dx, dy);
@@ -666,9 +873,9 @@
   function pasteElements(elements) {
     commitText();
     if (!elements.length || !roomFor(elements)) return;
-    const range = shapes.moveRange(elements, doc.width, doc.height);
+    const range = shapes.moveRange(elements, LIMIT, LIMIT);
     if (range.dx[0] > range.dx[1] || range.dy[0] > range.dy[1]) {
-      showError("What you copied is larger than this board (" + doc.width + " x " + doc.height + "): it was not pasted.");
+      showError("What you copied is larger than the largest board (" + LIMIT + " x " + LIMIT + "): it was not pasted.");
       return;
     }
     // Right and down; where the canvas ends, left or up instead, so a copy never hides its original.
@@ -676,7 +883,7 @@
     const dx = offset(range.dx);
     const dy = offset(range.dy);
     const copies = elements.map((element) => {
-      const copy = shapes.moved(element, dx, dy, doc.width, doc.height);
+      const copy = shapes.moved(element, dx, dy, LIMIT, LIMIT);
       copy.id = draw2d.newId(config.elementIdLength);
       return copy;
     });
@@ -700,22 +907,41 @@
     }
   }
 
-  // --- text: an input over the canvas where the text will stand -----------------------------------
+  // --- text: a field over the canvas where the text stands (a new text, or one being edited) -----
   function placeTextEntry() {
     const s = scale();
-    const [left, top] = view.toCanvas(pendingText.x, pendingText.y - pendingText.size);  // y is the baseline
+    const where = pendingText;
+    const sticky = where.type === "sticky";
+    // A text's y is its baseline; a sticky note's field covers the note.
+    const [left, top] = view.toCanvas(where.x, sticky ? where.y : where.y - where.size);
     textEntry.style.left = left + "px";
     textEntry.style.top = top + "px";
-    textEntry.style.fontSize = Math.max(pendingText.size * s, 10) + "px";
-    textEntry.style.color = pendingText.color;
+    textEntry.style.fontSize = Math.max(where.size * s, 10) + "px";
+    textEntry.style.color = where.color;
+    textEntry.style.width = sticky ? where.w * s + "px" : "";
+    textEntry.style.height = sticky ? where.h * s + "px" : "";
+    textEntry.style.backgroundColor = sticky ? where.fill : "";
+    // A note's lines start where live.js draws them (its padding, scaled with the view).
+    textEntry.style.padding = sticky ? (draw2d.stickyLines(where)[0][1] - where.x) * s + "px" : "";
+    textEntry.dataset.kind = sticky ? "sticky" : "text";
   }
 
-  function openText(point) {
-    pendingText = { x: point[0], y: point[1], color: color(), size: textSize() };
-    textEntry.value = "";
+  function showTextEntry(where, value) {
+    pendingText = where;
+    textEntry.value = value;
     textEntry.hidden = false;
     placeTextEntry();
     textEntry.focus();
+    textEntry.select();
+  }
+
+  function openText(point) {
+    showTextEntry({ type: "text", x: point[0], y: point[1], color: color(), size: textSize() }, "");
+  }
+
+  /* Edit a text or a sticky note in place: what is typed replaces its text (one change). */
+  function editText(element) {
+    showTextEntry(Object.assign({}, element, { edit: element.id }), element.text);
   }
 
   function closeText() {
@@ -727,14 +953,26 @@
   function commitText() {
     if (!pendingText) return;
     const where = pendingText;
-    const text = textEntry.value.slice(0, MAX_TEXT);
+    const typed = textEntry.value.slice(0, MAX_TEXT);
+    // A text is one line; a sticky note keeps its lines.
+    const text = where.type === "sticky" ? typed : typed.replace(/\r?\n/g, " ");
     closeText();
-    if (text.trim()) add({ type: "text", color: where.color, size: where.size, x: where.x, y: where.y, text });
+    if (!where.edit) {
+      if (text.trim()) add({ type: "text", color: where.color, size: where.size, x: where.x, y: where.y, text });
+      return;
+    }
+    const element = doc.elements.find((e) => e.id === where.edit);
+    if (!element || element.text === text) return;
+    if (element.type === "text" && !text.trim()) {
+      change({ elements: doc.elements.filter((e) => e.id !== element.id), background: doc.background });
+    } else {
+      replace([Object.assign({}, element, { text })]);
+    }
   }
 
   textEntry.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") {
-      event.preventDefault();  // places the text; never submits the form
+    if (event.key === "Enter" && !(event.shiftKey && pendingText && pendingText.type === "sticky")) {
+      event.preventDefault();  // places the text; never submits the form (Shift+Enter: a new line in a note)
       commitText();
     } else if (event.key === "Escape") {
       event.preventDefault();
@@ -768,6 +1006,54 @@
     zoomLabel.setAttribute("aria-label", "Reset view, zoom " + percent);  // axe ignores words in parentheses
   }
 
+  // --- the style controls: the pen for what is drawn next, and a restyle of the selection ----------
+  const STROKED = new Set(["path", "line", "arrow", "rect", "ellipse"]);
+  const SIZED = new Set(["text", "sticky"]);
+
+  /* The selected elements with one style property set (`name`: color, width, size, fill or
+     rotation), where it applies: one change, one undo step (live: an update op per element). */
+  function restyle(name) {
+    if (!selection.size) return;
+    const versions = [];
+    for (const element of selected()) {
+      const copy = Object.assign({}, element);
+      if (name === "color") copy.color = color();
+      else if (name === "width" && STROKED.has(element.type)) copy.width = strokeWidth();
+      else if (name === "size" && SIZED.has(element.type)) copy.size = textSize();
+      else if (name === "fill" && (element.type === "rect" || element.type === "ellipse")) copy.fill = fill();
+      else if (name === "fill" && element.type === "sticky" && COLOR_RE.test(inputs.fill.value)) copy.fill = inputs.fill.value;
+      else if (name !== "rotation" || !TURNING.has(element.type)) continue;
+      const next = name === "rotation" ? turned(element, rotation()) : copy;
+      if (JSON.stringify(next) !== JSON.stringify(element)) versions.push(next);
+    }
+    if (versions.length) replace(versions);
+  }
+
+  /* The rotation control's degrees, 0 up to 360 (config.rotation), whole degrees. */
+  function rotation() {
+    const value = Math.round(Number(inputs.rotation.value));
+    if (!isFinite(value)) return 0;
+    const span = config.rotation[1] - config.rotation[0];
+    return ((value % span) + span) % span;
+  }
+
+  /* The controls show the style of what was selected (the first element of it). */
+  function showStyleOf(element) {
+    if (!element) return;
+    if (COLOR_RE.test(element.color)) inputs.color.value = element.color.toLowerCase();
+    if (isNumber(element.width)) {
+      inputs.width.value = String(element.width);
+      inputs.widthValue.textContent = String(strokeWidth());
+    }
+    if (isNumber(element.size)) inputs.size.value = String(element.size);
+    if (element.fill !== undefined) {
+      inputs.fillOn.checked = Boolean(element.fill);
+      if (element.fill && COLOR_RE.test(element.fill)) inputs.fill.value = element.fill.toLowerCase();
+    }
+    inputs.rotation.value = String(element.rotation || 0);
+    markSwatch();
+  }
+
   for (const button of toolButtons) button.addEventListener("click", () => selectTool(button.dataset.tool));
   for (const swatch of swatches) {
     swatch.style.backgroundColor = swatch.dataset.color;  // CSSOM, which the CSP allows (no style attributes)
@@ -775,11 +1061,18 @@
       inputs.color.value = swatch.dataset.color;
       markSwatch();
       savePrefs();
+      restyle("color");
     });
   }
   inputs.color.addEventListener("input", markSwatch);
   inputs.width.addEventListener("input", () => { inputs.widthValue.textContent = String(strokeWidth()); });
   for (const input of [inputs.color, inputs.width, inputs.size, inputs.fillOn, inputs.fill]) input.addEventListener("change", savePrefs);
+  inputs.color.addEventListener("change", () => restyle("color"));
+  inputs.width.addEventListener("change", () => restyle("width"));
+  inputs.size.addEventListener("change", () => restyle("size"));
+  inputs.fillOn.addEventListener("change", () => restyle("fill"));
+  inputs.fill.addEventListener("change", () => restyle("fill"));
+  inputs.rotation.addEventListener("change", () => restyle("rotation"));
   inputs.background.addEventListener("input", () => {
     if (backgroundBefore === null) backgroundBefore = state();
     doc.background = inputs.background.value;
@@ -807,6 +1100,7 @@
   onAction("zoom-in", () => view.zoomIn());
   onAction("zoom-out", () => view.zoomOut());
   onAction("zoom-reset", () => view.reset());
+  onAction("zoom-fit", fitToContent);
   onAction("export-svg", () => {
     commitText();
     const svg = exporter.toSvg(shownDoc(), boardTitle());
@@ -818,6 +1112,16 @@
       (blob) => exporter.download(blob, exporter.fileName(boardTitle(), "png")),
       (error) => showError(error.message));
   });
+
+  /* Show all that is drawn, as large as it fits (the whole board when nothing is). */
+  function fitToContent() {
+    let area = null;
+    for (const element of doc.elements) {
+      const b = shapes.bounds(ctx, element);
+      area = area ? [Math.min(area[0], b[0]), Math.min(area[1], b[1]), Math.max(area[2], b[2]), Math.max(area[3], b[3])] : b;
+    }
+    view.fit(area || [0, 0, doc.width, doc.height]);
+  }
 
   /* What the editor shows now (the live board with this person's changes), to export. */
   function shownDoc() {
@@ -856,6 +1160,13 @@
     paste: () => pasteElements(copied()),
     duplicate: () => pasteElements(selected()),
     nudge,
+    fit: fitToContent,
+    editSelected() {
+      const chosen = selected();
+      if (chosen.length !== 1 || (chosen[0].type !== "text" && chosen[0].type !== "sticky")) return false;
+      editText(chosen[0]);
+      return true;
+    },
     view,
     panning: markPanning,
     help: document.getElementById("shortcuts-help"),

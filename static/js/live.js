@@ -35,6 +35,28 @@
     return id;
   }
 
+  /* The canvas an element needs, [right, bottom] (feeds/validation.py's element_extent): a live
+     board grows to hold what is drawn past its edge. */
+  function extent(element) {
+    if (element.points) {
+      let right = -Infinity, bottom = -Infinity;  // a loop: a path may hold 100,000 points, too many to spread
+      for (const p of element.points) {
+        if (p[0] > right) right = p[0];
+        if (p[1] > bottom) bottom = p[1];
+      }
+      return [right, bottom];
+    }
+    return element.w !== undefined ? [element.x + element.w, element.y + element.h] : [element.x, element.y];
+  }
+
+  /* A doc grown to hold the element of an op, as the server grows it (the same doc if it fits). */
+  function grown(doc, op) {
+    if (!op.element) return doc;
+    const [right, bottom] = extent(op.element);
+    if (right <= doc.width && bottom <= doc.height) return doc;
+    return Object.assign({}, doc, { width: Math.max(doc.width, right), height: Math.max(doc.height, bottom) });
+  }
+
   /* The elements after one op (a new array; the old one is never changed). */
   function applyOp(elements, op) {
     if (op.kind === "add") {
@@ -49,8 +71,47 @@
     return size + "px sans-serif";
   }
 
+  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py).
+  const ARROW_HEAD_ANGLE = Math.PI / 6;
+  const STICKY_PAD = 10;
+  const STICKY_LINE_HEIGHT = 1.25;
+
+  /* The three points of an arrow's head: one side, the tip, the other (feeds/svg.py's arrow_head). */
+  function arrowHead(element) {
+    const [[x0, y0], [x1, y1]] = element.points;
+    const angle = Math.atan2(y1 - y0, x1 - x0);
+    const size = Math.max(10, 3 * element.width);
+    const side = (a) => [x1 + size * Math.cos(a), y1 + size * Math.sin(a)];
+    return [side(angle + Math.PI - ARROW_HEAD_ANGLE), [x1, y1], side(angle + Math.PI + ARROW_HEAD_ANGLE)];
+  }
+
+  /* A sticky note's text as [line, x, baseline y], one per line (feeds/svg.py's sticky_lines). */
+  function stickyLines(element) {
+    const top = element.y + STICKY_PAD + element.size;
+    return element.text.split("\n").map((line, i) => [line, element.x + STICKY_PAD, top + i * element.size * STICKY_LINE_HEIGHT]);
+  }
+
+  /* The point an element turns about: its box's centre, or a text's anchor. */
+  function pivot(element) {
+    return element.w !== undefined ? [element.x + element.w / 2, element.y + element.h / 2] : [element.x, element.y];
+  }
+
   /* Draw one element of docs/api.md's drawing format on a 2D context in document units. */
   function drawElement(ctx, element) {
+    if (element.rotation) {
+      const [cx, cy] = pivot(element);
+      ctx.save();
+      ctx.translate(cx, cy);
+      ctx.rotate(element.rotation * Math.PI / 180);
+      ctx.translate(-cx, -cy);
+      drawUnrotated(ctx, element);
+      ctx.restore();
+      return;
+    }
+    drawUnrotated(ctx, element);
+  }
+
+  function drawUnrotated(ctx, element) {
     ctx.lineCap = "round";
     ctx.lineJoin = "round";
     if (element.type === "path") {
@@ -69,11 +130,34 @@
       ctx.moveTo(points[0][0], points[0][1]);
       for (let i = 1; i < points.length; i++) ctx.lineTo(points[i][0], points[i][1]);
       ctx.stroke();
+    } else if (element.type === "line" || element.type === "arrow") {
+      ctx.strokeStyle = element.color;
+      ctx.lineWidth = element.width;
+      ctx.beginPath();
+      ctx.moveTo(element.points[0][0], element.points[0][1]);
+      ctx.lineTo(element.points[1][0], element.points[1][1]);
+      if (element.type === "arrow") {
+        const [a, tip, b] = arrowHead(element);
+        ctx.moveTo(a[0], a[1]);
+        ctx.lineTo(tip[0], tip[1]);
+        ctx.lineTo(b[0], b[1]);
+      }
+      ctx.stroke();
     } else if (element.type === "text") {
       ctx.fillStyle = element.color;
       ctx.font = fontOf(element.size);
       ctx.textBaseline = "alphabetic";
       ctx.fillText(element.text, element.x, element.y);
+    } else if (element.type === "sticky") {
+      ctx.fillStyle = element.fill;
+      ctx.fillRect(element.x, element.y, element.w, element.h);
+      ctx.strokeStyle = "rgba(0, 0, 0, 0.15)";
+      ctx.lineWidth = 1;
+      ctx.strokeRect(element.x, element.y, element.w, element.h);
+      ctx.fillStyle = element.color;
+      ctx.font = fontOf(element.size);
+      ctx.textBaseline = "alphabetic";
+      for (const [line, x, y] of stickyLines(element)) if (line) ctx.fillText(line, x, y);
     } else if (element.type === "rect" || element.type === "ellipse") {
       ctx.beginPath();
       if (element.type === "rect") {
@@ -247,7 +331,7 @@
 
     accept(message) {
       if (message.seq <= this.seq) return;
-      this.confirmed = Object.assign({}, this.confirmed, { elements: applyOp(this.confirmed.elements, message.op) });
+      this.confirmed = Object.assign({}, grown(this.confirmed, message.op), { elements: applyOp(this.confirmed.elements, message.op) });
       this.seq = message.seq;
       const index = this.pending.findIndex((item) => item.cid === message.client_op_id);
       if (index >= 0) {
@@ -394,7 +478,7 @@
     }
   }
 
-  window.ugcsiteLive = { newId, applyOp, drawElement, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
+  window.ugcsiteLive = { newId, applyOp, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");
@@ -422,8 +506,8 @@
     };
     const board = new LiveBoard(view.dataset.boardId, {
       onChange() {
+        if (board.confirmed) view.style.aspectRatio = board.confirmed.width + " / " + board.confirmed.height;  // it grows
         if (board.confirmed && view.hidden) {
-          view.style.aspectRatio = board.confirmed.width + " / " + board.confirmed.height;
           view.hidden = false;
           if (image) image.hidden = true;
         }

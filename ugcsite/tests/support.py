@@ -159,9 +159,10 @@ def canvas_point(page, fx: float, fy: float) -> tuple[float, float]:
 
 def client_of(page, x: float, y: float) -> tuple[float, float]:
     """Where the document point (x, y) is on the page now: computed here from the canvas's box
-    and the view's zoom and offset (screen = offset + doc * width/doc.width * zoom)."""
+    and the view's zoom and offset (screen = offset + doc * width/frame.width * zoom: the frame is
+    the board's size when the page opened, as the board grows with its content)."""
     box = page.locator("#board-canvas").bounding_box()
-    view = page.evaluate("() => { const v = window.ugcsiteEditor.view; return [v.zoom, v.x, v.y, v.doc.width]; }")
+    view = page.evaluate("() => { const v = window.ugcsiteEditor.view; return [v.zoom, v.x, v.y, v.frame.width]; }")
     scale = box["width"] / view[3] * view[0]
     return box["x"] + view[1] + x * scale, box["y"] + view[2] + y * scale
 

@@ -224,7 +224,7 @@ def _fit_to_canvas(body) -> None:
                 if isinstance(point, list) and len(point) == 2:
                     point[:] = [_within(point[0], width), _within(point[1], height)]
         for x, w, size in (("x", "w", width), ("y", "h", height)):
-            extent = element.get(w, 0) if element.get("type") in ("rect", "ellipse") else 0
+            extent = element.get(w, 0) if element.get("type") in ("rect", "ellipse", "sticky") else 0
             if not (_on_canvas(element.get(x)) and _on_canvas(extent) and _on_canvas(size)):
                 continue
             if extent > 0:

@@ -1,10 +1,12 @@
---- ARGV: kind element_id element points generation by client_op op log_kept max_elements max_points ttl
+--- ARGV: kind element_id element points right bottom generation by client_op op log_kept max_elements max_points ttl
 -- Apply one op to a live board and append it to the board's op log, in the board's order: the
 -- op gets the next sequence number, and it is in the log (durable) before anyone is told.
 -- The element was validated by the caller against the canvas of generation generation.
 -- KEYS[1]  meta hash (lm:), KEYS[2] elements hash (le:), KEYS[3] order zset (lz:), KEYS[4] log stream (lo:)
 -- kind  kind: add | update | remove     element_id element id     element element JSON ('' for remove)
 -- points  the element's points            generation the generation the caller validated against
+-- right bottom  the canvas the element needs (feeds.validation.element_extent; '' for remove): the
+--   head's width and height grow to hold it (the caller checked it lies within MAX_CANVAS)
 -- by  by (username)   client_op client op id   op the op as JSON (what the log keeps)
 -- log_kept  the log's length kept (approximate MAXLEN)   max_elements max elements   max_points max points
 -- ttl TTL of the live keys (seconds)
@@ -35,6 +37,15 @@ else
         redis.call('HDEL', elements, id, '#' .. id)
         redis.call('ZREM', order, id)
         redis.call('HSET', meta, 'n', n - 1, 'pts', pts - old)
+    end
+end
+if kind ~= 'remove' then
+    local head = cjson.decode(redis.call('HGET', meta, 'head'))
+    local right, bottom = tonumber(ARG.right), tonumber(ARG.bottom)
+    if right > head.width or bottom > head.height then
+        head.width = math.max(head.width, right)
+        head.height = math.max(head.height, bottom)
+        redis.call('HSET', meta, 'head', cjson.encode(head))
     end
 end
 local seq = redis.call('HINCRBY', meta, 'seq', 1)
