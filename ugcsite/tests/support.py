@@ -6,11 +6,16 @@ hashers of the ASGI server process) are in conftest.py beside this module.
 Helpers only: no tests and no fixtures here.
 """
 
+import copy
 import re
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import transaction
+
+from feeds.services import boards as board_services, editors as editor_services
+from social import services as people_services
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
 PASSWORD = "long-enough-password"
@@ -221,3 +226,16 @@ def axe_run(page) -> list[dict]:
                                      nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ") + ": " + n.failureSummary)})))""",
         AXE_TAGS,
     )
+
+
+def board_for_two(doc: dict):
+    """alice's board "Together", drawn from ``doc`` (copied), with bob invited to draw on it:
+    the pair of the live tests, both with PASSWORD."""
+    alice = people_services.user_create(username="alice", password=PASSWORD)
+    bob = people_services.user_create(username="bob", password=PASSWORD)
+    with transaction.atomic():
+        made = board_services.board_create(
+            author=alice, title="Together", kind="sketch", tags=[], doc=copy.deepcopy(doc)
+        )
+    editor_services.editor_invite(board=made, user=bob)
+    return made

@@ -4,7 +4,6 @@ pointer is, each person's pen remembered, SVG and PNG export of what the editor 
 shortcuts dialog, and a phone: touch drawing and a two-finger pinch at 390x844."""
 
 import io
-import json
 import re
 import struct
 import xml.etree.ElementTree as ET
@@ -15,7 +14,7 @@ from PIL import Image
 
 from feeds.live import compaction
 from feeds.models import Board
-from feeds.services import boards as board_services, editors as editor_services
+from feeds.services import boards as board_services
 from social import services as people_services
 from social.models import User
 from ugcsite.testing import wait_for
@@ -25,6 +24,7 @@ from ugcsite.tests.support import (
     PHONE,
     Person,
     axe_run,
+    board_for_two,
     canvas_point,
     client_of,
     drag,
@@ -482,14 +482,7 @@ LIVE_DOC = {
 
 @pytest.fixture
 def live_board(asgi_server, passwords_the_server_reads):
-    alice = people_services.user_create(username="alice", password=PASSWORD)
-    bob = people_services.user_create(username="bob", password=PASSWORD)
-    with transaction.atomic():
-        made = board_services.board_create(
-            author=alice, title="Together", kind="sketch", tags=[], doc=json.loads(json.dumps(LIVE_DOC))
-        )
-    editor_services.editor_invite(board=made, user=bob)
-    return made
+    return board_for_two(LIVE_DOC)
 
 
 @pytest.mark.live

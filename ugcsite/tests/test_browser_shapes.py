@@ -6,17 +6,14 @@ through the API's doc after publishing; "fit to content"; and on a shared board,
 `update` op in the board's log."""
 
 import io
-import json
 import math
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from django.db import transaction
 from PIL import Image
 
 from feeds.live import oplog
-from feeds.services import boards as board_services, editors as editor_services
 from social import services as people_services
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import (
@@ -25,6 +22,7 @@ from ugcsite.tests.support import (
     PHONE,
     Person,
     axe_run,
+    board_for_two,
     client_of,
     live_ready,
     log_in,
@@ -351,14 +349,7 @@ SHARED_DOC = {
 
 @pytest.fixture
 def shared_board(asgi_server, passwords_the_server_reads):
-    alice = people_services.user_create(username="alice", password=PASSWORD)
-    bob = people_services.user_create(username="bob", password=PASSWORD)
-    with transaction.atomic():
-        made = board_services.board_create(
-            author=alice, title="Together", kind="sketch", tags=[], doc=json.loads(json.dumps(SHARED_DOC))
-        )
-    editor_services.editor_invite(board=made, user=bob)
-    return made
+    return board_for_two(SHARED_DOC)
 
 
 @pytest.mark.live
