@@ -5,6 +5,7 @@ number reaches Redis or PostgreSQL; the deepest page allowed answers normally.""
 import pytest
 
 from feeds import keys
+from feeds.models import Board
 from feeds.views.boards import PAGE_SIZE
 from social import services as people
 from social.views import PEOPLE_PAGE_SIZE
@@ -27,6 +28,8 @@ LISTS = [
     "/api/v1/search?q=alice&type=users",
     "/api/v1/search?q=garden",
     "/api/v1/notifications",
+    "/api/v1/boards/{board_id}/likes",  # {board_id}: one of bob's boards (get)
+    "/api/v1/boards/{board_id}/remixes",
 ]
 WITH_BEFORE = ["/api/v1/users/alice/boards", "/api/v1/feed"]
 
@@ -43,6 +46,8 @@ def alice(api, run):
 
 
 def get(client, path: str, **query):
+    if "{board_id}" in path:
+        path = path.replace("{board_id}", str(Board.objects.order_by("id").values_list("id", flat=True).first()))
     path, _, preset = path.partition("?")
     for pair in filter(None, preset.split("&")):
         name, _, value = pair.partition("=")
