@@ -127,13 +127,16 @@ def remix_source(board: Board) -> dict | None:
     author's account closed); None for a board that is no remix. One indexed query for a remix."""
     if board.remixed_from_id is None:
         return None
-    source = (
-        Board.objects.filter(pk=board.remixed_from_id, state=Board.State.PUBLISHED)
-        .values_list("author__username", "title")
-        .first()
-    )
-    username, title = source if source is not None else (None, None)
-    return {"id": board.remixed_from_id, "username": username, "title": title}
+    found = Board.objects.filter(pk=board.remixed_from_id).values_list("author__username", "title", "state").first()
+    return _credit(board.remixed_from_id, found)
+
+
+def _credit(board_id: int, found: tuple | None) -> dict:
+    """How a remix names a board it comes from, given its (author's username, title, state) or
+    None when its row is gone: the name and title only while it is published."""
+    if found is None or found[2] != Board.State.PUBLISHED:
+        return {"id": board_id, "username": None, "title": None}
+    return {"id": board_id, "username": found[0], "title": found[1]}
 
 
 def remix_chain(board: Board) -> tuple[list[dict], bool]:
@@ -156,12 +159,7 @@ def remix_chain(board: Board) -> tuple[list[dict], bool]:
             [board.remixed_from_id, REMIX_CHAIN_MAX],
         )
         rows = cursor.fetchall()
-    chain = [
-        {"id": board_id, "username": username, "title": title}
-        if state == Board.State.PUBLISHED
-        else {"id": board_id, "username": None, "title": None}
-        for board_id, username, title, state in rows
-    ]
+    chain = [_credit(board_id, found) for board_id, *found in rows]
     return chain[:REMIX_CHAIN_MAX], len(chain) > REMIX_CHAIN_MAX
 
 
