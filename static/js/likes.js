@@ -10,6 +10,7 @@
   const signedIn = document.body.hasAttribute("data-signed-in");
   const most = Number(document.body.dataset.idsMax) || 1;  // feeds.rules.PAGE_IDS_MAX
   const asked = new Set();
+  const toggled = new Set();  // hearts pressed on this page: an answer asked for before is stale for them
   let timer = null;
 
   function buttons(boardId) {
@@ -38,6 +39,7 @@
     }
     if (button.dataset.busy) return;
     const boardId = button.dataset.boardId;
+    toggled.add(boardId);
     const liked = button.getAttribute("aria-pressed") === "true";
     const before = countOf(boardId);
     button.dataset.busy = "1";
@@ -87,7 +89,7 @@
     }
     if (result.ok && result.data) {
       for (const [boardId, about] of Object.entries(result.data.boards)) {
-        show(boardId, about.liked, about.count);
+        if (!toggled.has(boardId)) show(boardId, about.liked, about.count);
         for (const line of document.querySelectorAll('[data-board-id="' + CSS.escape(boardId) + '"] [data-slot="likedby"], [data-slot="likedby"][data-board-id="' + CSS.escape(boardId) + '"]')) {
           line.textContent = about.by_followees.length ? "Liked by " + about.by_followees.join(", ") : "";
           line.hidden = !about.by_followees.length;
