@@ -277,9 +277,10 @@ def live_dirty() -> str:
     return "live:dirty"
 
 
-def live_group(board_id: int) -> str:
-    """The Channels group of a board's open connections (on the plain Redis). ``board.1234``."""
-    return f"board.{int(board_id)}"
+def live_channel(board_id: int) -> str:
+    """The pub/sub channel of a board's live frames, on the plain Redis (feeds.live.hub): not a
+    key, nothing stored. ``live:b:1234``."""
+    return f"live:b:{int(board_id)}"
 
 
 def live_elements(author_id: int, board_id: int) -> str:

@@ -60,7 +60,9 @@ MAX_EDITORS = 50
 LIVE_MAX_FRAME = 2 * 1024 * 1024
 LIVE_OPS_PER_SECOND = 60  # sustained, per connection; a burst of LIVE_OPS_BURST passes
 LIVE_OPS_BURST = 200
-LIVE_CURSORS_PER_SECOND = 30  # cursor moves past this are dropped, silently
+# A sender's cursor moves reach the others at most this often: moves in between are coalesced
+# (the latest one goes when its turn comes), on the server as in the browser.
+LIVE_CURSORS_PER_SECOND = 20
 LIVE_FLOOD_CLOSE_AFTER = 50  # messages refused for the rate limit before the server closes (4429)
 # A stroke others see while it is drawn: the drawer's browser sends its new points as ephemeral
 # "stroke" frames (never ops, never in the log), at most LIVE_STROKE_FRAMES_PER_SECOND (past that
@@ -69,6 +71,11 @@ LIVE_FLOOD_CLOSE_AFTER = 50  # messages refused for the rate limit before the se
 LIVE_STROKE_FRAMES_PER_SECOND = 30
 LIVE_STROKE_POINTS = 1_000
 LIVE_STROKE_IDLE = 5
+# A connection that does not read what the board sends: past LIVE_SEND_BUFFER characters waiting
+# for it (several seconds of the busiest board), or a write stuck LIVE_SEND_TIMEOUT seconds, it is
+# closed (4408) and reconnects with ?since= to read the rest from the log; the others never wait.
+LIVE_SEND_BUFFER = 1024 * 1024
+LIVE_SEND_TIMEOUT = 10.0
 # A connection that drops (no closing handshake, or not a "going away" one) is shown to the
 # others as "reconnecting" for this many seconds, unless its person comes back sooner.
 LIVE_RECONNECT_GRACE = 30

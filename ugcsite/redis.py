@@ -24,13 +24,17 @@ takes its keys in ARGV, after its other arguments, and declares
 runs on. Each node gets one pipeline: one round trip per node, however many slots it holds.
 """
 
+import asyncio
 import hashlib
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
 import redis
+import redis.asyncio
+import redis.asyncio.cluster
 from django.conf import settings
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
@@ -69,6 +73,30 @@ def get_redis() -> redis.Redis | RedisCluster:
     if settings.REDIS_CLUSTER:
         return RedisCluster.from_url(settings.REDIS_URL, decode_responses=True, **timeouts)
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30, **timeouts)
+
+
+_async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.WeakKeyDictionary()
+
+
+def get_async_redis() -> redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster:
+    """The data Redis for the running event loop (an ASGI process's live sockets): the same
+    server and timeouts as ``get_redis()``, without a thread a call. One client a loop (a client
+    belongs to the loop that made it)."""
+    loop = asyncio.get_running_loop()
+    client = _async_clients.get(loop)
+    if client is None:
+        timeouts = {
+            "socket_timeout": settings.REDIS_SOCKET_TIMEOUT,
+            "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT,
+        }
+        if settings.REDIS_CLUSTER:
+            client = redis.asyncio.cluster.RedisCluster.from_url(settings.REDIS_URL, decode_responses=True, **timeouts)
+        else:
+            client = redis.asyncio.Redis.from_url(
+                settings.REDIS_URL, decode_responses=True, health_check_interval=30, **timeouts
+            )
+        _async_clients[loop] = client
+    return client
 
 
 def key_count() -> int:
@@ -129,6 +157,17 @@ class Script:
         except NoScriptError:
             connection.script_load(self.source)  # a cluster loads it on every primary
             return connection.evalsha(self.sha, len(keys), *keys, *args)
+
+    async def run_async(self, *, keys: Iterable[str] = (), args: Iterable | None = None, **named):
+        """The same call from an event loop, on ``get_async_redis()`` (EVALSHA, reloaded on NOSCRIPT)."""
+        keys = list(keys)
+        args = list(args) if args is not None else self.args(**named)
+        connection = get_async_redis()
+        try:
+            return await connection.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await connection.script_load(self.source)  # a cluster loads it on every primary
+            return await connection.evalsha(self.sha, len(keys), *keys, *args)
 
 
 _RESERVED = {"keys", "client", "args"}

@@ -25,6 +25,7 @@ import django
 from django.conf import settings
 from django.db import OperationalError, connection
 
+from feeds.rules import LIVE_SEND_TIMEOUT
 from social.rules import AVATAR_BODY_MAX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,6 +155,10 @@ http {{
             proxy_buffering off;
             proxy_read_timeout 1h;
             proxy_send_timeout 1h;
+            # A client that takes nothing of what the board sends for this long is cut, and its
+            # socket in the live server with it (feeds.live.hub.Outbox stops queueing for it
+            # sooner, at LIVE_SEND_BUFFER): the others never wait for it.
+            send_timeout {LIVE_SEND_TIMEOUT:g}s;
         }}
 {pages}
         error_page 502 504 =503 /.error/503;

@@ -4,13 +4,17 @@ One consumer per connection. It authenticates (a bearer token on the upgrade, or
 cookie from the site's own origin), says hello with the doc (or, with ``?since=``, the ops
 missed), and then:
 - an op from an editor is checked with the REST doc's rules (feeds.live.protocol), applied and
-  appended to the board's log in Redis in one script (feeds.live.oplog), and only then sent to
-  the board's Channels group, the sender included;
-- ops from the group reach the client in seq order: a connection that misses some (its queue in
-  the channel layer was full, a message was lost) reads them back from the log;
-- cursors and presence go to the others; errors to the sender only.
+  appended to the board's log in Redis in one script (feeds.live.oplog, on the async client: no
+  thread an op), and only then published, encoded once, to the board's channel (feeds.live.hub),
+  the sender included;
+- ops from the channel reach the client in seq order: a connection that misses some (a
+  subscription lost a moment) reads them back from the log;
+- cursors (coalesced: at most LIVE_CURSORS_PER_SECOND a sender), strokes and presence go to the
+  others; errors to the sender only.
 Nothing a client sends raises out of here: a bad frame gets an error message, a flood or an
-oversized frame a close, a client that does not read is dropped after LIVE_SEND_TIMEOUT.
+oversized frame a close. What goes to a client waits in its outbox (feeds.live.hub.Outbox): a
+client that does not read is closed (4408) past LIVE_SEND_BUFFER or LIVE_SEND_TIMEOUT, and no
+one else waits for it.
 """
 
 import asyncio
@@ -26,7 +30,8 @@ from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
 
 from feeds import keys, selectors
-from feeds.live import online, oplog
+from feeds.live import hub as hubs, online, oplog
+from feeds.live.hub import CURSOR, OP, PRESENCE, STROKE, Outbox
 from feeds.live.oplog import BoardRef, OpRefused
 from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame, stroke_check
 from feeds.live.tasks import live_compact
@@ -39,6 +44,7 @@ from feeds.rules import (
     LIVE_OPS_BURST,
     LIVE_OPS_PER_SECOND,
     LIVE_RECONNECT_GRACE,
+    LIVE_SEND_TIMEOUT,
     LIVE_STROKE_FRAMES_PER_SECOND,
     LIVE_STROKE_IDLE,
     LIVE_STROKE_POINTS,
@@ -47,7 +53,7 @@ from feeds.rules import (
 )
 from social import hiding
 from ugcsite.http import whole_number
-from ugcsite.redis import REDIS_FAILURES
+from ugcsite.redis import REDIS_FAILURES, get_async_redis
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -57,13 +63,15 @@ CLOSE_FLOOD = 4429  # too many messages refused for the rate limit
 CLOSE_TOO_BIG = 1009  # RFC 6455: message too big
 CLOSE_TRY_AGAIN = 1013  # RFC 6455: try again later (storage unreachable)
 CLOSE_SERVER_ERROR = 1011  # RFC 6455: a fault of ours (logged)
-LIVE_SEND_TIMEOUT = 10.0  # a client that does not take a message for this long is dropped
+CLOSE_TOO_SLOW = 4408  # the client did not read what the board sent (LIVE_SEND_BUFFER)
 GAP_WAIT = 0.2  # an op that arrives ahead of one missing waits this long before the log is read
-HEARTBEAT = PRESENCE_REFRESH = 20.0
+CLOSE_DRAIN = 2.0  # seconds a closing socket has to write what waits (its last error)
+NO_LAYER = "no-channel-layer"  # a Channels layer alias that names none: the board sockets use the hub
 BOARD_CHECK_EVERY = 5.0  # how often an editor's ops re-check that the board still exists
 GOODBYE_CODES = {1000, 1001}  # a client that closes with these left; any other end is a drop
 # What a client needs to know of the stroke frames (sent in hello: defined once, in feeds.rules).
 STROKE_LIMITS = {
+    "cursors_per_second": LIVE_CURSORS_PER_SECOND,
     "stroke_frames_per_second": LIVE_STROKE_FRAMES_PER_SECOND,
     "stroke_points": LIVE_STROKE_POINTS,
     "stroke_idle": LIVE_STROKE_IDLE,
@@ -140,30 +148,57 @@ class TokenBucket:
 
 
 class LiveSocket(AsyncWebsocketConsumer):
-    """What both sockets share: JSON frames, a client that does not read dropped after
-    LIVE_SEND_TIMEOUT, and nothing sent once closing."""
+    """What both sockets share: JSON frames through an outbox (a client that does not read is
+    closed with 4408, without slowing anyone), and nothing sent once closing."""
 
     closing = False
+    outbox: Outbox | None = None
+
+    async def accept(self, subprotocol=None, headers=None):
+        self.outbox = Outbox(self._write, self._too_slow)
+        await super().accept(subprotocol, headers)
 
     async def close(self, code=None, reason=None):
-        if not self.closing:  # messages still queued after a close are dropped, never sent
+        if not self.closing:  # what waits is written (briefly); nothing queued after a close is sent
             self.closing = True
+            if self.outbox is not None:
+                await self.outbox.drain(CLOSE_DRAIN)
+                self.outbox.drop()
             await super().close(code)
 
-    async def _send(self, message: dict) -> None:
-        if self.closing:
-            return
+    async def _write(self, text: str) -> None:
+        await super().send(text_data=text)
+
+    def _too_slow(self) -> None:
+        logger.warning("live %s: a client that does not read was closed", self.scope.get("path"))
+        asyncio.ensure_future(self._close_quietly(CLOSE_TOO_SLOW))
+
+    async def _close_quietly(self, code: int) -> None:
+        """Close a client that does not read: the close frame waits behind what it did not read,
+        so the connection ends when the proxy cuts it (nginx's send_timeout, LIVE_SEND_TIMEOUT)."""
         try:
-            await asyncio.wait_for(self.send_json(message), LIVE_SEND_TIMEOUT)
-        except TimeoutError:
-            logger.info("live %s: a client that does not read was dropped", self.scope.get("path"))
-            await self.close()
+            await self.close(code)
+        except Exception as error:  # gone meanwhile
+            logger.debug("live %s: closing: %s", self.scope.get("path"), error)
+
+    def check_stuck(self) -> None:
+        if self.outbox is not None and self.outbox.stuck(asyncio.get_running_loop().time(), LIVE_SEND_TIMEOUT):
+            self.outbox.drop()
+            self._too_slow()
+
+    def put(self, text: str, *, coalesce: str | None = None) -> None:
+        if not self.closing and self.outbox is not None:
+            self.outbox.put(text, coalesce=coalesce)
+
+    async def _send(self, message: dict) -> None:
+        self.put(oplog._json(message))
 
     async def send_json(self, message: dict) -> None:
-        await self.send(text_data=oplog._json(message))
+        self.put(oplog._json(message))
 
 
 class BoardConsumer(LiveSocket):
+    channel_layer_alias = NO_LAYER
     user = None
     ref: BoardRef | None = None
     joined = False
@@ -173,13 +208,16 @@ class BoardConsumer(LiveSocket):
     async def connect(self):
         await self.accept()
         self.board_id = int(self.scope["url_route"]["kwargs"]["board_id"])
+        self.hub = hubs.hub()
+        self.sid = self.hub.socket_id()
         self.seq = 0
-        self.pending: dict[int, dict] = {}
+        self.pending: dict[int, str] = {}  # ops ahead of the next one this socket owes its client
+        self.greeted = False  # ops wait in pending until hello has gone
         self.gap_task = None
-        self.heartbeat_task = None
         self.ops = TokenBucket(LIVE_OPS_PER_SECOND, LIVE_OPS_BURST)
-        self.cursors = TokenBucket(LIVE_CURSORS_PER_SECOND, LIVE_CURSORS_PER_SECOND)
         self.strokes = TokenBucket(LIVE_STROKE_FRAMES_PER_SECOND, LIVE_STROKE_FRAMES_PER_SECOND)
+        self.cursor_at = 0.0  # when this sender's last cursor went out
+        self.cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
         self.refused = 0
         self.board_checked = time.monotonic()
         self.dirty_marked = 0.0
@@ -213,15 +251,13 @@ class BoardConsumer(LiveSocket):
         self.ref = BoardRef.of(board)
         self.username = self.user.username if self.user is not None else None
         self.can_edit = await _db(selectors.board_may_draw)(board, self.user)
-        self.group = keys.live_group(self.board_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.hub.join(self)  # subscribed before the state is read: no op falls between
         self.joined = True
-        await _thread(oplog.presence_set)(self.ref, self.channel_name, username=self.username, can_edit=self.can_edit)
+        await _thread(oplog.presence_set)(self.ref, self.sid, username=self.username, can_edit=self.can_edit)
         if self.username is not None:
             await _thread(oplog.presence_back)(self.ref, self.username)
         await self._hello(since=self._since())
         await self._presence_changed()
-        self.heartbeat_task = asyncio.ensure_future(self._heartbeat())
         return None
 
     def _since(self) -> int | None:
@@ -233,7 +269,7 @@ class BoardConsumer(LiveSocket):
         you = {"username": self.username, "can_edit": self.can_edit}
         if since is not None:
             entries = await _thread(oplog.live_replay)(self.ref, since)
-            head = await _thread(oplog.live_head)(self.ref)
+            head = await oplog.live_head_async(self.ref)
             if entries is not None and head is not None and all(entry.op is not None for entry in entries):
                 self.gen, self.head = head
                 self.seq = entries[-1].seq if entries else since
@@ -248,6 +284,7 @@ class BoardConsumer(LiveSocket):
                         "limits": STROKE_LIMITS,
                     }
                 )
+                self._flush()
                 return
         snapshot = await _thread(oplog.live_snapshot)(self.ref)
         if snapshot is None:  # the live state expired or was lost meanwhile: load it again
@@ -268,37 +305,35 @@ class BoardConsumer(LiveSocket):
                 "limits": STROKE_LIMITS,
             }
         )
+        self._flush()
 
     def _drop_pending(self) -> None:
-        self.pending = {seq: event for seq, event in self.pending.items() if seq > self.seq}
+        self.greeted = True
+        self.pending = {seq: text for seq, text in self.pending.items() if seq > self.seq}
 
-    async def _heartbeat(self) -> None:
-        while True:
-            await asyncio.sleep(PRESENCE_REFRESH)
-            try:
-                await _thread(oplog.presence_set)(
-                    self.ref, self.channel_name, username=self.username, can_edit=self.can_edit
-                )
-            except REDIS_FAILURES:
-                pass
+    def refresh(self, pipe) -> None:
+        """Queue this socket's presence refresh in the hub's pipeline (every few seconds)."""
+        if self.joined:
+            oplog.presence_set(self.ref, self.sid, username=self.username, can_edit=self.can_edit, client=pipe)
 
     # --- closing -----------------------------------------------------------------------------
 
     async def disconnect(self, code):
-        for task in (self.heartbeat_task, self.gap_task):
-            if task is not None:
-                task.cancel()
+        if self.gap_task is not None:
+            self.gap_task.cancel()
+        if self.outbox is not None:
+            self.outbox.drop()
         if not self.joined:
             return
         self.joined = False
         try:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.hub.leave(self)
             if self.closing or code in GOODBYE_CODES or self.username is None:
-                await _thread(oplog.presence_remove)(self.ref, self.channel_name)
+                await _thread(oplog.presence_remove)(self.ref, self.sid)
             else:  # dropped: the others see "reconnecting" for a while
                 await _thread(oplog.presence_away)(
                     self.ref,
-                    self.channel_name,
+                    self.sid,
                     username=self.username,
                     can_edit=self.can_edit,
                     grace=LIVE_RECONNECT_GRACE,
@@ -311,9 +346,7 @@ class BoardConsumer(LiveSocket):
 
     async def _presence_changed(self) -> list[dict]:
         entries = await _thread(oplog.presence_list)(self.ref)
-        await self._group_send(
-            {"type": "board.presence", "peers": oplog.peers_of(entries), "except": self.channel_name}
-        )
+        await self._publish(PRESENCE, {"type": "presence", "peers": oplog.peers_of(entries)})
         return entries
 
     # --- from the client ---------------------------------------------------------------------
@@ -348,8 +381,7 @@ class BoardConsumer(LiveSocket):
                 await self._error(None, str(error))
             return
         if data["type"] == "cursor":
-            if self.cursors.take():
-                await self._cursor(data)
+            await self._cursor(data)
             return
         if data["type"] == "stroke":
             if self.strokes.take():
@@ -378,15 +410,31 @@ class BoardConsumer(LiveSocket):
         return False
 
     async def _cursor(self, data: dict) -> None:
+        """A cursor move goes to the others at most LIVE_CURSORS_PER_SECOND times a second: one
+        sooner than its turn waits, replaced by any later one, and goes when its turn comes."""
         try:
             cursor = cursor_check(data)
         except BadMessage as error:
             await self._error(None, str(error))
             return
-        if self.username is not None:
-            await self._group_send(
-                {"type": "board.cursor", "by": self.username, "x": cursor.x, "y": cursor.y, "except": self.channel_name}
-            )
+        if self.username is None:
+            return
+        text = oplog._json({"type": "cursor", "by": self.username, "x": cursor.x, "y": cursor.y})
+        loop = asyncio.get_running_loop()
+        wait = self.cursor_at + 1 / LIVE_CURSORS_PER_SECOND - loop.time()
+        if wait <= 0 and self.cursor_next is None:
+            self.cursor_at = loop.time()
+            await self._publish_text(CURSOR, text)
+            return
+        if self.cursor_next is None:
+            loop.call_later(max(wait, 0), lambda: asyncio.ensure_future(self._cursor_turn()))
+        self.cursor_next = text
+
+    async def _cursor_turn(self) -> None:
+        text, self.cursor_next = self.cursor_next, None
+        if text is not None and not self.closing:
+            self.cursor_at = asyncio.get_running_loop().time()
+            await self._publish_text(CURSOR, text)
 
     async def _stroke(self, data: dict) -> None:
         """Part of a stroke being drawn, to the others as it is: never applied, never logged."""
@@ -398,9 +446,10 @@ class BoardConsumer(LiveSocket):
         except BadMessage as error:
             await self._error(None, str(error))
             return
-        await self._group_send(
+        await self._publish(
+            STROKE,
             {
-                "type": "board.stroke",
+                "type": "stroke",
                 "by": self.username,
                 "id": stroke.id,
                 "color": stroke.color,
@@ -408,8 +457,7 @@ class BoardConsumer(LiveSocket):
                 "at": stroke.at,
                 "points": stroke.points,
                 "done": stroke.done,
-                "except": self.channel_name,
-            }
+            },
         )
 
     async def _op(self, data: dict) -> None:
@@ -427,7 +475,7 @@ class BoardConsumer(LiveSocket):
             message, op = op_check(data, head=self.head)
             for _attempt in range(3):
                 try:
-                    seq, compacted = await _thread(self._apply)(message, op)
+                    seq, compacted = await self._apply(message, op)
                     break
                 except OpRefused as refused:
                     if refused.reason in REFUSED:
@@ -436,7 +484,7 @@ class BoardConsumer(LiveSocket):
                         await self._error(cid, "This board was deleted; nothing more can be drawn on it.")
                         await self.close(CLOSE_NOT_FOUND)
                         return
-                    head = await _thread(oplog.live_head)(self.ref)  # the doc was replaced: check again
+                    head = await oplog.live_head_async(self.ref)  # the doc was replaced: check again
                     if head is not None:
                         self.gen, self.head = head
                     message, op = op_check(data, head=self.head)
@@ -445,107 +493,112 @@ class BoardConsumer(LiveSocket):
         except BadMessage as error:
             await self._error(error.client_op_id, str(error))
             return
+        text = oplog._json(oplog.op_message(seq, self.username, message.client_op_id, op))
+        try:
+            await self.hub.publish(self.board_id, OP, text, seq=seq)
+        except Exception as error:  # the op is in the log: the others read it back when they notice
+            logger.warning("live board %s: broadcast failed: %s", self.board_id, error)
+            self.on_op(seq, text)  # the sender learns it was applied all the same
         now = time.monotonic()
         if seq - compacted == 1 or now - self.dirty_marked > 5:
             self.dirty_marked = now
-            await _thread(oplog.dirty_mark)(self.ref)
-        await self._group_send(
-            {"type": "board.op", "seq": seq, "by": self.username, "client_op_id": message.client_op_id, "op": op}
-        )
+            await oplog.dirty_mark(self.ref, client=get_async_redis())
 
-    def _apply(self, message, op: dict) -> tuple[int, int]:
+    def _apply(self, message, op: dict):
         element = op.get("element")
-        element_id = element["id"] if element is not None else op["id"]
-        return oplog.live_apply(
+        return oplog.live_apply_async(
             self.ref,
             gen=self.gen,
             kind=op["kind"],
-            element_id=element_id,
+            element_id=element["id"] if element is not None else op["id"],
             element=element,
             by=self.username,
             client_op_id=message.client_op_id,
             op=op,
         )
 
-    # --- from the group ----------------------------------------------------------------------
+    # --- from the board's channel (feeds.live.hub: called in the hub's task, never awaited) ---
 
-    async def board_op(self, event):
-        if event["seq"] <= self.seq:
+    def on_op(self, seq: int, text: str) -> None:
+        if seq <= self.seq or self.ref is None:
             return
-        self.pending[event["seq"]] = event
-        await self._flush()
+        self.pending[seq] = text
+        self._flush()
 
-    async def _flush(self) -> None:
+    def _flush(self) -> None:
+        if not self.greeted:
+            return
         while self.seq + 1 in self.pending:
-            event = self.pending.pop(self.seq + 1)
             self.seq += 1
-            await self._send(
-                {
-                    "type": "op",
-                    "seq": event["seq"],
-                    "by": event["by"],
-                    "client_op_id": event["client_op_id"],
-                    "op": event["op"],
-                }
-            )
+            self.put(self.pending.pop(self.seq))
         if self.pending and self.gap_task is None:
-            self.gap_task = asyncio.ensure_future(self._fill_gap())
+            self.gap_task = asyncio.ensure_future(self._fill_gap(GAP_WAIT))
 
-    async def _fill_gap(self) -> None:
+    def catch_up(self) -> None:
+        """Frames may have been lost (the subscription came back): read what the log has past ours."""
+        if self.ref is not None and self.gap_task is None and not self.closing:
+            self.gap_task = asyncio.ensure_future(self._fill_gap(0, to_head=True))
+
+    async def _fill_gap(self, wait: float, *, to_head: bool = False) -> None:
         """Ops arrived ahead of one that did not: wait a moment, then read the missing from the log."""
         try:
-            await asyncio.sleep(GAP_WAIT)
-            if not self.pending:
+            await asyncio.sleep(wait)
+            upto = None if to_head else (max(self.pending) if self.pending else None)
+            if upto is None and not to_head:
                 return
-            upto = max(self.pending)
             entries = await _thread(oplog.live_replay)(self.ref, self.seq, upto)
             if entries is None or any(entry.op is None for entry in entries):
+                self.gap_task = None
                 await self._hello()  # too far behind, or the doc was replaced: the whole doc
                 return
             for entry in entries:
-                self.pending.setdefault(
-                    entry.seq, {"seq": entry.seq, "by": entry.by, "client_op_id": entry.client_op_id, "op": entry.op}
-                )
+                self.pending.setdefault(entry.seq, oplog._json(entry.message()))
         except asyncio.CancelledError:
             raise
         except Exception as error:
             logger.warning("live board %s: filling a gap failed: %s", self.board_id, error)
         finally:
             self.gap_task = None
-        await self._flush()
+        self._flush()
 
-    async def board_cursor(self, event):
-        if event["except"] != self.channel_name:
-            await self._send({"type": "cursor", "by": event["by"], "x": event["x"], "y": event["y"]})
+    def on_frame(self, kind: str, sender: str, text: str) -> None:
+        if kind == CURSOR:
+            self.put(text, coalesce=sender)
+        elif kind == PRESENCE:
+            self.put(text, coalesce=PRESENCE)
+        else:
+            self.put(text)
 
-    async def board_stroke(self, event):
-        if event["except"] != self.channel_name:
-            await self._send({key: value for key, value in event.items() if key != "except"} | {"type": "stroke"})
+    def on_notice(self, notice: str) -> None:
+        handler = {"access": self._access_changed, "gone": self._gone, "reset": self._hello}[notice]
+        asyncio.ensure_future(self._notice(handler))
 
-    async def board_presence(self, event):
-        if event["except"] != self.channel_name:
-            await self._send({"type": "presence", "peers": event["peers"]})
+    async def _notice(self, handler) -> None:
+        try:
+            await handler()
+        except Exception as error:  # the next op or reconnect checks again
+            logger.warning("live board %s: a notice failed: %s", self.board_id, error)
 
-    async def board_reset(self, event):
-        await self._hello()
-
-    async def board_access(self, event):
+    async def _access_changed(self) -> None:
         self.can_edit = await _db(self._may_draw_now)()
 
     def _may_draw_now(self) -> bool:
         board = Board.objects.filter(pk=self.board_id).first()
         return board is not None and selectors.board_may_draw(board, self.user)
 
-    async def board_gone(self, event):
+    async def _gone(self) -> None:
         await self._error(None, "This board was deleted.")
         await self.close(CLOSE_NOT_FOUND)
 
     # --- sending -----------------------------------------------------------------------------
 
-    async def _group_send(self, message: dict) -> None:
+    async def _publish(self, kind: str, message: dict) -> None:
+        await self._publish_text(kind, oplog._json(message))
+
+    async def _publish_text(self, kind: str, text: str) -> None:
         try:
-            await self.channel_layer.group_send(self.group, message)
-        except Exception as error:  # the op is in the log: the others read it back when they notice
+            await self.hub.publish(self.board_id, kind, text, sender=self.sid)
+        except Exception as error:  # cursors, strokes and presence are ephemeral: the next one goes
             logger.warning("live board %s: broadcast failed: %s", self.board_id, error)
 
     async def _error(self, client_op_id: str | None, detail: str) -> None:

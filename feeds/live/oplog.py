@@ -27,7 +27,7 @@ from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
 from feeds.scripts import scripts as common_scripts
 from feeds.validation import doc_with_ids, element_extent, element_points
-from ugcsite.redis import get_redis
+from ugcsite.redis import get_async_redis, get_redis
 
 # Ops kept in a board's log for replay (?since=): a client further behind gets the whole doc.
 LIVE_REPLAY_KEEP = 5_000
@@ -158,16 +158,12 @@ class OpRefused(Exception):
         self.reason = reason
 
 
-def live_apply(
+def _apply_args(
     ref: BoardRef, *, gen: str, kind: str, element_id: str, element: dict | None, by: str, client_op_id: str, op: dict
-) -> tuple[int, int]:
-    """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
-    holds), or OpRefused. An element past the canvas grows it (the head's width and height) to
-    hold it. One script call, O(log elements + size of the element)."""
+) -> list:
     element_json = _json(element) if element is not None else ""
     right, bottom = element_extent(element) if element is not None else ("", "")
-    answer = scripts.live_apply(
-        keys=ref.state_keys(),
+    return scripts.live_apply.args(
         kind=kind,
         element_id=element_id,
         element=element_json,
@@ -183,9 +179,25 @@ def live_apply(
         max_points=MAX_POINTS,
         ttl=_ttl(),
     )
+
+
+def _applied(answer: list) -> tuple[int, int]:
     if len(answer) == 1:
         raise OpRefused(answer[0])
     return int(answer[0]), int(answer[1])
+
+
+def live_apply(ref: BoardRef, **op) -> tuple[int, int]:
+    """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
+    holds), or OpRefused. An element past the canvas grows it (the head's width and height) to
+    hold it. ``op``: gen, kind, element_id, element, by, client_op_id, op. One script call,
+    O(log elements + size of the element)."""
+    return _applied(scripts.live_apply(keys=ref.state_keys(), args=_apply_args(ref, **op)))
+
+
+async def live_apply_async(ref: BoardRef, **op) -> tuple[int, int]:
+    """live_apply from an event loop (the live sockets), on the async client: no thread a call."""
+    return _applied(await scripts.live_apply.run_async(keys=ref.state_keys(), args=_apply_args(ref, **op)))
 
 
 def live_snapshot(ref: BoardRef) -> Snapshot | None:
@@ -199,8 +211,26 @@ def live_snapshot(ref: BoardRef) -> Snapshot | None:
 
 def live_head(ref: BoardRef) -> tuple[str, dict] | None:
     """(generation, head) of a live board: what ops are validated against. O(1)."""
-    gen, head = get_redis().hmget(keys.live_meta(*ref.key_args), "gen", "head")
+    return _head(get_redis().hmget(keys.live_meta(*ref.key_args), "gen", "head"))
+
+
+async def live_head_async(ref: BoardRef) -> tuple[str, dict] | None:
+    return _head(await get_async_redis().hmget(keys.live_meta(*ref.key_args), "gen", "head"))
+
+
+def _head(answer: list) -> tuple[str, dict] | None:
+    gen, head = answer
     return (gen, json.loads(head)) if gen else None
+
+
+def live_seq_async(ref: BoardRef):
+    """The seq of a live board's last op (None when not live), from an event loop. O(1)."""
+    return get_async_redis().hget(keys.live_meta(*ref.key_args), "seq")
+
+
+def op_message(seq: int, by: str, client_op_id: str, op: dict) -> dict:
+    """The op message of docs/api.md, as every receiver gets it."""
+    return {"type": "op", "seq": seq, "by": by, "client_op_id": client_op_id, "op": op}
 
 
 @dataclass
@@ -213,7 +243,7 @@ class LogEntry:
 
     def message(self) -> dict:
         """The op message of docs/api.md (for an op entry)."""
-        return {"type": "op", "seq": self.seq, "by": self.by, "client_op_id": self.client_op_id, "op": self.op}
+        return op_message(self.seq, self.by, self.client_op_id, self.op)
 
 
 def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogEntry] | None:
@@ -248,9 +278,11 @@ def live_mark_compacted(ref: BoardRef, seq: int) -> None:
 # --- boards waiting for compaction -------------------------------------------------------------
 
 
-def dirty_mark(ref: BoardRef, *, now: float | None = None) -> None:
-    """Note that the board has ops PostgreSQL lacks (keeps the earliest time). O(log dirty boards)."""
-    get_redis().zadd(keys.live_dirty(), {keys.live_dirty_member(*ref.key_args): now or time.time()}, nx=True)
+def dirty_mark(ref: BoardRef, *, now: float | None = None, client=None):
+    """Note that the board has ops PostgreSQL lacks (keeps the earliest time). O(log dirty boards).
+    ``client``: another client (``get_async_redis()`` from an event loop: then await the answer)."""
+    client = client if client is not None else get_redis()
+    return client.zadd(keys.live_dirty(), {keys.live_dirty_member(*ref.key_args): now or time.time()}, nx=True)
 
 
 def dirty_due(*, older_than: float, limit: int = 100) -> list[BoardRef]:
@@ -273,12 +305,15 @@ def dirty_clear(ref: BoardRef, seq: int) -> None:
 # --- who is on the board ------------------------------------------------------------------------
 
 
-def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool) -> None:
-    """Record (or refresh) an open connection. O(1)."""
+def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool, client=None) -> None:
+    """Record (or refresh) an open connection. O(1). ``client``: a pipeline to queue it in (the
+    live sockets refresh theirs together, feeds.live.hub)."""
     key = keys.live_presence(*ref.key_args)
-    client = get_redis()
-    client.hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + PRESENCE_TTL}))
-    client.expire(key, PRESENCE_TTL * 2)
+    pipe = client if client is not None else get_redis().pipeline(transaction=False)
+    pipe.hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + PRESENCE_TTL}))
+    pipe.expire(key, PRESENCE_TTL * 2)
+    if client is None:
+        pipe.execute()
 
 
 def presence_remove(ref: BoardRef, channel: str) -> None:

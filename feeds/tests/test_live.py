@@ -5,16 +5,19 @@ into the REST doc, and what survives killing the server."""
 
 import json
 import socket
+import threading
 import time
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from feeds import rules
 from feeds.live import compaction
 from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from social import tokens
+from social.models import User
 from social.services import user_create
 from ugcsite.testing import socket_close_code
 
@@ -35,13 +38,13 @@ def stroke(element_id: str, x: float = 10) -> dict:
 class Client:
     """A websockets client speaking the protocol: ``hello`` read on connect."""
 
-    def __init__(self, server, board_id, *, token=None, since=None, headers=None):
+    def __init__(self, server, board_id, *, token=None, since=None, headers=None, max_size=2**20):
         query = f"?since={since}" if since is not None else ""
         extra = dict(headers or {})
         if token:
             extra["Authorization"] = f"Bearer {token}"
         self.socket = connect(
-            f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra, open_timeout=10
+            f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra, open_timeout=10, max_size=max_size
         ).__enter__()  # closed by close()
         self.skipped: list[dict] = []  # messages recv_type passed over, for a later recv_type
         self.hello = self.recv()
@@ -170,7 +173,12 @@ def test_a_stroke_being_drawn_reaches_the_others_and_never_the_log(world):
     server, board, t = world["server"], world["board"], world["tokens"]
     alice = Client(server, board.pk, token=t["alice"])
     bob = Client(server, board.pk, token=t["bob"])
-    assert bob.hello["limits"] == {"stroke_frames_per_second": 30, "stroke_points": 1000, "stroke_idle": 5}
+    assert bob.hello["limits"] == {
+        "cursors_per_second": rules.LIVE_CURSORS_PER_SECOND,
+        "stroke_frames_per_second": rules.LIVE_STROKE_FRAMES_PER_SECOND,
+        "stroke_points": rules.LIVE_STROKE_POINTS,
+        "stroke_idle": rules.LIVE_STROKE_IDLE,
+    }
     seq = bob.hello["seq"]
     bob.send(stroke_frame())
     bob.send(stroke_frame(at=2, points=[[5.5, 6]]))
@@ -423,3 +431,109 @@ def test_an_invite_and_a_change_while_away_are_notified(world, run):
     compaction.board_compact(board.pk)  # no on-commit work run, no task: the notice is written with the doc
     changed = Notification.objects.filter(kind=Notification.Kind.BOARD_CHANGED)
     assert [(n.recipient.username, n.board_id) for n in changed] == [("alice", board.pk)]
+
+
+def big_path(element_id: str, variant: int, points: int = 6_000) -> dict:
+    """A path of ``points`` points, about 100 KB of JSON: a few of these fill any buffer."""
+    return {
+        "type": "path",
+        "color": "#112233",
+        "width": 3,
+        "id": element_id,
+        "points": [[1000.5 + (i % 97) + variant / 10, 1000.25 + i % 89] for i in range(points)],
+    }
+
+
+def test_a_client_that_does_not_read_is_closed_and_nobody_waits_for_it(world):
+    """bob opens the board and then reads nothing (a raw socket with a tiny receive buffer)
+    while alice sends ~25 MB of updates: bob is closed once his outbox is full and his connection
+    cut, alice's acks and carol's ops all arrive in order, and bob, back with ?since=, reads
+    every op from the log."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    editor_services.editor_invite(board=board, user=User.objects.get(username="carol"))
+    host, port = server.url.split("//")[1].split(":")
+    bob = socket.socket()
+    bob.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    bob.connect((host, int(port)))
+    bob.sendall(
+        (
+            f"GET /ws/boards/{board.pk} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {t['bob']}\r\n\r\n"
+        ).encode()
+    )
+    assert bob.recv(12) == b"HTTP/1.1 101"  # upgraded; from here on bob reads nothing
+    alice = Client(server, board.pk, token=t["alice"])
+    carol = Client(server, board.pk, token=t["carol"])
+    start = carol.hello["seq"]
+    updates = 240
+    got: dict[str, list] = {"alice": [], "carol": [], "carol-peers": []}
+
+    def read(who, name):
+        try:
+            while len(got[name]) < updates + 1:
+                message = who.recv(timeout=60)
+                if message["type"] == "op":
+                    got[name].append((message["seq"], message["client_op_id"]))
+                elif message["type"] == "presence" and name == "carol":
+                    got["carol-peers"].append([p["username"] for p in message["peers"]])
+        except (TimeoutError, ConnectionClosed):
+            pass
+
+    readers = [threading.Thread(target=read, args=(who, name)) for who, name in ((alice, "alice"), (carol, "carol"))]
+    for reader in readers:
+        reader.start()
+    alice.op("big", {"kind": "add", "element": big_path("big", 0)})
+    for i in range(1, updates + 1):
+        alice.op(f"u{i}", {"kind": "update", "element": big_path("big", i)})
+        time.sleep(1 / (rules.LIVE_OPS_PER_SECOND * 0.8))  # within the sender's own rate
+    for reader in readers:
+        reader.join(timeout=120)
+    expected = [(start + 1 + i, cid) for i, cid in enumerate(["big", *(f"u{i}" for i in range(1, updates + 1))])]
+    assert got["alice"] == expected  # every ack, in order: the slow reader held up no one
+    assert got["carol"] == expected
+    peers = got["carol-peers"][-1] if got["carol-peers"] else ["bob"]
+    while "bob" in peers:  # bob is cut (by nginx's send_timeout, once his outbox was dropped)
+        peers = [p["username"] for p in carol.recv_type("presence", timeout=4 * rules.LIVE_SEND_TIMEOUT)["peers"]]
+    bob.settimeout(30)
+    received = 0
+    try:
+        while chunk := bob.recv(1 << 20):  # what was under way to him, then the end
+            received += len(chunk)
+    except ConnectionResetError:
+        pass
+    assert received < 20 * 2**20  # far less than the 25 MB sent: the rest never queued for him
+    bob.close()
+    back = Client(server, board.pk, token=t["bob"], since=start, max_size=None)
+    assert [(m["seq"], m["client_op_id"]) for m in back.hello["replay"]] == expected
+    for who in (alice, carol, back):
+        who.close()
+
+
+def test_cursor_moves_are_coalesced_to_the_latest_at_the_rules_rate(world):
+    """alice moves her cursor 300 times as fast as she can: bob gets at most
+    LIVE_CURSORS_PER_SECOND a second (and one more), the last one is her last position, and an
+    op sent in the middle of the storm reaches him."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    began = time.monotonic()
+    for i in range(300):
+        alice.send({"type": "cursor", "x": i, "y": 7})
+        if i == 150:
+            alice.op("mid", {"kind": "add", "element": stroke("mid")})
+    cursors, ops = [], []
+    while not cursors or cursors[-1] != (299, 7):
+        message = bob.recv(timeout=10)
+        if message["type"] == "cursor":
+            cursors.append((message["x"], message["y"]))
+        elif message["type"] == "op":
+            ops.append(message["client_op_id"])
+    elapsed = time.monotonic() - began
+    assert len(cursors) <= rules.LIVE_CURSORS_PER_SECOND * elapsed + 2, (len(cursors), elapsed)
+    assert len(cursors) < 300 and [x for x, _ in cursors] == sorted(x for x, _ in cursors)
+    if not ops:
+        ops.append(bob.recv_type("op")["client_op_id"])
+    assert ops == ["mid"]
+    alice.close()
+    bob.close()

@@ -24,7 +24,6 @@
   const REFUSED_CODES = { 4401: "Your sign-in is no longer valid; log in again.",
     4403: "You may not open this board live.", 4404: "This board no longer exists.",
     4429: "Too many changes at once; reconnecting more slowly." };
-  const CURSOR_EVERY_MS = 50;
 
   /* A fresh element id (12 characters of [A-Za-z0-9_-], like the server's). */
   function newId(length) {
@@ -470,11 +469,22 @@
       }
     }
 
+    /* Cursor moves go at most limits.cursors_per_second times a second (the server's rule): a
+       move sooner than its turn waits, replaced by any later one, and goes when its turn comes. */
     cursor(x, y) {
-      const now = Date.now();
-      if (now - this.lastCursor < CURSOR_EVERY_MS || !this.socket || this.socket.readyState !== WebSocket.OPEN) return;
-      this.lastCursor = now;
-      this.socket.send(JSON.stringify({ type: "cursor", x, y }));
+      if (!this.limits) return;
+      this.nextCursor = { x, y };
+      if (this.cursorTimer) return;
+      const every = 1000 / this.limits.cursors_per_second;
+      const wait = Math.max(0, (this.lastCursor || 0) + every - Date.now());
+      this.cursorTimer = window.setTimeout(() => {
+        this.cursorTimer = null;
+        const next = this.nextCursor;
+        this.nextCursor = null;
+        if (!next || !this.socket || this.socket.readyState !== WebSocket.OPEN) return;
+        this.lastCursor = Date.now();
+        this.socket.send(JSON.stringify({ type: "cursor", x: next.x, y: next.y }));
+      }, wait);
     }
   }
 

@@ -1,0 +1,295 @@
+"""How a frame reaches every live socket of a board: one Redis pub/sub subscriber a process.
+
+A board's frames (ops, cursors, strokes, presence, and notices such as "the board was deleted")
+go through one channel of the plain Redis (``keys.live_channel``), the one of the Channels layer.
+The process that takes a frame encodes it once, as every receiver gets it, and publishes it once
+(one PUBLISH, however many receivers). Each ASGI process subscribes once to the channel of every
+board it has a socket on, however many sockets that is, and hands the text to each local socket's
+outbox (``Outbox``): nothing is decoded on the way but a short header, ``<kind> <seq> <from> ``:
+- ``o``  an op; ``seq`` its board's sequence number (a socket passes them on in seq order and
+  reads any it missed back from the op log, feeds.live.consumer);
+- ``c``  a cursor, ``s`` a stroke being drawn, ``p`` presence: not to the socket ``from`` (the
+  sender); cursors and presence are coalesced in each outbox (only the latest of a sender waits);
+- ``x``  a notice (``access``, ``gone``, ``reset``), published by any process, web or worker
+  (``notify``), to every socket of the board.
+
+Pub/sub keeps nothing: a frame published while a process's subscription is down is lost to it,
+and its sockets read the ops back from the board's log when they see the gap, or at once when
+the subscription comes back (``Hub._reconnected``). Why not the Channels layer: it queues each
+message once per receiving socket (a list per socket in Redis, a round trip per group send) and
+the consumer encodes it once per socket; that capped one process near 2,200 deliveries a second
+(bench/results/live.md, before issue 23).
+"""
+
+import asyncio
+import itertools
+import logging
+import secrets
+import weakref
+from collections import deque
+from functools import lru_cache
+
+import redis
+import redis.asyncio
+from django.conf import settings
+
+from feeds import keys
+from feeds.live.oplog import PRESENCE_TTL
+from feeds.rules import LIVE_SEND_BUFFER
+from ugcsite.redis import get_async_redis
+
+logger = logging.getLogger(__name__)
+
+OP, CURSOR, STROKE, PRESENCE, NOTICE = "o", "c", "s", "p", "x"
+NOTICES = ("access", "gone", "reset")
+SUBSCRIBE_TIMEOUT = 5.0
+TICK = 5.0  # how often the hub looks for stuck writers (and refreshes presence every few ticks)
+
+
+def envelope(kind: str, text: str, *, seq: int = 0, sender: str = "-") -> str:
+    return f"{kind} {seq} {sender} {text}"
+
+
+@lru_cache(maxsize=1)
+def _plain() -> redis.Redis:
+    return redis.Redis.from_url(
+        settings.CHANNEL_LAYER_URL,
+        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
+        socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
+    )
+
+
+def notify(board_id: int, notice: str) -> None:
+    """Tell every live socket of a board, in any process, of ``notice`` (one of NOTICES), from
+    synchronous code (a request, a task). Raises the plain Redis's errors. O(1) here; O(sockets
+    of the board) in the processes that hold them."""
+    assert notice in NOTICES
+    _plain().publish(keys.live_channel(board_id), envelope(NOTICE, notice))
+
+
+class Outbox:
+    """What waits to be written to one socket, written by one task that lives while there is
+    something to write (an idle socket has none). Ops and strokes wait in order; cursors (one a
+    sender) and presence wait beside them, only the latest kept, written once the ops are out,
+    so a storm of cursor moves never delays an op. Past LIVE_SEND_BUFFER characters waiting
+    the socket is too slow: ``too_slow`` is called and everything waiting dropped."""
+
+    __slots__ = ("send", "too_slow", "queue", "latest", "queued", "writer", "since", "closed")
+
+    def __init__(self, send, too_slow):
+        self.send, self.too_slow = send, too_slow
+        self.queue: deque[str] = deque()
+        self.latest: dict[str, str] = {}
+        self.queued = 0
+        self.writer: asyncio.Task | None = None
+        self.since: float | None = None  # when the write under way began (stuck writers)
+        self.closed = False
+
+    def put(self, text: str, *, coalesce: str | None = None) -> None:
+        if self.closed:
+            return
+        if coalesce is not None:
+            self.latest[coalesce] = text
+        else:
+            self.queue.append(text)
+            self.queued += len(text)
+            if self.queued > LIVE_SEND_BUFFER and len(self.queue) > 1:
+                self.drop()
+                self.too_slow()
+                return
+        if self.writer is None:
+            self.writer = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while not self.closed:
+                if self.queue:
+                    text = self.queue.popleft()
+                    self.queued -= len(text)
+                elif self.latest:
+                    text = self.latest.pop(next(iter(self.latest)))
+                else:
+                    return
+                self.since = loop.time()
+                await self.send(text)
+        except Exception as error:  # the connection went meanwhile: nothing more to write
+            logger.debug("live outbox: a write failed: %s", error)
+            self.drop()
+        finally:
+            self.writer, self.since = None, None
+
+    async def drain(self, timeout: float) -> None:
+        """Wait (up to ``timeout``) until what waits is written: a last error before a close."""
+        if self.writer is not None and not self.closed:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.writer), timeout)
+            except Exception:  # too slow or gone: the close goes anyway
+                pass
+
+    def stuck(self, now: float, limit: float) -> bool:
+        return self.since is not None and now - self.since > limit
+
+    def drop(self) -> None:
+        self.closed = True
+        self.queue.clear()
+        self.latest.clear()
+        self.queued = 0
+        if self.writer is not None and self.writer is not asyncio.current_task():
+            self.writer.cancel()
+
+
+class Hub:
+    """This process's subscriber (one an event loop: ``hub()``). ``join`` a socket to its board's
+    channel before reading the board's state, ``leave`` it when it closes, ``publish`` frames.
+    A socket given to ``join`` has ``board_id``, ``sid``, and the methods ``on_op(seq, text)``,
+    ``on_frame(kind, sender, text)``, ``on_notice(word)``, ``catch_up()`` and ``refresh(pipe)``."""
+
+    def __init__(self):
+        self.prefix = secrets.token_hex(4)  # socket ids unique across processes: "<prefix>.<n>"
+        self.counter = itertools.count(1)
+        self.client = redis.asyncio.Redis.from_url(
+            settings.CHANNEL_LAYER_URL,
+            decode_responses=True,
+            socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
+            max_connections=64,
+        )
+        self.pubsub = self.client.pubsub()
+        self.rooms: dict[str, set] = {}
+        self.ready: dict[str, asyncio.Future] = {}
+        self.sockets: weakref.WeakSet = weakref.WeakSet()
+        self.reader: asyncio.Task | None = None
+        self.ticker: asyncio.Task | None = None
+        self.connects = 0
+
+    def socket_id(self) -> str:
+        return f"{self.prefix}.{next(self.counter)}"
+
+    async def join(self, socket) -> None:
+        """Subscribe (once a process) to the socket's board; returns once Redis confirmed, so
+        every op published from then on reaches the socket."""
+        channel = keys.live_channel(socket.board_id)
+        self.sockets.add(socket)
+        room = self.rooms.get(channel)
+        if room is None:
+            room = self.rooms[channel] = set()
+            self.ready[channel] = asyncio.get_running_loop().create_future()
+            await self._connected()
+            await self.pubsub.subscribe(channel)
+            self._start()
+        room.add(socket)
+        ready = self.ready.get(channel)
+        if ready is not None and not ready.done():
+            await asyncio.wait_for(asyncio.shield(ready), SUBSCRIBE_TIMEOUT)
+
+    async def leave(self, socket) -> None:
+        channel = keys.live_channel(socket.board_id)
+        room = self.rooms.get(channel)
+        if room is None:
+            return
+        room.discard(socket)
+        if not room:
+            del self.rooms[channel]
+            self.ready.pop(channel, None)
+            await self.pubsub.unsubscribe(channel)
+
+    async def publish(self, board_id: int, kind: str, text: str, *, seq: int = 0, sender: str = "-") -> None:
+        await self.client.publish(keys.live_channel(board_id), envelope(kind, text, seq=seq, sender=sender))
+
+    # --- inside ------------------------------------------------------------------------------
+
+    async def _connected(self) -> None:
+        if self.pubsub.connection is None:
+            await self.pubsub.connect()
+            self.pubsub.connection.register_connect_callback(self._reconnected)
+            self.connects = 1
+
+    async def _reconnected(self, connection) -> None:
+        """The subscription's connection came back (redis-py subscribes again): frames may have
+        been lost meanwhile, so every socket reads what it missed from the logs."""
+        self.connects += 1
+        if self.connects > 1:
+            for socket in list(self.sockets):
+                socket.catch_up()
+
+    def _start(self) -> None:
+        if self.reader is None or self.reader.done():
+            self.reader = asyncio.get_running_loop().create_task(self._read())
+        if self.ticker is None or self.ticker.done():
+            self.ticker = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _read(self) -> None:
+        while self.rooms:
+            try:
+                async for message in self.pubsub.listen():
+                    self._dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the plain Redis went: try again, then catch up
+                logger.warning("live hub: the subscription failed (%s); trying again", error)
+                await asyncio.sleep(0.5)
+                try:
+                    await self.pubsub.connect()
+                except Exception:
+                    continue
+            else:
+                return  # nothing subscribed any more
+
+    def _dispatch(self, message: dict) -> None:
+        kind = message["type"]
+        channel = message["channel"]
+        if kind == "subscribe":
+            ready = self.ready.get(channel)
+            if ready is not None and not ready.done():
+                ready.set_result(None)
+            return
+        if kind != "message":
+            return
+        room = self.rooms.get(channel)
+        if not room:
+            return
+        frame, seq, sender, text = message["data"].split(" ", 3)
+        if frame == OP:
+            seq = int(seq)
+            for socket in list(room):
+                socket.on_op(seq, text)
+        elif frame == NOTICE:
+            for socket in list(room):
+                socket.on_notice(text)
+        else:
+            for socket in list(room):
+                if socket.sid != sender:
+                    socket.on_frame(frame, sender, text)
+
+    async def _tick(self) -> None:
+        """Every TICK: drop sockets whose write is stuck; every PRESENCE_EVERY ticks, refresh
+        every local socket's presence entry in one pipeline."""
+        every = max(int(PRESENCE_TTL / 3 / TICK), 1)
+        for beat in itertools.count(1):
+            await asyncio.sleep(TICK)
+            if not self.rooms:
+                self.ticker = None
+                return
+            sockets = list(self.sockets)
+            for socket in sockets:
+                socket.check_stuck()
+            if beat % every == 0 and sockets:
+                try:
+                    pipe = get_async_redis().pipeline(transaction=False)
+                    for socket in sockets:
+                        socket.refresh(pipe)
+                    await pipe.execute()
+                except Exception as error:  # entries expire later; the next beat tries again
+                    logger.warning("live hub: presence not refreshed: %s", error)
+
+
+_hubs: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub]" = weakref.WeakKeyDictionary()
+
+
+def hub() -> Hub:
+    """The hub of the running event loop (one a process: uvicorn runs one loop)."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        found = _hubs[loop] = Hub()
+    return found
