@@ -5,7 +5,7 @@
     python -m bench.livegen run CONFIG.json  # one run of the load generator, its result printed
 
 `bench/livegen/loadgen.mjs` drives our server (mode "ugc") and `@y/websocket-server` (mode
-"yjs") alike, every client in one Node process; its docstring and bench/README.md ("The live
+"yjs") alike, every client in one Node process; its header and bench/README.md ("The live
 load generator and the y-websocket peer") say what it measures. Two npm projects, each with its
 own lock: `bench/livegen/` (the generator: ws, yjs 13, y-websocket's client) and
 `bench/livegen/peer/` (the server as published, on the yjs 14 it asks for; one tree would load
