@@ -124,8 +124,11 @@ fuzz: $(TEST_STAMP)
 		-m "not browser" -v -p no:cacheprovider $(ARGS)
 
 # The benchmarks' lock (the runtime's plus locust, granian, matplotlib, pyinstrument): every bench
-# target installs it.
+# target installs it. Then the live load generator and its y-websocket peer (bench/livegen/, two npm
+# projects): `npm ci` in each whose package-lock.json changed, marked by a stamp in its node_modules
+# named after the lock's checksum, as the Python locks' stamps are (bench/livegen.py).
 bench-deps: $(BENCH_STAMP)
+	@$(VENV)/bin/python -m bench.livegen install
 
 # The whole benchmark at 10k, 100k and 1M boards (about half an hour); figures in bench/results/.
 bench: bench-deps
