@@ -161,8 +161,8 @@ bench-serving: bench-deps
 bench-hotkeys: bench-deps
 	@scripts/with-servers.sh python -m bench.hotkeys
 
-# Shared boards, live: K boards x N WebSocket clients against uvicorn with 1, 2 and 4 worker
-# processes (ops/s, broadcast latency, memory a connection): bench/results/live.md.
+# Shared boards, live: our live server as make run ships it against y-websocket's, by one Node
+# load generator (latency, saturation, memory an idle connection): bench/results/live.md.
 bench-live: bench-deps
 	@scripts/with-servers.sh python -m bench.live $(ARGS)
 

@@ -1,61 +1,48 @@
-"""Shared boards, live, measured (issue 14): K boards x N clients on loopback against a real
-uvicorn (the ASGI app `make run` serves) with W worker processes, the Channels layer on the
-plain Redis and the op logs on the data Redis.
+"""Shared boards, live, measured (issue 23): our live server as `make run` ships it (scripts/serve.sh:
+nginx in front of uvicorn's LIVE_WORKERS processes, the Celery worker and beat beside them)
+against the peer, `@y/websocket-server` driven by yjs clients, in the same run, by the same load
+generator (bench/livegen: one Node process, one clock for every client).
 
-    make bench-live                         # the table of bench/results/live.md
-    make bench-live ARGS="--quick"          # a short run of each scenario
+    make bench-live                      # the table of bench/results/live.md (about 12 minutes)
+    make bench-live ARGS="--quick"       # 5 s a scenario, a shorter rate ladder
 
-Each client connects by bearer token, then sends ops (a 10-point stroke each) at random times,
-RATE a second on average (Poisson), for SECONDS; every client reads everything. Reported:
-- ops/s accepted: ops that came back to their sender (the server's broadcast), per second;
-- broadcast latency p50 / p99: from a client's send to the moment the last client of the board
-  received it (the slowest receiver), over every op; `lost` counts ops some receiver never got;
-- memory per connection: the server processes' RSS with every client connected and idle, less
-  their RSS before, divided by the connections.
-The load generator runs on the same 2-core machine as the server (one Python process, one event
-loop), so it takes CPU from the server: the figures are a floor, not the server's ceiling.
+Scenarios (each client sends a 10-point stroke at exponential gaps and reads everything):
+- 100 boards x 5 clients x 1 op/s, and 1 board x 200 clients x 0.5 op/s (20,000 deliveries/s):
+  latency from a send to the board's last receiver, p50 / p99; an op some receiver never got
+  is "lost";
+- the saturation ladder: 100 boards x 5 clients at 1, 2, 4, 6, 8, 12 ops/s a client; a server's
+  saturation is the most ops/s it accepted on a step where every op reached every receiver
+  with p99 under SATURATED_P99_MS;
+- 5,000 idle clients (100 boards x 50 connections): the server's RSS with them connected, less
+  before, per connection (ours: uvicorn's live processes and nginx, which holds two sockets a
+  client; the peer: its one process).
+A board of ours has at most MAX_EDITORS editors: its 200 clients are 50 people and its author,
+a few connections each (people with several tabs), which the server treats like any other.
 """
 
 import argparse
-import asyncio
-import json
 import os
-import random
-import signal
-import socket
-import subprocess
-import sys
+import platform
+import secrets
+import tempfile
 import time
-import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 
 import django
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "live.md"
-SERVER_LOG = ROOT / "test-artifacts" / "bench-live-server.log"  # what the server said (warnings, drops)
+SERVER_LOG = ROOT / "test-artifacts" / "bench-live-site.log"  # what our server said (warnings, drops)
+SATURATED_P99_MS = 1000.0
+TARGETS = {"many": 150.0, "one": 300.0, "idle_kib": 48.0}
+LADDER = (1, 2, 4, 6, 8, 12)
+QUICK_LADDER = (1, 4, 8)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _rss_kib(root_pid: int) -> int:
-    """RSS of a process and all its descendants (KiB), from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-                children.setdefault(int(fields[1]), []).append(int(entry))
-            except OSError:
-                continue
-    total, todo = 0, [root_pid]
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, [])
+def _rss_kib(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -65,243 +52,232 @@ def _rss_kib(root_pid: int) -> int:
     return total
 
 
-class Server:
-    def __init__(self, workers: int):
-        self.workers = workers
-        self.port = _free_port()
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "ugcsite.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--workers",
-                str(workers),
-                "--log-level",
-                "warning",
-                "--ws-max-size",
-                str(4 * 1024 * 1024),
-                "--timeout-graceful-shutdown",
-                "3",
-            ],
-            cwd=ROOT,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=open(SERVER_LOG, "a"),
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise SystemExit(f"uvicorn did not start; see {SERVER_LOG}") from None
-                time.sleep(0.2)
-        time.sleep(1.5)  # every worker up (the parent answers as soon as one is)
-
-    def stop(self):
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=15)
-
-
-def make_world(boards: int, per_board: int):
-    """K boards, each with its author and N-1 editors; a token for each of the N."""
+def make_world(boards: int, per_board: int, *, people: int | None = None):
+    """``boards`` boards, each with its author and up to MAX_EDITORS editors (``people`` a board,
+    default ``per_board``), and ``per_board`` bearer tokens a board, the people's in turn."""
     from feeds.models import BoardEditor
+    from feeds.rules import MAX_EDITORS
     from feeds.services.boards import board_create
     from social import tokens
     from social.models import User
 
-    stamp = int(time.time() * 1000) % 10**8
+    people = min(people or per_board, MAX_EDITORS + 1)
+    stamp = secrets.token_hex(3)
+    users = User.objects.bulk_create(
+        [User(username=f"lb{stamp}_{b}_{i}") for b in range(boards) for i in range(people)]
+    )
     world = []
     for b in range(boards):
-        people = [User.objects.create(username=f"lb{stamp}_{b}_{i}") for i in range(per_board)]
+        group = users[b * people : (b + 1) * people]
         board = board_create(
-            author=people[0],
+            author=group[0],
             title=f"bench {b}",
             kind="sketch",
             tags=[],
             doc={"width": 1000, "height": 1000, "background": "#ffffff", "elements": []},
         )
-        BoardEditor.objects.bulk_create([BoardEditor(board=board, user=p) for p in people[1:]])
-        world.append((board.pk, [tokens.token_create(user=p) for p in people]))
+        BoardEditor.objects.bulk_create([BoardEditor(board=board, user=p) for p in group[1:]])
+        own = [tokens.token_create(user=p) for p in group]
+        world.append((board.pk, [own[i % len(own)] for i in range(per_board)]))
     return world
 
 
-async def run_scenario(port: int, world, *, rate: float, seconds: float, server: Server) -> dict:
-    from websockets.asyncio.client import connect
+class Ours:
+    """The site through scripts/serve.sh, as make run serves it."""
 
-    sent: dict[str, float] = {}
-    received: dict[str, list[float]] = {}
-    acked: set[str] = set()
-    dropped: set[str] = set()
-    per_board = len(world[0][1])
-    sockets = []
-    before = _rss_kib(server.process.pid)
-    for board_id, board_tokens in world:
-        for token in board_tokens:
-            ws = await connect(
-                f"ws://127.0.0.1:{port}/ws/boards/{board_id}",
-                max_size=8 * 1024 * 1024,
-                additional_headers={"Authorization": f"Bearer {token}"},
-                open_timeout=60,
-            )
-            json.loads(await ws.recv())  # hello
-            sockets.append((board_id, ws))
-    await asyncio.sleep(2)
-    connected = _rss_kib(server.process.pid)
+    name = "ours"
 
-    async def reader(ws, me: str):
-        try:
-            async for raw in ws:
-                now = time.perf_counter()
-                message = json.loads(raw)
-                if message["type"] == "op":
-                    cid = message["client_op_id"]
-                    received.setdefault(cid, []).append(now)
-                    if cid.startswith(me + "-"):
-                        acked.add(cid)
-        except Exception:
-            pass
+    def __init__(self, run_dir: Path):
+        from ugcsite.serving import Site
 
-    async def writer(ws, me: str, rng: random.Random, end: float):
-        i = 0
-        while True:
-            await asyncio.sleep(rng.expovariate(rate))
-            if time.perf_counter() >= end:
-                return
-            cid = f"{me}-{i}"
-            x = rng.randrange(0, 980)
-            op = {
-                "kind": "add",
-                "element": {
-                    "type": "path",
-                    "color": "#1d2330",
-                    "width": 3,
-                    "id": cid,
-                    "points": [[x + k, x + (k * 7) % 20] for k in range(10)],
-                },
-            }
-            sent[cid] = time.perf_counter()
-            try:
-                await ws.send(json.dumps({"type": "op", "client_op_id": cid, "op": op}))
-            except Exception:  # the server dropped this client: counted in `dropped`
-                dropped.add(me)
-                return
-            i += 1
+        env = {
+            **os.environ,
+            "DJANGO_DEBUG": "0",
+            "SITE_HTTPS": "0",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "STATIC_ROOT": str(run_dir / "static"),
+        }
+        self.site = Site(run_dir / "site", env)
+        self.site.collect_static()
+        self.site.start()
+        self.workers = env.get("LIVE_WORKERS", "1")
 
-    readers = [asyncio.create_task(reader(ws, f"c{n}")) for n, (_, ws) in enumerate(sockets)]
-    start = time.perf_counter()
-    end = start + seconds
-    await asyncio.gather(*(writer(ws, f"c{n}", random.Random(n), end) for n, (_, ws) in enumerate(sockets)))
-    await asyncio.sleep(3)  # the last broadcasts
-    for task in readers:
-        task.cancel()
-    for _, ws in sockets:
-        await ws.close()
-    latencies, lost = [], 0
-    for cid, at in sent.items():
-        times = received.get(cid, [])
-        if len(times) < per_board:
-            lost += 1
-            continue
-        latencies.append(max(times) - at)
-    latencies.sort()
+    def pids(self) -> list[int]:
+        """uvicorn's live processes and nginx's: what holds a live connection."""
+        from ugcsite.serving import descendants
 
-    def pct(p):
-        return latencies[min(int(len(latencies) * p), len(latencies) - 1)] * 1000 if latencies else float("nan")
+        pids = []
+        for program in ("live", "proxy"):
+            answer = self.site.supervisorctl("pid", program).stdout.strip()
+            if answer.isdigit():
+                pids += [int(answer), *descendants(int(answer))]
+        return pids
 
-    connections = len(sockets)
-    return {
-        "sent": len(sent),
-        "accepted_per_s": len(acked) / seconds,
-        "p50_ms": pct(0.5),
-        "p99_ms": pct(0.99),
-        "lost": lost,
-        "connections": connections,
-        "deliveries_per_s": sum(map(len, received.values())) / seconds,
-        "kib_per_connection": (connected - before) / connections,
-        "rss_mib": connected / 1024,
-        "dropped": len(dropped),
+    def boards(self, world) -> list[dict]:
+        return [{"url": f"{self.site.ws}/ws/boards/{board_id}", "tokens": tokens} for board_id, tokens in world]
+
+    def stop(self):
+        self.site.stop()
+        SERVER_LOG.parent.mkdir(exist_ok=True)
+        SERVER_LOG.write_bytes(self.site.log_path.read_bytes())
+
+
+class Peer:
+    name = "y-websocket"
+
+    def __init__(self):
+        from bench import livegen
+        from ugcsite.serving import free_port
+
+        self.port = free_port()
+        self.process = livegen.start_peer(self.port)
+        self.rooms = 0
+
+    def pids(self) -> list[int]:
+        return [self.process.pid]
+
+    def boards(self, world) -> list[dict]:
+        self.rooms += 1  # rooms of their own a run: the peer keeps every room until it stops
+        return [
+            {"url": f"ws://127.0.0.1:{self.port}", "room": f"r{self.rooms}-{b}", "clients": len(tokens)}
+            for b, (_, tokens) in enumerate(world)
+        ]
+
+    def stop(self):
+        from bench import livegen
+
+        livegen.stop(self.process)
+
+
+def run(server, world, *, rate: float, seconds: float) -> dict:
+    from bench import livegen
+
+    mode = "ugc" if server.name == "ours" else "yjs"
+    result = livegen.run_loadgen({"mode": mode, "boards": server.boards(world), "rate": rate, "seconds": seconds})
+    print(
+        f"  {server.name:<12} {rate:g} op/s a client: {result['accepted_per_s']:.0f} ops/s accepted of "
+        f"{result['offered_per_s']:.0f} offered, {result['deliveries_per_s']:.0f} deliveries/s, p50 "
+        f"{result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, {result['lost']} of {result['sent']} lost"
+        + (f", {result['closed']} closed {result.get('close_codes')}" if result.get("closed") else "")
+        + (f", {result['errors']} errors" if result.get("errors") else ""),
+        flush=True,
+    )
+    return result
+
+
+def idle(server, world) -> dict:
+    from bench import livegen
+
+    mode = "ugc" if server.name == "ours" else "yjs"
+    time.sleep(2)
+    before = _rss_kib(server.pids())
+    process, connected = livegen.hold_idle({"mode": mode, "boards": server.boards(world)})
+    time.sleep(5)  # settled: hellos sent, presence written
+    during = _rss_kib(server.pids())
+    livegen.stop(process)
+    kib = (during - before) / max(connected, 1)
+    print(f"  {server.name:<12} {connected} idle connections: {kib:.1f} KiB each ({during / 1024:.0f} MiB)", flush=True)
+    return {"connected": connected, "kib": kib, "rss_mib": during / 1024}
+
+
+def saturation(steps: list[tuple[float, dict]]) -> float:
+    """The most ops/s accepted on a step where every op reached every receiver in time."""
+    good = [r["accepted_per_s"] for _, r in steps if r["lost"] == 0 and r["p99_ms"] <= SATURATED_P99_MS]
+    return max(good, default=0.0)
+
+
+def measure(server, worlds: dict, *, seconds: float, ladder) -> dict:
+    print(f"{server.name}:", flush=True)
+    figures = {
+        "many": run(server, worlds["many"], rate=1.0, seconds=seconds),
+        "one": run(server, worlds["one"], rate=0.5, seconds=seconds),
     }
+    figures["ladder"] = [(rate, run(server, worlds["many"], rate=rate, seconds=seconds)) for rate in ladder]
+    figures["saturation"] = saturation(figures["ladder"])
+    figures["idle"] = idle(server, worlds["idle"])
+    return figures
+
+
+def ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}x" if theirs else "n/a"
+
+
+def report(ours: dict, peer: dict, *, seconds: float, workers: str) -> str:
+    def row(label, o, p, target):
+        return (
+            f"| {label} | {o['accepted_per_s']:.0f} | {o['p50_ms']:.1f} | {o['p99_ms']:.1f} | {o['lost']} of {o['sent']} "
+            f"| {p['accepted_per_s']:.0f} | {p['p50_ms']:.1f} | {p['p99_ms']:.1f} | {p['lost']} of {p['sent']} "
+            f"| {ratio(o['p99_ms'], p['p99_ms'])} | p99 <= {target:g} ms: "
+            f"{'reached' if o['p99_ms'] <= target and not o['lost'] else 'not reached'} |"
+        )
+
+    lines = [
+        "# Shared boards, live: `make bench-live`",
+        "",
+        f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.node()} ({os.cpu_count()} cores), {seconds:g} s a "
+        f"scenario. Ours: `make run`'s stack (nginx, uvicorn x {workers} for /ws/, Celery beside); the peer: "
+        "`@y/websocket-server` (bench/livegen/peer). One Node load generator on the same cores drives both "
+        "(bench/livegen/loadgen.mjs). Latency: from a send to the board's last receiver.",
+        "",
+        "| scenario | ours ops/s | ours p50 ms | ours p99 ms | ours lost | peer ops/s | peer p50 ms | peer p99 ms "
+        "| peer lost | p99 ours / peer | target |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        row("100 boards x 5 clients x 1 op/s", ours["many"], peer["many"], TARGETS["many"]),
+        row("1 board x 200 clients x 0.5 op/s", ours["one"], peer["one"], TARGETS["one"]),
+        "",
+        f"Saturation (100 boards x 5 clients, the rate a client stepped; the most ops/s accepted with every op "
+        f"seen by all and p99 <= {SATURATED_P99_MS:g} ms): ours {ours['saturation']:.0f} ops/s, the peer "
+        f"{peer['saturation']:.0f} ops/s: **{ratio(ours['saturation'], peer['saturation'])}** (goal >= 0.5x).",
+        "",
+        "| op/s a client | ours accepted | ours p99 ms | ours lost | peer accepted | peer p99 ms | peer lost |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (rate, o), (_, p) in zip(ours["ladder"], peer["ladder"]):
+        lines.append(
+            f"| {rate:g} | {o['accepted_per_s']:.0f} | {o['p99_ms']:.1f} | {o['lost']} | {p['accepted_per_s']:.0f} "
+            f"| {p['p99_ms']:.1f} | {p['lost']} |"
+        )
+    oi, pi = ours["idle"], peer["idle"]
+    lines += [
+        "",
+        f"Idle: {oi['connected']:,} connections held by ours at **{oi['kib']:.1f} KiB** each (uvicorn and nginx, "
+        f"{oi['rss_mib']:.0f} MiB in all; target <= {TARGETS['idle_kib']:g} KiB: "
+        f"{'reached' if oi['kib'] <= TARGETS['idle_kib'] and oi['connected'] >= 5000 else 'not reached'}), "
+        f"{pi['connected']:,} by the peer at {pi['kib']:.1f} KiB each.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="5 seconds a scenario instead of 15")
-    parser.add_argument(
-        "--pair",
-        action="store_true",
-        help="only two people on one board, 2 strokes a second each, 2 worker processes "
-        "(the issue's 200 ms check); prints, writes no table",
-    )
+    parser.add_argument("--quick", action="store_true", help="5 s a scenario and a shorter ladder")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
     from django.core.management import call_command
 
+    from bench import livegen
+
+    livegen.ensure_installed()
     call_command("migrate", verbosity=0)
-    SERVER_LOG.parent.mkdir(exist_ok=True)
     seconds = 5 if args.quick else 15
-    scenarios = [  # (boards, clients a board, ops/s a client, worker processes)
-        (100, 5, 1.0, 1),
-        (100, 5, 1.0, 2),
-        (100, 5, 1.0, 4),
-        (1, 100, 0.5, 1),
-        (1, 100, 0.5, 2),
-        (1, 100, 0.5, 4),
-    ]
-    if args.pair:
-        scenarios = [(1, 2, 2.0, 2)]
-    rows = []
-    for boards, per_board, rate, workers in scenarios:
-        print(
-            f"{boards} boards x {per_board} clients, {rate:g} op/s each, {workers} worker process(es): setting up",
-            flush=True,
-        )
-        world = make_world(boards, per_board)
-        server = Server(workers)
+    ladder = QUICK_LADDER if args.quick else LADDER
+    print("building the boards and people", flush=True)
+    worlds = {"many": make_world(100, 5), "one": make_world(1, 200, people=51), "idle": make_world(100, 50, people=5)}
+    with tempfile.TemporaryDirectory(prefix="bench-live.") as run_dir:
+        ours = Ours(Path(run_dir))
         try:
-            result = asyncio.run(run_scenario(server.port, world, rate=rate, seconds=seconds, server=server))
+            ours_figures = measure(ours, worlds, seconds=seconds, ladder=ladder)
         finally:
-            server.stop()
-        rows.append(((boards, per_board, rate, workers), result))
-        print(
-            f"  {result['accepted_per_s']:.0f} ops/s accepted ({result['sent']} sent, {result['lost']} not seen by "
-            f"every receiver), {result['deliveries_per_s']:.0f} deliveries/s, latency p50 {result['p50_ms']:.1f} ms "
-            f"p99 {result['p99_ms']:.1f} ms, {result['kib_per_connection']:.0f} KiB a connection, "
-            f"{result['dropped']} clients dropped",
-            flush=True,
-        )
-    if args.pair:
-        return
-    lines = [
-        "# Shared boards, live: `make bench-live`",
-        "",
-        f"{seconds} s a scenario on loopback, the load generator (one Python process) on the same 2-core machine as "
-        "uvicorn; each client sends a 10-point stroke at random times (Poisson) and reads everything. Latency is from a "
-        "send to the last receiver of the board. Memory: the server processes' RSS with every client connected, less "
-        "before, per connection.",
-        "",
-        "| boards x clients | op/s a client | worker processes | ops/s accepted | deliveries/s | p50 ms | p99 ms | not seen by all | KiB a connection | server RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for (boards, per_board, rate, workers), r in rows:
-        lines.append(
-            f"| {boards} x {per_board} | {rate:g} | {workers} | {r['accepted_per_s']:.0f} | {r['deliveries_per_s']:.0f} "
-            f"| {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['lost']} of {r['sent']} | {r['kib_per_connection']:.0f} "
-            f"| {r['rss_mib']:.0f} |"
-        )
-    RESULTS.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[4:]))
+            ours.stop()
+    peer = Peer()
+    try:
+        peer_figures = measure(peer, worlds, seconds=seconds, ladder=ladder)
+    finally:
+        peer.stop()
+    text = report(ours_figures, peer_figures, seconds=seconds, workers=ours.workers)
+    RESULTS.write_text(text)
+    print(text)
     print(f"Written to {RESULTS.relative_to(ROOT)}")
 
 

@@ -30,8 +30,10 @@ fi
 python -m ugcsite.serving check
 
 # Frames up to 4 MiB reach the live app, which refuses those past LIVE_MAX_FRAME with a close of
-# its own (1009) and a sentence saying why.
-live="uvicorn ugcsite.asgi:application --ws-max-size 4194304 --timeout-graceful-shutdown 5 --no-access-log"
+# its own (1009) and a sentence saying why. No permessage-deflate: a board's frames are small JSON,
+# and compressing each once per receiver cost more CPU and memory (a zlib state a connection) than
+# it saved on the wire (bench/results/live.md); y-websocket's server leaves it off too.
+live="uvicorn ugcsite.asgi:application --ws-max-size 4194304 --ws-per-message-deflate false --timeout-graceful-shutdown 5 --no-access-log"
 case "$WEB_STACK" in
     split)
         ensure_nginx

@@ -9,14 +9,13 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
 django_application = get_asgi_application()  # sets Django up before the consumers import models
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from feeds.live.routing import websocket_urlpatterns  # noqa: E402
+from feeds.live.routing import SessionUser, websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_application,
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        "websocket": SessionUser(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -75,28 +75,91 @@ def get_redis() -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30, **timeouts)
 
 
+ASYNC_CONNECTIONS = 256  # at most, an event loop's connections to the data Redis (to each node of a cluster)
 _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.WeakKeyDictionary()
+_batchers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Batcher]" = weakref.WeakKeyDictionary()
 
 
 def get_async_redis() -> redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster:
     """The data Redis for the running event loop (an ASGI process's live sockets): the same
     server and timeouts as ``get_redis()``, without a thread a call. One client a loop (a client
-    belongs to the loop that made it)."""
+    belongs to the loop that made it). Busy callers go through ``get_async_batcher()``."""
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        timeouts = {
+        options = {
+            "decode_responses": True,
+            "max_connections": ASYNC_CONNECTIONS,
             "socket_timeout": settings.REDIS_SOCKET_TIMEOUT,
             "socket_connect_timeout": settings.REDIS_CONNECT_TIMEOUT,
         }
         if settings.REDIS_CLUSTER:
-            client = redis.asyncio.cluster.RedisCluster.from_url(settings.REDIS_URL, decode_responses=True, **timeouts)
+            client = redis.asyncio.cluster.RedisCluster.from_url(settings.REDIS_URL, **options)
         else:
-            client = redis.asyncio.Redis.from_url(
-                settings.REDIS_URL, decode_responses=True, health_check_interval=30, **timeouts
-            )
+            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, health_check_interval=30, **options)
         _async_clients[loop] = client
     return client
+
+
+_last_batcher: tuple = (None, None)  # (loop, its batcher): a process runs one loop, asked for it per op
+
+
+def get_async_batcher() -> "Batcher":
+    """The data Redis's Batcher for the running event loop."""
+    global _last_batcher
+    loop = asyncio.get_running_loop()
+    if _last_batcher[0] is loop:
+        return _last_batcher[1]
+    batcher = _batchers.get(loop)
+    if batcher is None:
+        batcher = _batchers[loop] = Batcher(get_async_redis())
+    _last_batcher = (loop, batcher)
+    return batcher
+
+
+class Batcher:
+    """Commands that many tasks of one event loop send at once go to Redis together: every command
+    queued during one turn of the loop (and while the previous batch was under way) is one
+    pipeline, one write and one round trip, with one batch in flight at a time. A busy process
+    (hundreds of sockets sending ops) then costs Redis a few pipelines a millisecond instead of a
+    command, a connection and a wake-up each. ``call(queue)``: ``queue(pipe)`` queues one command;
+    the answer is that command's (its error raised)."""
+
+    def __init__(self, client):
+        self.client = client
+        self.waiting: list[tuple[Callable, asyncio.Future]] = []
+        self.running = False
+
+    def call(self, queue: Callable) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self.waiting.append((queue, done))
+        if not self.running:
+            self.running = True
+            loop.create_task(self._run())
+        return done
+
+    async def _run(self) -> None:
+        try:
+            while self.waiting:
+                await asyncio.sleep(0)  # the rest of this turn's callers join the batch
+                batch, self.waiting = self.waiting, []
+                try:
+                    pipe = self.client.pipeline(transaction=False)
+                    for queue, _ in batch:
+                        queue(pipe)
+                    answers = await pipe.execute(raise_on_error=False)
+                except Exception as error:
+                    answers = [error] * len(batch)
+                for (_, done), answer in zip(batch, answers):
+                    if done.done():
+                        continue
+                    if isinstance(answer, Exception):
+                        done.set_exception(answer)
+                    else:
+                        done.set_result(answer)
+        finally:
+            self.running = False
 
 
 def key_count() -> int:
@@ -159,15 +222,19 @@ class Script:
             return connection.evalsha(self.sha, len(keys), *keys, *args)
 
     async def run_async(self, *, keys: Iterable[str] = (), args: Iterable | None = None, **named):
-        """The same call from an event loop, on ``get_async_redis()`` (EVALSHA, reloaded on NOSCRIPT)."""
+        """The same call from an event loop, batched with the loop's other calls
+        (``get_async_batcher()``): EVALSHA on a plain server, reloaded on NOSCRIPT; EVAL on a
+        cluster, whose pipeline refuses EVALSHA."""
         keys = list(keys)
         args = list(args) if args is not None else self.args(**named)
-        connection = get_async_redis()
+        batcher = get_async_batcher()
+        if settings.REDIS_CLUSTER:
+            return await batcher.call(lambda pipe: pipe.execute_command("EVAL", self.source, len(keys), *keys, *args))
         try:
-            return await connection.evalsha(self.sha, len(keys), *keys, *args)
+            return await batcher.call(lambda pipe: pipe.evalsha(self.sha, len(keys), *keys, *args))
         except NoScriptError:
-            await connection.script_load(self.source)  # a cluster loads it on every primary
-            return await connection.evalsha(self.sha, len(keys), *keys, *args)
+            await get_async_redis().script_load(self.source)
+            return await batcher.call(lambda pipe: pipe.evalsha(self.sha, len(keys), *keys, *args))
 
 
 _RESERVED = {"keys", "client", "args"}

@@ -23,6 +23,7 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 from asgiref.sync import sync_to_async
+from channels.consumer import get_handler_name
 from channels.db import DatabaseSyncToAsync
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -53,7 +54,7 @@ from feeds.rules import (
 )
 from social import hiding
 from ugcsite.http import whole_number
-from ugcsite.redis import REDIS_FAILURES, get_async_redis
+from ugcsite.redis import REDIS_FAILURES, get_async_batcher
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -67,7 +68,6 @@ CLOSE_TOO_SLOW = 4408  # the client did not read what the board sent (LIVE_SEND_
 GAP_WAIT = 0.2  # an op that arrives ahead of one missing waits this long before the log is read
 CLOSE_DRAIN = 2.0  # seconds a closing socket has to write what waits (its last error)
 NO_LAYER = "no-channel-layer"  # a Channels layer alias that names none: the board sockets use the hub
-BOARD_CHECK_EVERY = 5.0  # how often an editor's ops re-check that the board still exists
 GOODBYE_CODES = {1000, 1001}  # a client that closes with these left; any other end is a drop
 # What a client needs to know of the stroke frames (sent in hello: defined once, in feeds.rules).
 STROKE_LIMITS = {
@@ -100,10 +100,6 @@ def _token_user_id(key: str):
 
 def _user_by_id(user_id: int):
     return User.objects.filter(pk=user_id, is_active=True).first()
-
-
-def _board_published(board_id: int) -> bool:
-    return Board.objects.filter(pk=board_id, state=Board.State.PUBLISHED).exists()
 
 
 def _enqueue_compaction(board_id: int) -> None:
@@ -153,6 +149,15 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     closing = False
     outbox: Outbox | None = None
+
+    async def dispatch(self, message):
+        """Channels' dispatch without its thread hop a message (close_old_connections, run on the
+        one sync thread for every frame: the live socket's bottleneck). Nothing here touches
+        the database on this thread; DatabaseSyncToAsync closes old connections itself."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def accept(self, subprotocol=None, headers=None):
         self.outbox = Outbox(self._write, self._too_slow)
@@ -219,7 +224,6 @@ class BoardConsumer(LiveSocket):
         self.cursor_at = 0.0  # when this sender's last cursor went out
         self.cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
         self.refused = 0
-        self.board_checked = time.monotonic()
         self.dirty_marked = 0.0
         try:
             code = await self._authenticate()
@@ -465,17 +469,12 @@ class BoardConsumer(LiveSocket):
         if not self.can_edit:
             await self._error(cid, "You may watch this board but not draw on it; its author can invite you.")
             return
-        if time.monotonic() - self.board_checked > BOARD_CHECK_EVERY:
-            self.board_checked = time.monotonic()
-            if not await _db(_board_published)(self.board_id):
-                await self._error(cid, "This board was deleted; nothing more can be drawn on it.")
-                await self.close(CLOSE_NOT_FOUND)
-                return
         try:
             message, op = op_check(data, head=self.head)
             for _attempt in range(3):
                 try:
-                    seq, compacted = await self._apply(message, op)
+                    op_json, element_json = oplog.op_json(op)
+                    seq, compacted = await self._apply(message, op, op_json, element_json)
                     break
                 except OpRefused as refused:
                     if refused.reason in REFUSED:
@@ -493,7 +492,7 @@ class BoardConsumer(LiveSocket):
         except BadMessage as error:
             await self._error(error.client_op_id, str(error))
             return
-        text = oplog._json(oplog.op_message(seq, self.username, message.client_op_id, op))
+        text = oplog.op_frame(seq, self.username, message.client_op_id, op_json)
         try:
             await self.hub.publish(self.board_id, OP, text, seq=seq)
         except Exception as error:  # the op is in the log: the others read it back when they notice
@@ -502,19 +501,20 @@ class BoardConsumer(LiveSocket):
         now = time.monotonic()
         if seq - compacted == 1 or now - self.dirty_marked > 5:
             self.dirty_marked = now
-            await oplog.dirty_mark(self.ref, client=get_async_redis())
+            await get_async_batcher().call(lambda pipe: oplog.dirty_mark(self.ref, client=pipe))
 
-    def _apply(self, message, op: dict):
+    def _apply(self, message, op: dict, op_json: str, element_json: str | None):
         element = op.get("element")
-        return oplog.live_apply_async(
+        return oplog.live_apply(
             self.ref,
             gen=self.gen,
             kind=op["kind"],
             element_id=element["id"] if element is not None else op["id"],
             element=element,
+            element_json=element_json,
             by=self.username,
             client_op_id=message.client_op_id,
-            op=op,
+            op_json=op_json,
         )
 
     # --- from the board's channel (feeds.live.hub: called in the hub's task, never awaited) ---
@@ -570,6 +570,8 @@ class BoardConsumer(LiveSocket):
             self.put(text)
 
     def on_notice(self, notice: str) -> None:
+        if self.closing:
+            return
         handler = {"access": self._access_changed, "gone": self._gone, "reset": self._hello}[notice]
         asyncio.ensure_future(self._notice(handler))
 

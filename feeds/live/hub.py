@@ -31,12 +31,13 @@ from functools import lru_cache
 
 import redis
 import redis.asyncio
+from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 
 from feeds import keys
-from feeds.live.oplog import PRESENCE_TTL
+from feeds.live.oplog import PRESENCE_TTL, published_among
 from feeds.rules import LIVE_SEND_BUFFER
-from ugcsite.redis import get_async_redis
+from ugcsite.redis import Batcher, get_async_redis
 
 logger = logging.getLogger(__name__)
 
@@ -152,9 +153,11 @@ class Hub:
             settings.CHANNEL_LAYER_URL,
             decode_responses=True,
             socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
-            max_connections=64,
+            socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
         )
         self.pubsub = self.client.pubsub()
+        self.wake = asyncio.Event()  # something was subscribed: the reader reads
+        self.publisher = Batcher(self.client)
         self.rooms: dict[str, set] = {}
         self.ready: dict[str, asyncio.Future] = {}
         self.sockets: weakref.WeakSet = weakref.WeakSet()
@@ -176,6 +179,7 @@ class Hub:
             self.ready[channel] = asyncio.get_running_loop().create_future()
             await self._connected()
             await self.pubsub.subscribe(channel)
+            self.wake.set()
             self._start()
         room.add(socket)
         ready = self.ready.get(channel)
@@ -193,8 +197,11 @@ class Hub:
             self.ready.pop(channel, None)
             await self.pubsub.unsubscribe(channel)
 
-    async def publish(self, board_id: int, kind: str, text: str, *, seq: int = 0, sender: str = "-") -> None:
-        await self.client.publish(keys.live_channel(board_id), envelope(kind, text, seq=seq, sender=sender))
+    def publish(self, board_id: int, kind: str, text: str, *, seq: int = 0, sender: str = "-") -> asyncio.Future:
+        """Publish a frame; await the answer to learn that Redis took it. The frames published
+        while the last batch was under way go together, in one pipeline (ugcsite.redis.Batcher)."""
+        channel, payload = keys.live_channel(board_id), envelope(kind, text, seq=seq, sender=sender)
+        return self.publisher.call(lambda pipe: pipe.publish(channel, payload))
 
     # --- inside ------------------------------------------------------------------------------
 
@@ -219,7 +226,13 @@ class Hub:
             self.ticker = asyncio.get_running_loop().create_task(self._tick())
 
     async def _read(self) -> None:
-        while self.rooms:
+        """The process's one reader of its subscription, for the process's life: it waits while
+        nothing is subscribed (a join wakes it) rather than end, so no join finds it ending."""
+        while True:
+            if not self.pubsub.subscribed:
+                self.wake.clear()
+                await self.wake.wait()
+                continue
             try:
                 async for message in self.pubsub.listen():
                     self._dispatch(message)
@@ -232,8 +245,6 @@ class Hub:
                     await self.pubsub.connect()
                 except Exception:
                     continue
-            else:
-                return  # nothing subscribed any more
 
     def _dispatch(self, message: dict) -> None:
         kind = message["type"]
@@ -262,17 +273,23 @@ class Hub:
                     socket.on_frame(frame, sender, text)
 
     async def _tick(self) -> None:
-        """Every TICK: drop sockets whose write is stuck; every PRESENCE_EVERY ticks, refresh
-        every local socket's presence entry in one pipeline."""
+        """Every TICK: drop sockets whose write is stuck, and close those of boards deleted or
+        hidden meanwhile (one query for all: the notice that says so may have been lost); every
+        few ticks, refresh every local socket's presence entry in one pipeline."""
         every = max(int(PRESENCE_TTL / 3 / TICK), 1)
         for beat in itertools.count(1):
             await asyncio.sleep(TICK)
-            if not self.rooms:
-                self.ticker = None
-                return
             sockets = list(self.sockets)
             for socket in sockets:
                 socket.check_stuck()
+            try:
+                boards = {socket.board_id for socket in sockets}
+                published = await DatabaseSyncToAsync(published_among, thread_sensitive=False)(boards)
+                for socket in sockets:
+                    if socket.board_id not in published:
+                        socket.on_notice("gone")
+            except Exception as error:  # the next tick asks again
+                logger.warning("live hub: boards not checked: %s", error)
             if beat % every == 0 and sockets:
                 try:
                     pipe = get_async_redis().pipeline(transaction=False)

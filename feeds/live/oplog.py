@@ -35,8 +35,8 @@ LIVE_REPLAY_KEEP = 5_000
 PRESENCE_TTL = 60
 
 
-def _json(value) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+_json = _ENCODER.encode  # compact JSON, ASCII only, no NaN: what the log keeps and the sockets send
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,12 @@ def live_load(board_id: int) -> Board | None:
     return board
 
 
+def published_among(board_ids: set[int]) -> set[int]:
+    """Which of these boards are still published (the live sockets' check, feeds.live.hub). One
+    query, O(boards)."""
+    return set(Board.objects.filter(pk__in=board_ids, state=Board.State.PUBLISHED).values_list("pk", flat=True))
+
+
 def live_reset(board: Board, doc: dict, *, by: str) -> int | None:
     """Replace a live board's doc whole (an API edit): an entry of its log after every op before
     it. Call under the board's row lock (feeds.services.boards.board_update). The new seq, or
@@ -158,10 +164,28 @@ class OpRefused(Exception):
         self.reason = reason
 
 
+def op_json(op: dict) -> tuple[str, str | None]:
+    """(the op's JSON, its element's JSON or None): the element encoded once, the op around it."""
+    element = op.get("element")
+    if element is None:
+        return _json(op), None
+    element_json = _json(element)
+    rest = _json({key: value for key, value in op.items() if key != "element"})
+    return f'{rest[:-1]},"element":{element_json}}}', element_json
+
+
 def _apply_args(
-    ref: BoardRef, *, gen: str, kind: str, element_id: str, element: dict | None, by: str, client_op_id: str, op: dict
+    *,
+    gen: str,
+    kind: str,
+    element_id: str,
+    element: dict | None,
+    element_json: str | None,
+    by: str,
+    client_op_id: str,
+    op_json: str,
 ) -> list:
-    element_json = _json(element) if element is not None else ""
+    element_json = element_json or ""
     right, bottom = element_extent(element) if element is not None else ("", "")
     return scripts.live_apply.args(
         kind=kind,
@@ -173,7 +197,7 @@ def _apply_args(
         generation=gen,
         by=by,
         client_op=client_op_id,
-        op=_json(op),
+        op=op_json,
         log_kept=LIVE_REPLAY_KEEP,
         max_elements=MAX_ELEMENTS,
         max_points=MAX_POINTS,
@@ -181,23 +205,16 @@ def _apply_args(
     )
 
 
-def _applied(answer: list) -> tuple[int, int]:
+async def live_apply(ref: BoardRef, **op) -> tuple[int, int]:
+    """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
+    holds), or OpRefused. An element past the canvas grows it (the head's width and height) to
+    hold it. ``op``: gen, kind, element_id, element, by, client_op_id, and op_json and
+    element_json (``op_json(op)``: as the log keeps them and ``op_frame`` sends them). From an event loop (the live sockets),
+    batched with the loop's other calls. One script call, O(log elements + size of the element)."""
+    answer = await scripts.live_apply.run_async(keys=ref.state_keys(), args=_apply_args(**op))
     if len(answer) == 1:
         raise OpRefused(answer[0])
     return int(answer[0]), int(answer[1])
-
-
-def live_apply(ref: BoardRef, **op) -> tuple[int, int]:
-    """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
-    holds), or OpRefused. An element past the canvas grows it (the head's width and height) to
-    hold it. ``op``: gen, kind, element_id, element, by, client_op_id, op. One script call,
-    O(log elements + size of the element)."""
-    return _applied(scripts.live_apply(keys=ref.state_keys(), args=_apply_args(ref, **op)))
-
-
-async def live_apply_async(ref: BoardRef, **op) -> tuple[int, int]:
-    """live_apply from an event loop (the live sockets), on the async client: no thread a call."""
-    return _applied(await scripts.live_apply.run_async(keys=ref.state_keys(), args=_apply_args(ref, **op)))
 
 
 def live_snapshot(ref: BoardRef) -> Snapshot | None:
@@ -223,14 +240,14 @@ def _head(answer: list) -> tuple[str, dict] | None:
     return (gen, json.loads(head)) if gen else None
 
 
-def live_seq_async(ref: BoardRef):
-    """The seq of a live board's last op (None when not live), from an event loop. O(1)."""
-    return get_async_redis().hget(keys.live_meta(*ref.key_args), "seq")
-
-
 def op_message(seq: int, by: str, client_op_id: str, op: dict) -> dict:
     """The op message of docs/api.md, as every receiver gets it."""
     return {"type": "op", "seq": seq, "by": by, "client_op_id": client_op_id, "op": op}
+
+
+def op_frame(seq: int, by: str, client_op_id: str, op_json: str) -> str:
+    """``op_message`` as JSON text, around the op's JSON as the log keeps it (encoded once)."""
+    return f'{{"type":"op","seq":{int(seq)},"by":{_json(by)},"client_op_id":{_json(client_op_id)},"op":{op_json}}}'
 
 
 @dataclass
@@ -280,7 +297,7 @@ def live_mark_compacted(ref: BoardRef, seq: int) -> None:
 
 def dirty_mark(ref: BoardRef, *, now: float | None = None, client=None):
     """Note that the board has ops PostgreSQL lacks (keeps the earliest time). O(log dirty boards).
-    ``client``: another client (``get_async_redis()`` from an event loop: then await the answer)."""
+    ``client``: another client, or a pipeline (the live sockets' batch, ugcsite.redis.Batcher)."""
     client = client if client is not None else get_redis()
     return client.zadd(keys.live_dirty(), {keys.live_dirty_member(*ref.key_args): now or time.time()}, nx=True)
 
