@@ -265,8 +265,10 @@ def live_ops(author_id: int, board_id: int) -> str:
 
 def live_meta(author_id: int, board_id: int) -> str:
     """Hash of a board's live state: ``seq`` (the last op accepted), ``compacted`` (the seq the
-    PostgreSQL doc holds), ``doc`` (the doc at ``doc_seq``, a snapshot applied ops build on) and
-    ``doc_seq``. Example: ``lm:{u:42}:1234``."""
+    PostgreSQL doc holds), ``gen`` (the doc's generation: a new one when it is replaced whole),
+    ``head`` (the doc's width, height and background, JSON), ``title`` (the board's, as of
+    ``seq``), ``n`` and ``pts`` (its elements and points, for the limits) and ``z`` (the last
+    drawing order given). Example: ``lm:{u:42}:1234``."""
     return f"lm:{_user_tag(author_id)}:{int(board_id)}"
 
 
@@ -295,6 +297,19 @@ def live_order(author_id: int, board_id: int) -> str:
     return f"lz:{_user_tag(author_id)}:{int(board_id)}"
 
 
+def live_right(author_id: int, board_id: int) -> str:
+    """Sorted set of a live board's element ids by the right end of each (its x extent,
+    feeds.validation.element_extent): the highest is how narrow the board may be made.
+    Example: ``lx:{u:42}:1234``."""
+    return f"lx:{_user_tag(author_id)}:{int(board_id)}"
+
+
+def live_bottom(author_id: int, board_id: int) -> str:
+    """Sorted set of a live board's element ids by the bottom end of each (live_right's twin for
+    the height). Example: ``ly:{u:42}:1234``."""
+    return f"ly:{_user_tag(author_id)}:{int(board_id)}"
+
+
 def live_presence(author_id: int, board_id: int) -> str:
     """Hash of the open connections on a board: channel name -> ``{"u": username, "e": may edit,
     "t": expires}``, refreshed by each connection while it lives (a process that dies leaves
@@ -309,6 +324,8 @@ def live_keys(author_id: int, board_id: int) -> list[str]:
         live_meta(author_id, board_id),
         live_elements(author_id, board_id),
         live_order(author_id, board_id),
+        live_right(author_id, board_id),
+        live_bottom(author_id, board_id),
         live_presence(author_id, board_id),
     ]
 

@@ -8,7 +8,7 @@ What is stored is the JSON as sent, not these models' dump, so a client reads ba
 import secrets
 from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import Field, StrictBool, StrictFloat, StrictStr, field_validator, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictFloat, StrictStr, field_validator, model_validator
 
 from feeds.rules import (
     BOARD_KINDS,
@@ -44,9 +44,22 @@ ElementId = Annotated[StrictStr, Field(pattern=ELEMENT_ID_PATTERN)]
 # Degrees clockwise about the element's centre (a text's: its anchor); 0 when left out.
 Rotation = Annotated[Number, Field(ge=ROTATION[0], lt=ROTATION[1])]
 KindName = Literal[BOARD_KINDS]
-# The title as the document describes it: _clean_title below is the check, TITLE_PATTERN says the same.
+# A canvas's width or height (a doc's, or a live board op's): the canvas grows to MAX_CANVAS.
+CanvasSize = Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
+
+
+def _clean_title(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= MAX_TITLE:
+        raise ValueError(f"a title needs 1 to {MAX_TITLE} characters (spaces at both ends do not count)")
+    return value
+
+
+# The title as stored (trimmed) and as the document describes it: _clean_title is the check,
+# TITLE_PATTERN says the same. A board's body and a live board op read it alike.
 Title = Annotated[
     Text,
+    AfterValidator(_clean_title),
     Field(
         json_schema_extra={
             "pattern": TITLE_PATTERN,
@@ -124,8 +137,8 @@ class Doc(Strict):
     ellipse or a sticky note whole (unrotated) (x + w <= width, y + h <= height), and all paths hold at most 100,000
     points in all: rules over several fields, which JSON Schema cannot state."""
 
-    width: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
-    height: Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
+    width: CanvasSize
+    height: CanvasSize
     background: Color
     elements: Annotated[list[Element], Field(max_length=MAX_ELEMENTS)]
 
@@ -192,13 +205,6 @@ def doc_with_ids(doc: dict) -> dict:
     return {**doc, "elements": elements}
 
 
-def _clean_title(value: str) -> str:
-    value = value.strip()
-    if not 1 <= len(value) <= MAX_TITLE:
-        raise ValueError(f"a title needs 1 to {MAX_TITLE} characters (spaces at both ends do not count)")
-    return value
-
-
 def _clean_tags(value: list[str]) -> list[str]:
     if len(set(value)) != len(value):
         raise ValueError("tags must be distinct")
@@ -227,7 +233,6 @@ class BoardCreate(Body):
     doc: Doc
     remixable: StrictBool = True  # others may remix it (docs/api.md, "Likes and remixes")
 
-    _title = field_validator("title")(_clean_title)
     _tags = field_validator("tags")(_clean_tags)
 
 
@@ -240,7 +245,6 @@ class BoardPatch(Body):
     doc: Doc = None
     remixable: StrictBool = None
 
-    _title = field_validator("title")(_clean_title)
     _tags = field_validator("tags")(_clean_tags)
 
 

@@ -1,14 +1,17 @@
 """Telling a board's open live connections that something changed outside them (an editor
-invited or removed, the board deleted or hidden, the doc replaced), from a request or a task:
-one notice on the board's channel (feeds.live.hub), whichever process holds the sockets.
+invited or removed, the board deleted or hidden, the doc replaced, the title changed), from a
+request or a task: one notice, or one op of the log, on the board's channel (feeds.live.hub),
+whichever process holds the sockets.
 
 A notice lost here (the plain Redis unreachable) costs little: each connection checks its rights
-again whenever it is told and when it reconnects, and a gone board refuses every op anyway.
+again whenever it is told and when it reconnects, and a gone board refuses every op anyway. An
+op lost here is in the log: each connection reads it back at the next op's gap or its reconnect.
 """
 
 import logging
 
-from feeds.live.hub import notify
+from feeds.live import oplog
+from feeds.live.hub import notify, publish_op
 
 logger = logging.getLogger(__name__)
 
@@ -33,3 +36,12 @@ def board_gone(board_id: int) -> None:
 def board_reset(board_id: int) -> None:
     """The doc was replaced whole (an API edit): every connection gets a fresh hello."""
     _send(board_id, "reset")
+
+
+def board_op(board_id: int, seq: int, message: dict) -> None:
+    """An op appended to the board's log outside the live sockets (feeds.services.boards: the
+    title changed through the API): to every connection, in its seq order."""
+    try:
+        publish_op(board_id, seq, oplog._json(message))
+    except Exception as error:  # in the log: read back at the next gap or reconnect
+        logger.warning("could not hand op %s of board %s to its live connections: %s", seq, board_id, error)

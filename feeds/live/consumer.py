@@ -52,6 +52,7 @@ from feeds.rules import (
     MAX_ELEMENTS,
     MAX_POINTS,
 )
+from feeds.services.boards import BoardGone, board_change_live
 from social import hiding
 from ugcsite.http import whole_number
 from ugcsite.redis import REDIS_FAILURES, get_async_batcher
@@ -82,6 +83,7 @@ REFUSED = {
     "missing": "There is no element with this id on the board (someone may have removed it).",
     "elements": f"The board holds {MAX_ELEMENTS:,} elements already; remove some before adding more.",
     "points": f"The board's paths would hold more than {MAX_POINTS:,} points in all; simplify the drawing.",
+    "smaller": "What is drawn reaches {} x {}: the board cannot be smaller than that; move or remove it first.",
 }
 
 
@@ -304,6 +306,7 @@ class BoardConsumer(LiveSocket):
                 "type": "hello",
                 "seq": self.seq,
                 "doc": snapshot.doc(),
+                "title": snapshot.title,
                 "you": you,
                 "peers": peers,
                 "limits": STROKE_LIMITS,
@@ -478,7 +481,11 @@ class BoardConsumer(LiveSocket):
                     break
                 except OpRefused as refused:
                     if refused.reason in REFUSED:
-                        raise BadMessage(REFUSED[refused.reason], message.client_op_id) from None
+                        raise BadMessage(
+                            REFUSED[refused.reason].format(*refused.details), message.client_op_id
+                        ) from None
+                    if refused.reason == "extents":
+                        await _thread(oplog.live_extents_fill)(self.ref)
                     if refused.reason == "unloaded" and await _db(oplog.live_load)(self.board_id) is None:
                         await self._error(cid, "This board was deleted; nothing more can be drawn on it.")
                         await self.close(CLOSE_NOT_FOUND)
@@ -504,8 +511,10 @@ class BoardConsumer(LiveSocket):
             await get_async_batcher().call(lambda pipe: oplog.dirty_mark(self.ref, client=pipe))
 
     def _apply(self, message, op: dict, op_json: str, element_json: str | None):
+        if op["kind"] == "board":
+            return self._apply_board(message, op)
         element = op.get("element")
-        return oplog.live_apply(
+        return oplog.live_apply_async(
             self.ref,
             gen=self.gen,
             kind=op["kind"],
@@ -516,6 +525,19 @@ class BoardConsumer(LiveSocket):
             client_op_id=message.client_op_id,
             op_json=op_json,
         )
+
+    async def _apply_board(self, message, op: dict) -> tuple[int, int]:
+        """A board op: its title (the author's alone) through the board service with the log in
+        one transaction, anything else straight to the log."""
+        cid = message.client_op_id
+        if "title" not in op:
+            return await oplog.live_board_op_async(self.ref, op, by=self.username, client_op_id=cid)
+        if self.user.pk != self.ref.author_id:
+            raise BadMessage("Only the board's author may change its title; you may change its drawing.", cid)
+        try:
+            return await _db(board_change_live)(board_id=self.board_id, op=op, by=self.username, client_op_id=cid)
+        except BoardGone:
+            raise BadMessage("This board was deleted; nothing more can be changed on it.", cid) from None
 
     # --- from the board's channel (feeds.live.hub: called in the hub's task, never awaited) ---
 

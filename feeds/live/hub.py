@@ -68,6 +68,13 @@ def notify(board_id: int, notice: str) -> None:
     _plain().publish(keys.live_channel(board_id), envelope(NOTICE, notice))
 
 
+def publish_op(board_id: int, seq: int, text: str) -> None:
+    """Hand an op already in the board's log (``text``, its message as every receiver gets it)
+    to every live socket of the board, from synchronous code (an API edit of the title). Raises
+    the plain Redis's errors. O(1) here, as ``notify``."""
+    _plain().publish(keys.live_channel(board_id), envelope(OP, text, seq=seq))
+
+
 class Outbox:
     """What waits to be written to one socket, written by one task that lives while there is
     something to write (an idle socket has none). Ops and strokes wait in order; cursors (one a

@@ -52,6 +52,8 @@ class BoardRef:
             keys.live_elements(*self.key_args),
             keys.live_order(*self.key_args),
             keys.live_ops(*self.key_args),
+            keys.live_right(*self.key_args),
+            keys.live_bottom(*self.key_args),
         ]
 
     @property
@@ -69,6 +71,7 @@ class Snapshot:
     seq: int
     compacted: int
     head: dict  # width, height, background
+    title: str | None  # the board's title as of seq (None: a state loaded before titles were kept)
     elements: list[str]  # each element's JSON as sent
 
     def doc_text(self) -> str:
@@ -87,7 +90,7 @@ def _doc_args(doc: dict) -> tuple[str, int, int, list]:
     for element in doc["elements"]:
         count = element_points(element)
         points += count
-        flat += [element["id"], _json(element), count]
+        flat += [element["id"], _json(element), count, *element_extent(element)]
     return _json(head), len(doc["elements"]), points, flat
 
 
@@ -123,6 +126,7 @@ def live_load(board_id: int) -> Board | None:
             ttl=_ttl(),
             doc=None,
             by=None,
+            title=board.title,
             items=flat,
         )
     return board
@@ -151,17 +155,20 @@ def live_reset(board: Board, doc: dict, *, by: str) -> int | None:
         ttl=_ttl(),
         doc=_json(doc),
         by=by,
+        title=None,
         items=flat,
     )
     return int(seq) if done else None
 
 
 class OpRefused(Exception):
-    """The op cannot be applied: ``reason`` is one of live_apply.lua's."""
+    """The op cannot be applied: ``reason`` is one of live_apply.lua's, ``details`` what it
+    said more (for ``smaller``: the right and bottom end the elements reach, as text)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, details: tuple = ()):
         super().__init__(reason)
         self.reason = reason
+        self.details = details
 
 
 def op_json(op: dict) -> tuple[str, str | None]:
@@ -184,9 +191,11 @@ def _apply_args(
     by: str,
     client_op_id: str,
     op_json: str,
+    board: dict | None = None,
 ) -> list:
     element_json = element_json or ""
     right, bottom = element_extent(element) if element is not None else ("", "")
+    board = board or {}
     return scripts.live_apply.args(
         kind=kind,
         element_id=element_id,
@@ -202,19 +211,75 @@ def _apply_args(
         max_elements=MAX_ELEMENTS,
         max_points=MAX_POINTS,
         ttl=_ttl(),
+        background=board.get("background"),
+        width=board.get("width"),
+        height=board.get("height"),
+        title=board.get("title"),
     )
 
 
-async def live_apply(ref: BoardRef, **op) -> tuple[int, int]:
+def _applied(answer: list) -> tuple[int, int]:
+    if isinstance(answer[0], str):
+        raise OpRefused(answer[0], tuple(answer[1:]))
+    return int(answer[0]), int(answer[1])
+
+
+def live_apply(ref: BoardRef, **op) -> tuple[int, int]:
     """Apply one validated op and append it to the board's log: (its seq, the seq PostgreSQL
     holds), or OpRefused. An element past the canvas grows it (the head's width and height) to
-    hold it. ``op``: gen, kind, element_id, element, by, client_op_id, and op_json and
-    element_json (``op_json(op)``: as the log keeps them and ``op_frame`` sends them). From an event loop (the live sockets),
-    batched with the loop's other calls. One script call, O(log elements + size of the element)."""
-    answer = await scripts.live_apply.run_async(keys=ref.state_keys(), args=_apply_args(**op))
-    if len(answer) == 1:
-        raise OpRefused(answer[0])
-    return int(answer[0]), int(answer[1])
+    hold it; a ``board`` op sets the head's background, width and height (never below what the
+    elements reach: ``smaller``) and the title the live state knows. ``op``: gen, kind,
+    element_id, element, by, client_op_id, op_json and element_json (``op_json(op)``: as the log
+    keeps them and ``op_frame`` sends them), and ``board`` (a board op's fields). One script
+    call, O(log elements + size of the element)."""
+    return _applied(scripts.live_apply(keys=ref.state_keys(), args=_apply_args(**op)))
+
+
+async def live_apply_async(ref: BoardRef, **op) -> tuple[int, int]:
+    """live_apply from an event loop (the live sockets), batched with the loop's other calls."""
+    return _applied(await scripts.live_apply.run_async(keys=ref.state_keys(), args=_apply_args(**op)))
+
+
+def _board_op_args(op: dict, by: str, client_op_id: str) -> dict:
+    text, _ = op_json(op)
+    return {
+        "gen": "",
+        "kind": "board",
+        "element_id": "",
+        "element": None,
+        "element_json": None,
+        "by": by,
+        "client_op_id": client_op_id,
+        "op_json": text,
+        "board": op,
+    }
+
+
+def live_board_op(ref: BoardRef, op: dict, *, by: str, client_op_id: str = "") -> tuple[int, int]:
+    """Apply a ``board`` op (docs/api.md: any of background, width, height, title; validated)
+    and append it to the log, as live_apply. A title must be written to PostgreSQL in the same
+    transaction, under the board's row lock (feeds.services.boards). O(log elements)."""
+    return live_apply(ref, **_board_op_args(op, by, client_op_id))
+
+
+async def live_board_op_async(ref: BoardRef, op: dict, *, by: str, client_op_id: str = "") -> tuple[int, int]:
+    """live_board_op from an event loop (the live sockets): an op without a title."""
+    return await live_apply_async(ref, **_board_op_args(op, by, client_op_id))
+
+
+def live_extents_fill(ref: BoardRef) -> None:
+    """COMPAT(remove after 2026-12-31): give a state loaded by the release before 2026-11-26 the
+    right and bottom ends of its elements (live_apply answered ``extents``), read from its doc;
+    if an op comes meanwhile nothing is written, and the next answer says so again. O(points)."""
+    snapshot = live_snapshot(ref)
+    if snapshot is None:
+        return
+    items: list = []
+    for text in snapshot.elements:
+        element = json.loads(text)
+        items += [element["id"], *element_extent(element)]
+    meta, *_, rights, bottoms = ref.state_keys()
+    scripts.live_extents(keys=[meta, rights, bottoms], seq=snapshot.seq, items=items)
 
 
 def live_snapshot(ref: BoardRef) -> Snapshot | None:
@@ -222,8 +287,10 @@ def live_snapshot(ref: BoardRef) -> Snapshot | None:
     answer = scripts.live_snapshot(keys=ref.state_keys()[:3])
     if not answer:
         return None
-    gen, seq, compacted, head, *elements = answer
-    return Snapshot(gen=gen, seq=int(seq), compacted=int(compacted), head=json.loads(head), elements=elements)
+    gen, seq, compacted, head, title, *elements = answer
+    return Snapshot(
+        gen=gen, seq=int(seq), compacted=int(compacted), head=json.loads(head), title=title, elements=elements
+    )
 
 
 def live_head(ref: BoardRef) -> tuple[str, dict] | None:

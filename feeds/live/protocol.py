@@ -5,10 +5,21 @@ import json
 import math
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic import Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError, model_validator
 
 from feeds.rules import LIVE_STROKE_POINTS, MAX_CANVAS, MAX_POINTS
-from feeds.validation import Body, Color, Element, ElementId, Number, Point, StrokeWidth, element_fits
+from feeds.validation import (
+    Body,
+    CanvasSize,
+    Color,
+    Element,
+    ElementId,
+    Number,
+    Point,
+    StrokeWidth,
+    Title,
+    element_fits,
+)
 from ugcsite.http import Strict, _sentence
 
 CLIENT_OP_ID_MAX = 64
@@ -29,7 +40,25 @@ class RemoveOp(Strict):
     id: ElementId
 
 
-Op = Annotated[AddOp | UpdateOp | RemoveOp, Field(discriminator="kind")]
+class BoardOp(Strict):
+    """A change of the board itself, not of an element: its background, its size (as a doc's;
+    never smaller than what is drawn on it: the log checks, feeds.live.oplog) or its title (as a
+    board's body; its author's alone: the consumer checks). At least one of them."""
+
+    kind: Literal["board"]
+    background: Color = None
+    width: CanvasSize = None
+    height: CanvasSize = None
+    title: Title = None
+
+    @model_validator(mode="after")
+    def changes_something(self):
+        if not self.model_fields_set - {"kind"}:
+            raise ValueError("a board op changes at least one of background, width, height and title")
+        return self
+
+
+Op = Annotated[AddOp | UpdateOp | RemoveOp | BoardOp, Field(discriminator="kind")]
 
 
 class OpMessage(Body):
@@ -103,10 +132,13 @@ def op_check(data: dict, *, head: dict) -> tuple[OpMessage, dict]:
     """An op message checked: its shape, the element's rules, an id on every element, and the
     element within MAX_CANVAS: past the canvas of ``head`` (the live doc's width and height), the
     board grows to hold it (oplog.live_apply). (The message, the op as sent.) Whether the element
-    exists, and the doc's limits, are the log's to check (oplog)."""
+    exists, and the doc's limits, are the log's to check (oplog). A board op's title is the
+    trimmed one, as stored."""
     cid = data.get("client_op_id") if isinstance(data.get("client_op_id"), str) else None
     message = _check(OpMessage, data, cid)
     op = message.op
+    if isinstance(op, BoardOp) and op.title is not None:
+        return message, {**data["op"], "title": op.title}
     if isinstance(op, (AddOp, UpdateOp)):
         if op.element.id is None:
             raise BadMessage('op.element needs an "id" (1-64 characters of A-Z, a-z, 0-9, _ and -).', cid)

@@ -192,21 +192,61 @@ def board_update(
     alone: nothing of it is in Redis, and unhiding it publishes the new values.
 
     A new doc replaces the live board's doc too (feeds.live: an entry of its op log, under the
-    board's row lock, so people drawing get it in order). ``live_seq`` is a compaction's: the
-    doc as it stood at that seq of the log, written only over an older one (else nothing)."""
+    board's row lock, so people drawing get it in order), and a new title reaches them as a
+    ``board`` op of the log, after it. ``live_seq`` is a compaction's: the doc as it stood at
+    that seq of the log, written only over an older one (else nothing)."""
     if not changes:
         return board
-    if "doc" in changes and live_seq is None:
-        changes = {**changes, "doc": doc_with_ids(changes["doc"])}
-        with transaction.atomic():
-            Board.objects.select_for_update().filter(pk=board.pk).values_list("pk").first()
+    if live_seq is not None or not {"doc", "title"} & changes.keys():
+        return _board_write(
+            board, changes, unpublished_ok=unpublished_ok, live_seq=live_seq, only_newer=live_seq is not None
+        )
+    with transaction.atomic():
+        title = Board.objects.select_for_update().filter(pk=board.pk).values_list("title", flat=True).first()
+        seq = None
+        if "doc" in changes:
+            changes = {**changes, "doc": doc_with_ids(changes["doc"])}
             seq = oplog.live_reset(board, changes["doc"], by=by)
             if seq is not None:
                 transaction.on_commit(lambda: broadcast.board_reset(board.pk))
-            return _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=seq)
-    return _board_write(
-        board, changes, unpublished_ok=unpublished_ok, live_seq=live_seq, only_newer=live_seq is not None
-    )
+        board = _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=seq)
+        if changes.get("title", title) != title:
+            _title_live(board, changes["title"], by=by)
+        return board
+
+
+def _title_live(board: Board, title: str, *, by: str) -> None:
+    """A new title of a board that may be live: a ``board`` op in its log, broadcast on commit
+    (nothing when it is not live). Under the board's row lock, in the transaction of the write."""
+    op = {"kind": "board", "title": title}
+    try:
+        seq, _ = oplog.live_board_op(oplog.BoardRef.of(board), op, by=by)
+    except oplog.OpRefused:  # not live: the title reaches the next to open it with the page
+        return
+    message = oplog.op_message(seq, by, "", op)
+    transaction.on_commit(lambda: broadcast.board_op(board.pk, seq, message))
+
+
+def board_change_live(*, board_id: int, op: dict, by: str, client_op_id: str) -> tuple[int, int]:
+    """A ``board`` op from the live channel that sets the title (its author's; feeds.live.consumer
+    checked who sent it): the title written as a REST edit of it writes it (G, search and the
+    feeds follow), and in the same transaction, under the board's row lock, the op applied to
+    the live state and appended to its log, which the caller broadcasts: (its seq, the seq
+    PostgreSQL's doc holds). All or nothing: an op the log refuses (oplog.OpRefused) or the data
+    Redis unreachable leave the title as it was, and BoardGone when the board is not published.
+    Only a failed commit after the log took the op leaves the others told of a title that was
+    not stored (until they open the board again)."""
+    with transaction.atomic():
+        board = (
+            Board.objects.select_for_update(of=("self",))
+            .select_related("author")
+            .filter(pk=board_id, state=Board.State.PUBLISHED)
+            .first()
+        )
+        if board is None:
+            raise BoardGone(board_id)
+        _board_write(board, {"title": op["title"]}, unpublished_ok=False, live_seq=None)
+        return oplog.live_board_op(oplog.BoardRef.of(board), op, by=by, client_op_id=client_op_id)
 
 
 def _board_write(

@@ -12,13 +12,14 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from feeds import rules
+from feeds import keys, rules
 from feeds.live import compaction
 from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from social import tokens
 from social.models import User
 from social.services import user_create
+from ugcsite.redis import get_redis
 from ugcsite.testing import socket_close_code
 
 pytestmark = pytest.mark.live
@@ -352,6 +353,178 @@ def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_d
     assert (doc["width"], doc["height"]) == (1200, 700)
     assert doc["elements"] == DOC["elements"] + [note]
     alice.close()
+    bob.close()
+
+
+def test_a_board_op_reaches_everyone_next_in_seq_is_replayed_and_compacted(world, api):
+    """Background and size are ops like any other: the next seq, to everyone, in a ?since=
+    replay and a fresh hello, and in the REST doc after compaction (the elements untouched)."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    seq0 = bob.hello["seq"]
+    change = {"kind": "board", "background": "#1A2b3c", "width": 1000, "height": 250.5}
+    bob.op("b1", change)
+    for who in (alice, bob):
+        got = who.recv_type("op")
+        assert got == {"type": "op", "seq": seq0 + 1, "by": "bob", "client_op_id": "b1", "op": change}
+    bob.op("b2", {"kind": "board", "width": 640})  # one field alone leaves the others as they are
+    assert alice.recv_type("op")["seq"] == seq0 + 2
+    late = Client(server, board.pk, token=t["carol"], since=seq0)
+    assert [m["op"] for m in late.hello["replay"]] == [change, {"kind": "board", "width": 640}]
+    fresh = Client(server, board.pk, token=t["carol"])
+    head = {"width": 640, "height": 250.5, "background": "#1A2b3c"}
+    assert fresh.hello["doc"] == {**DOC, **head} and fresh.hello["seq"] == seq0 + 2
+    assert compaction.board_compact(board.pk) == seq0 + 2
+    assert api.get(f"/api/v1/boards/{board.pk}").json()["doc"] == {**DOC, **head}
+    for who in (alice, bob, late, fresh):
+        who.close()
+
+
+def test_the_board_shrinks_to_what_is_drawn_and_no_further(world, api):
+    """An explicit size may shrink the board, down to the right and bottom end of its elements
+    (the REST doc's rule: every element lies on the canvas), whoever drew them and whenever;
+    below that the op is refused with the size the drawing needs, and nothing changes."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    far = {"type": "arrow", "color": "#000000", "width": 2, "points": [[10, 10], [900.5, 700]], "id": "far"}
+    alice.op("a1", {"kind": "add", "element": far})
+    seq = bob.recv_type("op")["seq"]
+    alice.recv_type("op")
+    bob.op("b1", {"kind": "board", "width": 900, "background": "#000000"})
+    error = bob.recv_type("error")
+    assert error["client_op_id"] == "b1" and "reaches 900.5 x 700" in error["detail"], error
+    bob.op("b2", {"kind": "board", "height": 699.9})
+    assert "cannot be smaller" in bob.recv_type("error")["detail"]
+    bob.op("b3", {"kind": "board", "width": 900.5, "height": 700})  # exactly what it needs
+    assert alice.recv_type("op")["seq"] == seq + 1  # the refused ones were never seen
+    alice.op("a2", {"kind": "remove", "id": "far"})
+    assert bob.recv_type("op")["client_op_id"] == "b3" and bob.recv_type("op")["client_op_id"] == "a2"
+    bob.op("b4", {"kind": "board", "width": 60, "height": 50})  # the rectangle reaches (60, 50)
+    assert [alice.recv_type("op")["client_op_id"] for _ in range(2)] == ["a2", "b4"]
+    bob.op("b5", {"kind": "board", "width": 59})
+    assert "reaches 60 x 50" in bob.recv_type("error")["detail"]
+    alice.op("a3", {"kind": "update", "element": {**DOC["elements"][0], "x": 5}})  # now it reaches 55
+    assert [bob.recv_type("op")["client_op_id"] for _ in range(2)] == ["b4", "a3"]
+    bob.op("b6", {"kind": "board", "width": 55})
+    assert [alice.recv_type("op")["client_op_id"] for _ in range(2)] == ["a3", "b6"]
+    compaction.board_compact(board.pk)
+    doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
+    assert (doc["width"], doc["height"], doc["background"]) == (55, 50, "#ffffff")
+    alice.close()
+    bob.close()
+
+
+def test_a_board_live_before_extents_were_kept_gets_them_on_its_first_resize(world):
+    """COMPAT: a live state loaded by the release before 2026-11-26 keeps no element ends
+    (lx:, ly:); the first resize reads them from its doc, and the rule holds as for any board."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    alice.op("a1", {"kind": "add", "element": stroke("s1", x=300)})  # reaches (305, 20)
+    alice.recv_type("op")
+    args = (board.author_id, board.pk)
+    get_redis().delete(keys.live_right(*args), keys.live_bottom(*args))
+    alice.op("a2", {"kind": "board", "width": 200})
+    assert "reaches 305 x 50" in alice.recv_type("error")["detail"]
+    alice.op("a3", {"kind": "board", "width": 305, "height": 50})
+    assert alice.recv_type("op")["client_op_id"] == "a3"
+    assert get_redis().zrange(keys.live_right(*args), 0, -1, withscores=True) == [("r1", 60), ("s1", 305)]
+    alice.close()
+
+
+def test_bad_board_ops_get_errors_and_change_nothing(world):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    for change, words in [
+        ({}, "at least one of background, width, height and title"),
+        ({"width": 0}, "width should be greater than or equal to 1"),
+        ({"height": rules.MAX_CANVAS + 1}, f"less than or equal to {rules.MAX_CANVAS}"),
+        ({"width": "800"}, "width must be a number"),
+        ({"width": True}, "width must be a number"),
+        ({"width": None}, "width must be a number"),
+        ({"background": "red"}, "background must be a color like #1a2b3c"),
+        ({"background": "#12345"}, "background must be a color"),
+        ({"title": "   "}, "a title needs 1 to 120 characters"),
+        ({"title": "x" * (rules.MAX_TITLE + 1)}, "a title needs 1 to 120 characters"),
+        ({"title": "a\x00b"}, "NUL"),
+        ({"title": 5}, "title must be a string"),
+        ({"zoom": 2}, "zoom is not a field this accepts"),
+        ({"background": "#000000", "elements": []}, "elements is not a field"),
+    ]:
+        alice.op("bad", {"kind": "board", **change})
+        error = alice.recv_type("error")
+        assert error["client_op_id"] == "bad" and words in error["detail"], (change, error)
+    alice.op("ok", {"kind": "board", "background": "#eeeeee"})
+    assert bob.recv_type("op")["client_op_id"] == "ok"  # bob saw only the accepted op
+    carol = Client(server, board.pk, token=t["carol"])  # a watcher changes nothing either
+    carol.op("c", {"kind": "board", "background": "#000000"})
+    assert "watch" in carol.recv_type("error")["detail"]
+    for who in (alice, bob, carol):
+        who.close()
+
+
+def test_a_title_op_from_the_author_is_the_boards_title_everywhere(world, api):
+    """The author's title op goes through the board service (PostgreSQL, G, search) and reaches
+    everyone as the next op, trimmed as stored; a hello says the title as of its seq."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    assert bob.hello["title"] == "Ours"
+    seq0 = bob.hello["seq"]
+    alice.op("t1", {"kind": "board", "title": "  Harbour at dawn ", "background": "#dde7f0"})
+    op = {"kind": "board", "title": "Harbour at dawn", "background": "#dde7f0"}
+    for who in (alice, bob):
+        assert who.recv_type("op") == {"type": "op", "seq": seq0 + 1, "by": "alice", "client_op_id": "t1", "op": op}
+    assert api.get(f"/api/v1/boards/{board.pk}").json()["title"] == "Harbour at dawn"
+    assert Board.objects.get(pk=board.pk).title == "Harbour at dawn"
+    [summary] = api.get("/api/v1/users/alice/boards").json()["items"]  # hydrated from G
+    assert summary["title"] == "Harbour at dawn"
+    found = api.get("/api/v1/search", q="harbour", type="boards").json()["items"]
+    assert [item["id"] for item in found] == [board.pk]
+    fresh = Client(server, board.pk, token=t["carol"])
+    assert fresh.hello["title"] == "Harbour at dawn" and fresh.hello["doc"]["background"] == "#dde7f0"
+    for who in (alice, bob, fresh):
+        who.close()
+
+
+def test_a_title_op_from_an_editor_is_refused_whole_and_changes_nothing(world, api):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    seq0 = alice.hello["seq"]
+    bob.op("t", {"kind": "board", "title": "Mine now", "background": "#000000"})
+    error = bob.recv_type("error")
+    assert error["client_op_id"] == "t" and "Only the board's author may change its title" in error["detail"]
+    bob.op("after", {"kind": "add", "element": stroke("after")})
+    got = alice.recv_type("op")
+    assert (got["seq"], got["client_op_id"]) == (seq0 + 1, "after")  # the refused op took no seq
+    body = api.get(f"/api/v1/boards/{board.pk}").json()
+    assert body["title"] == "Ours"
+    compaction.board_compact(board.pk)
+    assert api.get(f"/api/v1/boards/{board.pk}").json()["doc"]["background"] == "#ffffff"
+    alice.close()
+    bob.close()
+
+
+def test_a_title_changed_through_the_api_reaches_everyone_drawing(world, api):
+    server, board, t = world["server"], world["board"], world["tokens"]
+    bob = Client(server, board.pk, token=t["bob"])
+    alice_api = api.__class__(api.client.__class__(), t["alice"])
+    assert alice_api.patch(f"/api/v1/boards/{board.pk}", {"title": "Renamed", "tags": ["x"]}).status_code == 200
+    got = bob.recv_type("op")
+    assert got == {
+        "type": "op",
+        "seq": bob.hello["seq"] + 1,
+        "by": "alice",
+        "client_op_id": "",
+        "op": {"kind": "board", "title": "Renamed"},
+    }
+    # Saving the same title again tells no one anything.
+    assert alice_api.patch(f"/api/v1/boards/{board.pk}", {"title": "Renamed", "tags": ["y"]}).status_code == 200
+    bob.op("b", {"kind": "add", "element": stroke("b")})
+    assert bob.recv_type("op")["seq"] == got["seq"] + 1
     bob.close()
 
 

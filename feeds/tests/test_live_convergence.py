@@ -1,6 +1,7 @@
 """Convergence of the live channel (a property test against a real ASGI server): random
 concurrent op streams from several clients, with reconnects (?since=) in the middle, and
-conflicting ops (two people removing or updating the same element). Every client applies what
+conflicting ops (two people removing or updating the same element, one shrinking the board
+while another draws past its edge, two choosing a background). Every client applies what
 the server sends as the browser does (hello doc or replay, then ops in seq order); at the end
 every client's doc, the server's live doc and the REST doc after compaction are the same."""
 
@@ -16,6 +17,7 @@ from feeds.live import compaction, oplog
 from feeds.live.oplog import BoardRef
 from feeds.models import Board
 from feeds.services import boards as board_services, editors as editor_services
+from feeds.validation import element_extent
 from social import tokens
 from social.services import user_create
 
@@ -34,13 +36,23 @@ def element(element_id: str, x: int) -> dict:
     return {"type": "path", "color": "#123456", "width": 2, "points": [[x, x], [x + 3, x + 7]], "id": element_id}
 
 
-def apply(elements: list, op: dict) -> list:
-    """The client's rule (static/js/live.js applyOp)."""
+def apply(doc: dict, op: dict) -> dict:
+    """The client's rule (static/js/live.js applyOp): a board op sets the head's fields it names;
+    an element op grows the board to hold its element, then adds, replaces or removes it."""
+    if op["kind"] == "board":
+        return {**doc, **{field: op[field] for field in ("background", "width", "height") if field in op}}
+    if "element" in op:
+        right, bottom = element_extent(op["element"])
+        doc = {**doc, "width": max(doc["width"], right), "height": max(doc["height"], bottom)}
+    elements = doc["elements"]
     if op["kind"] == "add":
-        return elements if any(e["id"] == op["element"]["id"] for e in elements) else elements + [op["element"]]
-    if op["kind"] == "update":
-        return [op["element"] if e["id"] == op["element"]["id"] else e for e in elements]
-    return [e for e in elements if e["id"] != op["id"]]
+        if not any(e["id"] == op["element"]["id"] for e in elements):
+            elements = elements + [op["element"]]
+    elif op["kind"] == "update":
+        elements = [op["element"] if e["id"] == op["element"]["id"] else e for e in elements]
+    else:
+        elements = [e for e in elements if e["id"] != op["id"]]
+    return {**doc, "elements": elements}
 
 
 class Replica:
@@ -70,7 +82,7 @@ class Replica:
             self.seq = message["seq"]
         elif message["type"] == "op":
             assert message["seq"] == self.seq + 1, (message["seq"], self.seq)  # in order, none missed
-            self.doc = {**self.doc, "elements": apply(self.doc["elements"], message["op"])}
+            self.doc = apply(self.doc, message["op"])
             self.seq = message["seq"]
 
     def send(self, op):
@@ -89,9 +101,9 @@ class Replica:
 actions = st.lists(
     st.tuples(
         st.integers(0, 2),
-        st.sampled_from(["add", "add", "update", "remove", "reconnect"]),
+        st.sampled_from(["add", "add", "update", "remove", "reconnect", "size", "background"]),
         st.sampled_from(IDS),
-        st.integers(0, 400),
+        st.integers(0, 600),
     ),
     min_size=1,
     max_size=40,
@@ -124,6 +136,10 @@ def test_every_client_and_the_server_end_with_the_same_doc(live_world, script):
             replica.reconnect()  # whatever it had not read yet comes back as a replay
         elif action == "remove":
             replica.send({"kind": "remove", "id": element_id})
+        elif action == "size":  # refused when it would cut what is drawn: nothing to apply then
+            replica.send({"kind": "board", "width": 100 + x, "height": 50 + x})
+        elif action == "background":
+            replica.send({"kind": "board", "background": f"#{x:06x}"})
         else:
             replica.send({"kind": action, "element": element(element_id, x)})
     ref = BoardRef.of(board)

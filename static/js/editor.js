@@ -14,9 +14,13 @@
    (add, remove) and the others' ops come in; the canvas shows the server's doc with this
    person's unconfirmed ops on top, so drawing goes on while the connection is down and is sent
    when it is back. Undo and redo then keep, per person, what each of their own changes added
-   and removed, and undo that alone (never someone else's strokes). Saving sends the title, kind
-   and tags (and the whole doc only when the connection could not confirm the drawing, or the
-   background changed).
+   and removed, and undo that alone (never someone else's strokes). The board's background and
+   size go as `board` ops too (and their undo), and so does the title its author types (when the
+   field is left); the others' come in and show at once. Saving sends the title, kind and tags
+   (and the whole doc only when the connection could not confirm the drawing).
+
+   The board's size (width x height, in the style controls) may be set by hand: larger, or
+   smaller down to what is drawn on it (as the server rules), and one undo step.
 
    The select tool picks elements (a click, shift-click, or a box dragged around them); dragging
    moves them, the corner handles resize them (Shift keeps proportions), the round handle above
@@ -78,6 +82,8 @@
     fill: document.getElementById("fill"),
     rotation: document.getElementById("rotation"),
     background: document.getElementById("background"),
+    boardWidth: document.getElementById("board-width"),
+    boardHeight: document.getElementById("board-height"),
   };
 
   // --- the model ------------------------------------------------------------------------------
@@ -109,9 +115,9 @@
     : "new." + (form.dataset.person || "") + (form.dataset.remixOf ? ".remix." + form.dataset.remixOf : "");
   const livePeers = document.getElementById("live-peers");
   let live = null;  // the live connection of an existing board
-  let liveUndo = [];  // live: this person's changes, {added, removed, background: [before, after]}
+  // live: this person's changes, {added, removed, updated, background: [before, after], size: [[w, h], [w, h]]}
+  let liveUndo = [];
   let liveRedo = [];
-  let backgroundChanged = false;
   const undoStack = [];
   const redoStack = [];
   let tool = "pen";
@@ -135,8 +141,12 @@
     return Math.min(Math.max(round1(value), 0), max);
   }
 
-  function state() {
-    return { elements: doc.elements, background: doc.background };
+  /* The state undo keeps; with `withSize`, the board's size too (a size change and its undo:
+     growing with the content is never undone). */
+  function state(withSize) {
+    const now = { elements: doc.elements, background: doc.background };
+    if (withSize) now.size = [doc.width, doc.height];
+    return now;
   }
 
   /* The board grows to hold its elements (never shrinks): as the server grows a live board. */
@@ -149,6 +159,7 @@
   function apply(next) {
     doc.elements = next.elements;
     doc.background = next.background;
+    if (next.size) [doc.width, doc.height] = next.size;
     growToFit();
     if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
   }
@@ -168,6 +179,8 @@
       removed: before.elements.filter((e) => !now.has(e.id)),
       updated,
       background: before.background !== next.background ? [before.background, next.background] : null,
+      size: next.size && before.size && (next.size[0] !== before.size[0] || next.size[1] !== before.size[1])
+        ? [before.size, next.size] : null,
     };
   }
 
@@ -182,11 +195,15 @@
       const element = pair[forward ? 1 : 0];
       if (present.has(element.id)) live.send({ kind: "update", element });
     }
-    if (entry.background) {
-      doc.background = entry.background[forward ? 1 : 0];
-      backgroundChanged = true;
-      if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
+    const board = {};
+    if (entry.background) board.background = entry.background[forward ? 1 : 0];
+    if (entry.size) {  // never below what is drawn now, others' strokes included (the server's rule)
+      const [right, bottom] = shapes.extentOf(live.view().elements);
+      const [width, height] = entry.size[forward ? 1 : 0];
+      board.width = Math.max(width, right, 1);
+      board.height = Math.max(height, bottom, 1);
     }
+    if (Object.keys(board).length) live.send(Object.assign({ kind: "board" }, board));
     liveRefresh();
     touched();
   }
@@ -198,6 +215,12 @@
     if (!board) return;
     const erased = gesture && gesture.erasedIds;
     doc.elements = erased ? board.elements.filter((e) => !erased.has(e.id)) : board.elements;
+    doc.width = board.width;
+    doc.height = board.height;
+    if (backgroundBefore === null) {  // not while this person picks one (shown as they go)
+      doc.background = board.background;
+      if (COLOR_RE.test(doc.background)) inputs.background.value = doc.background.toLowerCase();
+    }
     growToFit();
   }
 
@@ -205,7 +228,7 @@
   function change(next, before) {
     if (live) {
       const entry = diff(before || state(), next);
-      if (!entry.added.length && !entry.removed.length && !entry.updated.length && !entry.background) return;
+      if (!entry.added.length && !entry.removed.length && !entry.updated.length && !entry.background && !entry.size) return;
       liveUndo.push(entry);
       if (liveUndo.length > HISTORY) liveUndo.shift();
       liveRedo = [];
@@ -230,8 +253,9 @@
       return;
     }
     if (!undoStack.length) return;
-    redoStack.push(state());
-    apply(undoStack.pop());
+    const previous = undoStack.pop();
+    redoStack.push(state(Boolean(previous.size)));
+    apply(previous);
     touched();
   }
 
@@ -245,8 +269,9 @@
       return;
     }
     if (!redoStack.length) return;
-    undoStack.push(state());
-    apply(redoStack.pop());
+    const next = redoStack.pop();
+    undoStack.push(state(Boolean(next.size)));
+    apply(next);
     touched();
   }
 
@@ -1086,6 +1111,38 @@
     }
   });
 
+  /* The board's size from the width and height fields, within 1..LIMIT and never below what is
+     drawn (the server's rule; the person is told when that is what held it): one change. */
+  function resizeBoard() {
+    const width = Number(inputs.boardWidth.value);
+    const height = Number(inputs.boardHeight.value);
+    const given = inputs.boardWidth.value !== "" && inputs.boardHeight.value !== "" && isFinite(width) && isFinite(height);
+    const asked = given ? [Math.min(Math.max(round1(width), 1), LIMIT), Math.min(Math.max(round1(height), 1), LIMIT)] : null;
+    if (!asked || (asked[0] === doc.width && asked[1] === doc.height)) {
+      refreshSize(true);
+      return;
+    }
+    commitText();
+    const [right, bottom] = shapes.extentOf(live ? live.view().elements : doc.elements);
+    const size = [Math.max(asked[0], right), Math.max(asked[1], bottom)];
+    if (size[0] !== doc.width || size[1] !== doc.height) {
+      change({ elements: doc.elements, background: doc.background, size }, state(true));
+    }
+    refreshSize(true);
+    if (size[0] !== asked[0] || size[1] !== asked[1]) {
+      showError("What is drawn reaches " + right + " × " + bottom + ": the board cannot be smaller than that.");
+    }
+  }
+  inputs.boardWidth.addEventListener("change", resizeBoard);
+  inputs.boardHeight.addEventListener("change", resizeBoard);
+
+  /* The size fields show the board's size (not while the person types in one, unless `now`). */
+  function refreshSize(now) {
+    for (const [input, value] of [[inputs.boardWidth, doc.width], [inputs.boardHeight, doc.height]]) {
+      if (now || document.activeElement !== input) input.value = String(value);
+    }
+  }
+
   function onAction(name, handler) {
     form.querySelector('[data-action="' + name + '"]').addEventListener("click", handler);
   }
@@ -1137,8 +1194,9 @@
     form.querySelector('[data-action="undo"]').disabled = !(live ? liveUndo : undoStack).length;
     form.querySelector('[data-action="redo"]').disabled = !(live ? liveRedo : redoStack).length;
     form.querySelector('[data-action="delete"]').disabled = !selection.size;
+    refreshSize(false);
     const count = doc.elements.length;
-    const unsent = live ? live.pending.length > 0 || backgroundChanged : dirty;
+    const unsent = live ? live.pending.length > 0 : dirty;
     statusLine.textContent = count + (count === 1 ? " element" : " elements")
       + (selection.size ? " · " + selection.size + " selected" : "") + (unsent ? " · not saved yet" : "");
     canvas.dataset.selected = Array.from(selection).join(" ");
@@ -1188,7 +1246,7 @@
   function collect() {
     const wholeDoc = { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements };
     // Live, the server has the drawing already, unless it could not confirm all of it.
-    const docToo = !live || live.state !== "live" || live.pending.length > 0 || backgroundChanged;
+    const docToo = !live || live.state !== "live" || live.pending.length > 0;
     if (!isAuthor) return docToo ? { doc: wholeDoc } : {};
     const title = inputs.title.value.trim();
     if (!title) {
@@ -1254,7 +1312,7 @@
   });
 
   window.addEventListener("beforeunload", (event) => {
-    if ((live ? live.pending.length > 0 || backgroundChanged : dirty) && !saving) {
+    if ((live ? live.pending.length > 0 : dirty) && !saving) {
       event.preventDefault();
       event.returnValue = "";
     }
@@ -1263,11 +1321,16 @@
   if (form.dataset.boardId) {
     live = new draw2d.LiveBoard(form.dataset.boardId, {
       initial: { width: doc.width, height: doc.height, background: doc.background, elements: doc.elements },
+      title: inputs.title.value.trim(),
       keep: "live." + form.dataset.person + "." + form.dataset.boardId,  // unsent ops survive a closed tab
       onChange() {
         liveRefresh();
         refreshControls();
         schedule();
+      },
+      onTitle(title, before) {  // the board's title changed (its author, here or elsewhere)
+        if (document.activeElement !== inputs.title) inputs.title.value = title;
+        draw2d.retitlePage(title, before);
       },
       onStatus(state, text) {
         if (!liveStatus) return;
@@ -1280,18 +1343,34 @@
       onError(detail) { showError(detail); },
     });
     draw2d.boards.push(live);
+    // The author's title goes live when the field is left (or Enter is pressed), once it changed.
+    if (isAuthor) {
+      inputs.title.addEventListener("change", () => {
+        const title = inputs.title.value.trim();
+        const sent = live.pending.filter((item) => item.op.kind === "board" && item.op.title !== undefined).pop();
+        if (title === (sent ? sent.op.title : live.title)) return;
+        if (!title || title.length > MAX_TITLE) {
+          showError(title ? "A title has at most " + MAX_TITLE + " characters." : "Give the board a title.");
+          return;
+        }
+        hideError();
+        live.send({ kind: "board", title });
+      });
+    }
   }
 
   // A new board not yet published is kept in this browser (static/js/keep.js) at every change,
   // and brought back when the person opens /new again (after the tab closed or the browser crashed).
   function keepNew() {
     if (!NEW_KEY || saving) return;
-    window.ugcsiteKeep.set(NEW_KEY, { doc: state(), title: inputs.title.value, kind: inputs.kind.value, tags: inputs.tags.value });
+    window.ugcsiteKeep.set(NEW_KEY, { doc: state(true), title: inputs.title.value, kind: inputs.kind.value, tags: inputs.tags.value });
   }
   if (NEW_KEY) {
     const kept = window.ugcsiteKeep.get(NEW_KEY);
     if (kept && kept.doc && Array.isArray(kept.doc.elements) && typeof kept.doc.background === "string") {
-      apply({ elements: kept.doc.elements, background: kept.doc.background });
+      const size = kept.doc.size;
+      const sized = Array.isArray(size) && size.length === 2 && size.every((n) => isNumber(n) && n >= 1 && n <= LIMIT);
+      apply({ elements: kept.doc.elements, background: kept.doc.background, size: sized ? size : undefined });
       inputs.title.value = typeof kept.title === "string" ? kept.title : "";
       inputs.tags.value = typeof kept.tags === "string" ? kept.tags : "";
       if (config.kinds.indexOf(kept.kind) >= 0) inputs.kind.value = kept.kind;

@@ -16,7 +16,12 @@
    under way as ephemeral `stroke` frames, coalesced to the hello's `limits` (frames a second,
    points a frame); the final stroke is the one op. The others draw it (`strokes`) and drop it
    when the op with its id arrives, when its drawer cancels it (`done`) or leaves, or when it has
-   not moved for `limits.stroke_idle` seconds (the drawer vanished). */
+   not moved for `limits.stroke_idle` seconds (the drawer vanished).
+
+   The board itself changes by `board` ops too: its background, its width and height (never
+   below what is drawn: the server refuses that), its title (its author's alone). The title is
+   not part of the doc: `title` is the board's as of the last seq (a hello says it), and
+   `handlers.onTitle(title)` hears when it changes. */
 (function () {
   "use strict";
 
@@ -54,6 +59,20 @@
     const [right, bottom] = extent(op.element);
     if (right <= doc.width && bottom <= doc.height) return doc;
     return Object.assign({}, doc, { width: Math.max(doc.width, right), height: Math.max(doc.height, bottom) });
+  }
+
+  /* The board's fields a `board` op sets (its title lives beside the doc, not in it). */
+  const HEAD_FIELDS = ["background", "width", "height"];
+
+  /* A doc after one op (a new object; the old one is never changed): a board op sets the head's
+     fields it names, an element op grows the doc to hold its element and changes the elements. */
+  function applyToDoc(doc, op) {
+    if (op.kind === "board") {
+      const head = {};
+      for (const field of HEAD_FIELDS) if (op[field] !== undefined) head[field] = op[field];
+      return Object.assign({}, doc, head);
+    }
+    return Object.assign({}, grown(doc, op), { elements: applyOp(doc.elements, op) });
   }
 
   /* The elements after one op (a new array; the old one is never changed). */
@@ -222,6 +241,7 @@
       this.handlers = handlers;
       this.seq = null;
       this.confirmed = handlers.initial || null;  // the page's doc until the server says hello
+      this.title = handlers.title === undefined ? null : handlers.title;  // the page's, until hello
       this.pending = [];
       this.peers = [];
       this.cursors = {};
@@ -291,6 +311,7 @@
         this.retry = 0;
         if (message.doc) {
           this.confirmed = message.doc;
+          if (typeof message.title === "string") this.retitle(message.title);
         } else {
           for (const op of message.replay) this.accept(op);
         }
@@ -330,13 +351,21 @@
 
     accept(message) {
       if (message.seq <= this.seq) return;
-      this.confirmed = Object.assign({}, grown(this.confirmed, message.op), { elements: applyOp(this.confirmed.elements, message.op) });
+      this.confirmed = applyToDoc(this.confirmed, message.op);
+      if (message.op.kind === "board" && message.op.title !== undefined) this.retitle(message.op.title);
       this.seq = message.seq;
       const index = this.pending.findIndex((item) => item.cid === message.client_op_id);
       if (index >= 0) {
         this.pending.splice(index, 1);
         this.saveKept();
       }
+    }
+
+    retitle(title) {
+      if (title === this.title) return;
+      const before = this.title;
+      this.title = title;
+      if (this.handlers.onTitle) this.handlers.onTitle(title, before);
     }
 
     saveKept() {
@@ -369,9 +398,9 @@
     /* The doc to show: the server's, with this person's pending ops on top (null before hello). */
     view() {
       if (!this.confirmed) return null;
-      let elements = this.confirmed.elements;
-      for (const item of this.pending) elements = applyOp(elements, item.op);
-      return Object.assign({}, this.confirmed, { elements });
+      let doc = this.confirmed;
+      for (const item of this.pending) doc = applyToDoc(doc, item.op);
+      return doc;
     }
 
     /* Someone else's stroke under way: its points from `at` on. */
@@ -488,7 +517,12 @@
     }
   }
 
-  window.ugcsiteLive = { newId, applyOp, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
+  /* The page's title (the document's, in the tab) with a board's old title in it replaced. */
+  function retitlePage(title, before) {
+    if (before && document.title.indexOf(before) >= 0) document.title = document.title.replace(before, () => title);
+  }
+
+  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");
@@ -514,7 +548,14 @@
       drawCursors(ctx, board.cursors, doc.width / Math.max(box.width, 1));
       view.dataset.elements = String(doc.elements.length);
     };
+    const heading = document.getElementById("board-title");
     const board = new LiveBoard(view.dataset.boardId, {
+      title: heading ? heading.textContent : null,
+      onTitle(title, before) {
+        if (heading) heading.textContent = title;
+        view.setAttribute("aria-label", title + ", live");
+        retitlePage(title, before);
+      },
       onChange() {
         if (board.confirmed) view.style.aspectRatio = board.confirmed.width + " / " + board.confirmed.height;  // it grows
         if (board.confirmed && view.hidden) {

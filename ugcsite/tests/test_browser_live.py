@@ -300,3 +300,79 @@ def test_a_new_board_not_yet_published_comes_back_after_the_tab_closes(people, a
     alice.page.wait_for_url(f"{asgi_server.url}/")
     open_editor(alice, "/new", "blank-after-cancel")
     assert elements_seen(alice) == 0
+
+
+def board_seen(page) -> dict:
+    """What the editor shows of the board itself: its background, size and title (fields and tab)."""
+    return page.evaluate(
+        """() => { const doc = window.ugcsiteEditor.doc();
+        return {background: doc.background, width: doc.width, height: doc.height,
+                field: document.getElementById("background").value, title: document.getElementById("title").value,
+                tab: document.title}; }"""
+    )
+
+
+def test_background_size_and_title_reach_the_others_without_a_reload(people, board):
+    """alice (the author) and bob (an editor) on one board, carol watching its page: a
+    background, a size and a title changed by one reach the others at once, an undo of the
+    background too, the board never shrinks below what is drawn, and the REST board agrees."""
+    alice, bob, carol = people("alice"), people("bob"), people("carol")
+    log_in(alice, "alice", f"/b/{board.pk}/edit")
+    log_in(bob, "bob", f"/b/{board.pk}/edit")
+    for person in (alice, bob):
+        live_ready(person)
+    log_in(carol, "carol", f"/b/{board.pk}")
+    carol.page.wait_for_selector("#live-view:not([hidden])")
+
+    alice.page.fill("#background", "#1e3a5f")  # a colour picked: one change, one op
+    wait_for(lambda: board_seen(bob.page)["background"] == "#1e3a5f", what="bob to see alice's background")
+    assert board_seen(bob.page)["field"] == "#1e3a5f"
+    assert not bob.page.evaluate("() => window.ugcsiteLive.boards[0].pending.length")
+
+    # The author names the board: when she leaves the field, the others see the new title.
+    alice.page.fill("#title", "  Harbour at dawn ")
+    alice.page.keyboard.press("Tab")
+    wait_for(lambda: board_seen(bob.page)["title"] == "Harbour at dawn", what="bob to see alice's title")
+    assert "Harbour at dawn" in board_seen(bob.page)["tab"]
+    carol.page.wait_for_function("() => document.getElementById('board-title').textContent === 'Harbour at dawn'")
+    assert carol.page.title().startswith("Harbour at dawn")
+    alice.shot("titled")
+
+    # bob makes the board wider and shorter; below what is drawn it stops there, and he is told.
+    bob.page.fill("#board-width", "1000")
+    bob.page.keyboard.press("Tab")
+    wait_for(lambda: board_seen(alice.page)["width"] == 1000, what="alice to see bob's width")
+    assert alice.page.input_value("#board-width") == "1000"
+    bob.page.fill("#board-height", "100")  # the rectangle reaches 220
+    bob.page.keyboard.press("Tab")
+    assert "cannot be smaller" in bob.page.inner_text("#editor-error")
+    wait_for(lambda: board_seen(alice.page)["height"] == 220, what="alice to see the height bob could have")
+    assert bob.page.input_value("#board-height") == "220"
+    carol.page.wait_for_function("() => window.ugcsiteLive.boards[0].view().height === 220")
+    bob.shot("resized")
+
+    # alice undoes her background: an op as well.
+    alice.page.evaluate("() => document.activeElement.blur()")  # keys in a field are the field's
+    alice.page.keyboard.press("Control+z")
+    wait_for(lambda: board_seen(bob.page)["background"] == "#ffffff", what="bob to see alice's undo")
+    alice.page.keyboard.press("Control+Shift+z")
+    wait_for(lambda: board_seen(bob.page)["background"] == "#1e3a5f", what="bob to see alice's redo")
+
+    compaction.board_compact(board.pk)
+    body = bob.context.request.get(f"/api/v1/boards/{board.pk}").json()
+    assert body["title"] == "Harbour at dawn"
+    assert (body["doc"]["background"], body["doc"]["width"], body["doc"]["height"]) == ("#1e3a5f", 1000, 220)
+    for person in (alice, bob, carol):
+        person.check_clean()
+
+
+def test_an_editor_cannot_retitle_the_board_even_by_hand(people, board):
+    bob = people("bob")
+    log_in(bob, "bob", f"/b/{board.pk}/edit")
+    live_ready(bob)
+    assert bob.page.locator("#title").is_hidden()  # the author's field alone
+    bob.page.evaluate("""() => window.ugcsiteLive.boards[0].send({kind: "board", title: "Mine now"})""")
+    bob.page.wait_for_function("() => window.ugcsiteLive.boards[0].pending.length === 0")
+    assert "Only the board's author" in bob.page.inner_text("#editor-error")
+    assert Board.objects.get(pk=board.pk).title == "Together"
+    bob.check_clean()
