@@ -110,7 +110,7 @@ class Ours:
         for program in ("live", "proxy"):
             answer = self.site.supervisorctl("pid", program).stdout.strip()
             if answer.isdigit():
-                pids += [int(answer), *descendants(int(answer))]
+                pids += descendants(int(answer))  # the process itself and its children
         return pids
 
     def boards(self, world) -> list[dict]:
@@ -169,9 +169,12 @@ def idle(server, world) -> dict:
     from bench import livegen
 
     mode = "ugc" if server.name == "ours" else "yjs"
-    time.sleep(2)
+    boards = server.boards(world)
+    warm, _ = livegen.hold_idle({"mode": mode, "boards": boards[:2]})  # code paths loaded, pools open
+    livegen.stop(warm)
+    time.sleep(5)
     before = _rss_kib(server.pids())
-    process, connected = livegen.hold_idle({"mode": mode, "boards": server.boards(world)})
+    process, connected = livegen.hold_idle({"mode": mode, "boards": boards})
     time.sleep(5)  # settled: hellos sent, presence written
     during = _rss_kib(server.pids())
     livegen.stop(process)

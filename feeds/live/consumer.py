@@ -132,6 +132,8 @@ async def socket_user(scope) -> tuple[object | None, int | None]:
 
 
 class TokenBucket:
+    __slots__ = ("rate", "burst", "tokens", "at")
+
     def __init__(self, rate: float, burst: float):
         self.rate, self.burst, self.tokens, self.at = rate, burst, burst, time.monotonic()
 

@@ -286,25 +286,28 @@ class Hub:
         every = max(int(PRESENCE_TTL / 3 / TICK), 1)
         for beat in itertools.count(1):
             await asyncio.sleep(TICK)
-            sockets = list(self.sockets)
+            await self._beat(refresh=beat % every == 0)  # its locals (every socket) go when it returns
+
+    async def _beat(self, *, refresh: bool) -> None:
+        sockets = list(self.sockets)
+        for socket in sockets:
+            socket.check_stuck()
+        try:
+            boards = {socket.board_id for socket in sockets}
+            published = await DatabaseSyncToAsync(published_among, thread_sensitive=False)(boards)
             for socket in sockets:
-                socket.check_stuck()
+                if socket.board_id not in published:
+                    socket.on_notice("gone")
+        except Exception as error:  # the next tick asks again
+            logger.warning("live hub: boards not checked: %s", error)
+        if refresh and sockets:
             try:
-                boards = {socket.board_id for socket in sockets}
-                published = await DatabaseSyncToAsync(published_among, thread_sensitive=False)(boards)
+                pipe = get_async_redis().pipeline(transaction=False)
                 for socket in sockets:
-                    if socket.board_id not in published:
-                        socket.on_notice("gone")
-            except Exception as error:  # the next tick asks again
-                logger.warning("live hub: boards not checked: %s", error)
-            if beat % every == 0 and sockets:
-                try:
-                    pipe = get_async_redis().pipeline(transaction=False)
-                    for socket in sockets:
-                        socket.refresh(pipe)
-                    await pipe.execute()
-                except Exception as error:  # entries expire later; the next beat tries again
-                    logger.warning("live hub: presence not refreshed: %s", error)
+                    socket.refresh(pipe)
+                await pipe.execute()
+            except Exception as error:  # entries expire later; the next beat tries again
+                logger.warning("live hub: presence not refreshed: %s", error)
 
 
 _hubs: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub]" = weakref.WeakKeyDictionary()
