@@ -162,6 +162,15 @@ class Batcher:
             self.running = False
 
 
+@lru_cache(maxsize=8)
+def plain_redis(url: str) -> redis.Redis:
+    """A client of a plain Redis other than the data one (the rate limits', the live channels'),
+    one a URL and process, with the data Redis's timeouts."""
+    return redis.Redis.from_url(
+        url, socket_timeout=settings.REDIS_SOCKET_TIMEOUT, socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT
+    )
+
+
 def key_count() -> int:
     """How many keys the data Redis holds, on every primary of a cluster (rebuild checks). O(nodes)."""
     client = get_redis()

@@ -27,7 +27,6 @@ import logging
 import secrets
 import weakref
 from collections import deque
-from functools import lru_cache
 
 import redis
 import redis.asyncio
@@ -37,7 +36,7 @@ from django.conf import settings
 from feeds import keys
 from feeds.live.oplog import PRESENCE_TTL, published_among
 from feeds.rules import LIVE_SEND_BUFFER
-from ugcsite.redis import Batcher, get_async_redis
+from ugcsite.redis import Batcher, get_async_redis, plain_redis
 
 logger = logging.getLogger(__name__)
 
@@ -51,13 +50,8 @@ def envelope(kind: str, text: str, *, seq: int = 0, sender: str = "-") -> str:
     return f"{kind} {seq} {sender} {text}"
 
 
-@lru_cache(maxsize=1)
 def _plain() -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.CHANNEL_LAYER_URL,
-        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
-        socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
-    )
+    return plain_redis(settings.CHANNEL_LAYER_URL)
 
 
 def notify(board_id: int, notice: str) -> None:
