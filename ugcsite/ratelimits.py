@@ -13,13 +13,13 @@ library, a round trip and some forty Python frames a limit: a fifth of a feed re
 """
 
 import time
+from functools import lru_cache
 from typing import NamedTuple
 
 import redis
 from django.conf import settings
 
 from ugcsite.errors import RateLimited
-from ugcsite.redis import plain_redis
 
 WINDOW_SECONDS = 60
 
@@ -31,8 +31,13 @@ class Limit(NamedTuple):
     what: str  # "reads from your account": the 429's sentence names it
 
 
+@lru_cache(maxsize=1)
 def _counter() -> redis.Redis:
-    return plain_redis(settings.RATE_LIMIT_STORAGE_URL)
+    return redis.Redis.from_url(
+        settings.RATE_LIMIT_STORAGE_URL,
+        socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
+        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
+    )
 
 
 def _key(limit: Limit, window: int) -> str:

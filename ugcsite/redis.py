@@ -164,8 +164,9 @@ class Batcher:
 
 @lru_cache(maxsize=8)
 def plain_redis(url: str) -> redis.Redis:
-    """A client of a plain Redis other than the data one (the rate limits', the live channels'),
-    one a URL and process, with the data Redis's timeouts."""
+    """A client of a plain Redis other than the data one (the live channels'), one a URL and
+    process, with the data Redis's timeouts. (ugcsite.ratelimits keeps its own: a platform
+    module imports no other.)"""
     return redis.Redis.from_url(
         url, socket_timeout=settings.REDIS_SOCKET_TIMEOUT, socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT
     )
