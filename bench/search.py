@@ -2,8 +2,10 @@
 feeds.selectors.search (PostgreSQL, plus the G hydration of the page), on the benchmark's world.
 
 ``figures(table, world, label, runs)`` adds the rows to `make bench` / `make bench-smoke`;
-``python -m bench.search`` (`make bench-search`) builds 1,000,000 boards over 20,000 people and
-measures only search, in about ten minutes; figures in bench/results/search.md.
+``python -m bench.search`` (`make bench-search`) builds 1,000,000 boards over 20,000 authors (the
+world's follow graph) and 1,000,000 people in all (the other 980,000 are bulk-loaded names, each
+like every other: ``user`` and seven digits), and measures only search, in about ten minutes;
+figures in bench/results/search.md.
 """
 
 import argparse
@@ -63,6 +65,28 @@ def queries(board_count: int) -> list[tuple[str, str, str]]:
     ]
 
 
+def add_people(total: int) -> int:
+    """Bring the site to ``total`` people with COPY: ``user0020000``, ``user0020001``, ... (names
+    that share most of their trigrams with every other, the hard case for people search), no
+    follows, no boards. PostgreSQL computes each search name; the indexes take them as they come.
+    Returns how many people there are."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from bench.world import _copy
+
+    User = get_user_model()
+    have = User.objects.count()
+    now = datetime.now(UTC)
+    columns = ["password", "is_superuser", "username", "first_name", "last_name", "email", "is_staff"]
+    columns += ["is_active", "date_joined", "followers_count", "following_count", "boards_count"]
+    rows = (("!", False, f"user{i:07d}", "", "", "", False, True, now, 0, 0, 0) for i in range(have, total))
+    _copy(User._meta.db_table, columns, rows)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {User._meta.db_table}")
+    return User.objects.count()
+
+
 def figures(table, label: str, board_count: int, runs: int) -> list[dict]:
     from bench import measure
     from feeds import selectors
@@ -84,7 +108,8 @@ def figures(table, label: str, board_count: int, runs: int) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--boards", type=int, default=1_000_000)
-    parser.add_argument("--users", type=int, default=20_000)
+    parser.add_argument("--users", type=int, default=20_000, help="authors, with the world's follow graph")
+    parser.add_argument("--people", type=int, default=1_000_000, help="people in all (the rest bulk-loaded)")
     parser.add_argument("--runs", type=int, default=300)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
@@ -101,13 +126,15 @@ def main() -> None:
     w = worldmod.World(seed=2026, users=args.users)
     print(f"building {args.users:,} users and their follow graph", flush=True)
     worldmod.build_people(w)
+    print(f"bringing the site to {args.people:,} people (COPY)", flush=True)
+    people = add_people(args.people)
     print(f"building {args.boards:,} boards (COPY; PostgreSQL computes each search vector)", flush=True)
     load = time.perf_counter()
     worldmod.grow_boards(w, args.boards)
     load = time.perf_counter() - load
     table = Table()
     label = f"{w.boards:,}"
-    print(f"\n== search over {label} boards and {args.users:,} people ==", flush=True)
+    print(f"\n== search over {label} boards and {people:,} people ==", flush=True)
     figures(table, label, w.boards, args.runs)
     elapsed = time.perf_counter() - started
     RESULTS.mkdir(exist_ok=True)
@@ -115,7 +142,7 @@ def main() -> None:
     text = (
         f"# Search benchmark\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `make bench-search`, "
         f"{elapsed / 60:.1f} minutes ({load / 60:.1f} to load the boards). In-process through "
-        f"feeds.selectors.search (PostgreSQL and the page's hydration from Redis), first page of 20, "
+        f"feeds.selectors.search (PostgreSQL and the page's hydration from Redis), {people:,} people, first page of 20, "
         f"{args.runs} runs after 5 warm-up calls. Times in milliseconds.\n\n{table.markdown()}\n"
     )
     (RESULTS / "search.md").write_text(text)
