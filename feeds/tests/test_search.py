@@ -1,8 +1,8 @@
 """Search (API.md, "Search, notifications, your own settings"): people by username and display
 name (prefix, any word, typos), boards by title, tags and drawing text, best match first, paged;
 current after every create, update, delete, hide and suspension; the 400s. Each plan of board
-search (feeds.search: rows, merge, walk) is held to one plain SQL query that states the rule, on
-random boards; BoardTerm to the boards it is kept from."""
+search (feeds.search: rows, merge, walk) and people search are held to one plain SQL query that
+states the rule, on random boards and people; BoardTerm to the boards it is kept from."""
 
 import pytest
 from django.db import connection, transaction
@@ -13,8 +13,10 @@ from feeds import search
 from feeds.models import Board, BoardTerm
 from feeds.rules import SEARCH_MATCHES_MAX
 from feeds.services import boards, moderation
+from social import search as people
 from social.models import User
-from social.services import user_create
+from social.rules import NAME_SIMILARITY_MIN
+from social.services import profile_update, user_create
 from ugcsite.testing import assert_problem
 
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
@@ -429,3 +431,79 @@ def test_the_plan_reads_the_fewest_rows():
     assert search.choose_plan(stats, newest, cap=cap) == search.Plan("merge", [1, 0, 2])
     # Only terms of many words (one or two letters): boards are walked.
     assert search.choose_plan([_stats(cap, 5, 17), _stats(cap, 9, 30)], newest, cap=cap) == search.Plan("walk", [])
+
+
+# --- people search against SQL -----------------------------------------------------------------
+
+NAMES = ["sam", "sam_a", "samuel", "sma", "alice", "alicia", "alcie", "malice", "bob", "bobby", "robert"]
+DISPLAY = ["", "Sam Alice", "Robert Smith", "Alice Wönderland", "Samantha"]
+
+
+def sql_people(query: str) -> list[str]:
+    """The rule, in one query: active people whose name starts with the query or who are at
+    least NAME_SIMILARITY_MIN alike, best first (the ranking of social.search, over all of them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lower(ugc_unaccent(%s))", [query.strip()])
+        q = cursor.fetchone()[0]
+        prefix = people._like_escaped(q) + "%"
+        cursor.execute(
+            """SELECT username FROM social_user
+               WHERE is_active AND (search_name LIKE %(prefix)s OR word_similarity(%(q)s, search_name) >= %(min)s)
+               ORDER BY lower(username) = %(q)s DESC, search_name LIKE %(prefix)s DESC,
+                        search_name LIKE %(word)s DESC, word_similarity(%(q)s, search_name) DESC, id""",
+            {"q": q, "prefix": prefix, "word": "% " + prefix, "min": NAME_SIMILARITY_MIN},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    made=st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(DISPLAY), st.booleans()), max_size=12),
+    asked=st.lists(
+        st.tuples(
+            st.sampled_from(NAMES) | st.builds(lambda name, n: name[:n], st.sampled_from(NAMES), st.integers(1, 3)),
+            st.sampled_from([1, 2, 3, 1000]),
+            st.integers(0, 3),
+            st.integers(1, 4),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_people_search_finds_what_the_rule_says(run, made, asked):
+    """Random people (some suspended) and queries: with a window that holds every match, the page
+    and total are the rule's SQL; with a smaller one, the total is still every match up to the
+    window, each person on the page matches, the name itself comes first and names with the
+    prefix before the rest."""
+    with transaction.atomic():
+        taken = set()
+        for n, (name, display, suspended) in enumerate(made):
+            username = name if name not in taken else f"{name}{n}"
+            taken.add(username)
+            user = user_create(username=username, password="long-password-1")
+            if display:
+                profile_update(user=user, changes={"display_name": display})
+            if suspended:
+                run(moderation.user_suspend, user=user)
+        for query, cap, offset, limit in asked:
+            matches = sql_people(query)
+            people.SEARCH_MATCHES_MAX = cap
+            try:
+                items, total = people.people_search(query, offset=offset, limit=limit)
+            finally:
+                people.SEARCH_MATCHES_MAX = SEARCH_MATCHES_MAX
+            names = [item["username"] for item in items]
+            assert total == min(cap, len(matches)), query
+            if len(matches) <= cap:
+                assert names == matches[offset : offset + limit], query
+            assert set(names) <= set(matches), query
+            prefixed = [name.startswith(query.lower()) for name in names]
+            assert prefixed == sorted(prefixed, reverse=True), query
+            if offset == 0 and query.lower() in matches:
+                assert names[0] == query.lower(), query
+        transaction.set_rollback(True)
