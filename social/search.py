@@ -18,23 +18,23 @@ from social.rules import NAME_SIMILARITY_MIN, SEARCH_MATCHES_MAX
 # those reads every name alike, and a million can be). A name with the prefix ranks above every
 # name without it, so the prefix alone answers a query it fills, and the total counts every
 # match up to the cap either way.
-_CANDIDATES = """
+_COLUMNS = "id, username, display_name, avatar_version, search_name"
+_CANDIDATES = f"""
     WITH prefixed AS MATERIALIZED (
-        SELECT id FROM social_user WHERE is_active AND search_name LIKE %(prefix)s
+        SELECT {_COLUMNS} FROM social_user WHERE is_active AND search_name LIKE %(prefix)s
         ORDER BY search_name USING ~<~ LIMIT %(cap)s),
     alike AS MATERIALIZED (
-        SELECT id FROM social_user WHERE is_active AND search_name %%> %(q)s
+        SELECT {_COLUMNS} FROM social_user WHERE is_active AND search_name %%> %(q)s
             AND (SELECT count(*) FROM prefixed) < %(cap)s
         LIMIT %(cap)s),
-    candidates AS (SELECT id FROM prefixed UNION SELECT id FROM alike)
+    candidates AS (SELECT * FROM prefixed UNION SELECT * FROM alike)
 """
 _PAGE = (
     _CANDIDATES
     + """
-    SELECT u.id, u.username, u.display_name, u.avatar_version, count(*) OVER ()
-    FROM social_user u JOIN candidates USING (id)
-    ORDER BY lower(u.username) = %(q)s DESC, u.search_name LIKE %(prefix)s DESC, u.search_name LIKE %(word_prefix)s DESC,
-             word_similarity(%(q)s, u.search_name) DESC, u.id
+    SELECT id, username, display_name, avatar_version, count(*) OVER () FROM candidates
+    ORDER BY lower(username) = %(q)s DESC, search_name LIKE %(prefix)s DESC, search_name LIKE %(word_prefix)s DESC,
+             word_similarity(%(q)s, search_name) DESC, id
     LIMIT %(limit)s OFFSET %(offset)s
 """
 )
