@@ -67,6 +67,7 @@ _STREAM = ", ".join(f"set_config('{name}', '{value}', true)" for name, value in 
 _RESTORE = ", ".join(f"set_config('{name}', %(was_{name})s, true)" for name in _STREAM_SETTINGS)
 # A lexeme of the built tsquery as PostgreSQL prints it: quoted, quotes doubled, maybe ':*'.
 _LEXEME = re.compile(r"'((?:[^']|'')*)'(:\*)?")
+_OPERATOR = re.compile(r"<\d*>|<->|[&|!()]")  # what joins them
 
 _TERMS = BoardTerm._meta.db_table
 _BOARDS = Board._meta.db_table
@@ -167,11 +168,13 @@ def choose_plan(stats: list[TermStats], newest: int, *, cap: int) -> Plan:
     return Plan("merge", merged[:_MERGED_MAX])
 
 
-def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked: bool, tagged: bool):
+def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked: bool, tagged: bool, whole: bool):
     """The window query of a plan and its parameters (besides the shared ones): one row, the
-    window's size and the page's ids."""
-    match = (" AND b.search_vector @@ %(q)s::tsquery" if ranked else "") + (
-        " AND b.tags @> %(tags)s::varchar[]" if tagged else ""
+    window's size and the page's ids. ``whole``: the plan reads every term, and each board a
+    merge of them finds matches the query (its words are ANDed, not a phrase), so none is checked."""
+    checked = not (whole and plan.name == "merge" and len(plan.terms) == len(terms))
+    match = (" AND b.search_vector @@ %(q)s::tsquery" if ranked and checked else "") + (
+        " AND b.tags @> %(tags)s::varchar[]" if tagged and checked else ""
     )
     rank = "ts_rank(b.search_vector, %(q)s::tsquery)" if ranked else "0::real"
     params = {}
@@ -244,7 +247,8 @@ def boards_search(query: str, *, offset: int, limit: int, plan: str | None = Non
         chosen = choose_plan(stats, newest, cap=cap)
         if plan is not None:
             chosen = _forced(plan, stats, cap=cap)
-        sql, params = _window_sql(chosen, terms, stats, ranked=bool(built), tagged=bool(tags))
+        whole = all(op == "&" for op in _OPERATOR.findall(_LEXEME.sub("", built)))
+        sql, params = _window_sql(chosen, terms, stats, ranked=bool(built), tagged=bool(tags), whole=whole)
         params.update(
             q=built, tags=tags, published=Board.State.PUBLISHED, cap=cap, limit=limit, offset=min(offset, cap)
         )
