@@ -113,6 +113,8 @@ class Term:
 
 @dataclass(frozen=True)
 class TermStats:
+    """What the statistics query found of one term."""
+
     rows: int  # up to SEARCH_MATCHES_MAX
     oldest: int | None  # the oldest board id of those rows
     words: list[str]  # the distinct keys it starts, up to _RUNS_MAX + 1
@@ -120,6 +122,8 @@ class TermStats:
 
 @dataclass(frozen=True)
 class Plan:
+    """How a window is read (the module's docstring)."""
+
     name: str  # "rows", "merge" or "walk"
     terms: list[int]  # which terms it reads (indexes into the query's terms)
 
@@ -170,9 +174,9 @@ def choose_plan(stats: list[TermStats], newest: int, *, cap: int) -> Plan:
 
 def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked: bool, tagged: bool, whole: bool):
     """The window query of a plan and its parameters (besides the shared ones): one row, the
-    window's size and the page's ids. ``whole``: the plan reads every term, and each board a
-    merge of them finds matches the query (its words are ANDed, not a phrase), so none is checked."""
-    checked = not (whole and plan.name == "merge" and len(plan.terms) == len(terms))
+    window's size and the page's ids. ``whole``: the query's words are ANDed (no phrase); then a
+    board that a plan reading every term finds matches it, and is not checked again."""
+    checked = not (whole and plan.name != "walk" and len(plan.terms) == len(terms))
     match = (" AND b.search_vector @@ %(q)s::tsquery" if ranked and checked else "") + (
         " AND b.tags @> %(tags)s::varchar[]" if tagged and checked else ""
     )
@@ -223,9 +227,9 @@ def boards_search(query: str, *, offset: int, limit: int, plan: str | None = Non
     """Ids of the published boards matching every word of ``query`` (as a prefix, accents
     ignored) and every ``#tag`` it names (whole), best first (title above tags above drawing
     text; ties newest first), and how many match, counting at most SEARCH_MATCHES_MAX: the newest
-    that many matches are ranked. Three queries in one transaction: the tsquery (and the plan's
-    settings), each term's statistics (O(SEARCH_MATCHES_MAX) index entries a term), then the
-    window by the plan chosen (or ``plan``, which tests pass to hold each plan to the rule)."""
+    that many matches are ranked. Three queries in one transaction: the tsquery, each term's
+    statistics (O(SEARCH_MATCHES_MAX) index entries a term), then the window by the plan chosen
+    (or ``plan``, which tests pass to hold each plan to the rule)."""
     words, tags = query_words(query), query_tags(query)
     if not words and not tags:
         return [], 0
@@ -244,9 +248,7 @@ def boards_search(query: str, *, offset: int, limit: int, plan: str | None = Non
         rows = cursor.fetchall()
         stats = [TermStats(rows=row[1], oldest=row[2], words=row[3]) for row in rows]
         newest = rows[0][4] or 0
-        chosen = choose_plan(stats, newest, cap=cap)
-        if plan is not None:
-            chosen = _forced(plan, stats, cap=cap)
+        chosen = choose_plan(stats, newest, cap=cap) if plan is None else _forced(plan, stats)
         whole = all(op == "&" for op in _OPERATOR.findall(_LEXEME.sub("", built)))
         sql, params = _window_sql(chosen, terms, stats, ranked=bool(built), tagged=bool(tags), whole=whole)
         params.update(
@@ -258,7 +260,7 @@ def boards_search(query: str, *, offset: int, limit: int, plan: str | None = Non
     return ids, total
 
 
-def _forced(name: str, stats: list[TermStats], *, cap: int) -> Plan:
+def _forced(name: str, stats: list[TermStats]) -> Plan:
     """A plan by name over the terms it can read (for tests): ``rows`` reads the smallest term's
     rows whatever their number, ``merge`` every term of few enough words, ``walk`` boards."""
     if name == "rows":
