@@ -148,7 +148,7 @@ bench-cluster: bench-deps
 	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
 	@$(VENV)/bin/python -m bench.cluster --compare
 
-# Search alone at 1,000,000 boards and 20,000 people (about ten minutes): bench/results/search.md.
+# Search alone at 1,000,000 boards and 1,000,000 people (about ten minutes): bench/results/search.md.
 bench-search: bench-deps
 	@scripts/with-servers.sh python -m bench.search $(ARGS)
 

@@ -35,6 +35,7 @@ class Board(models.Model):
     # What search matches (feeds.search): the title (weight A), the tags (B) and the text
     # elements of the drawing (C), without accents, computed by PostgreSQL on every insert and
     # update of those columns (a stored generated column: no write path can leave it stale).
+    # Search finds boards through BoardTerm, and reads this to rank and check what it found.
     search_vector = models.GeneratedField(
         expression=models.Func(
             models.F("title"),
@@ -70,7 +71,6 @@ class Board(models.Model):
             ),
             models.Index(fields=["state", "-id"], name="board_state_recent_idx"),
             GinIndex(fields=["tags"], name="board_tags_gin"),
-            GinIndex(fields=["search_vector"], name="board_search_gin"),
         ]
 
     def __str__(self):
@@ -83,6 +83,23 @@ class Board(models.Model):
     @property
     def is_visible(self) -> bool:
         return self.state == self.State.PUBLISHED
+
+
+class BoardTerm(models.Model):
+    """One search term of a published board, for feeds.search: each lexeme of its search vector,
+    and "#" + each of its tags (a tag matched whole). Written only by PostgreSQL: a trigger on
+    feeds_board (migration 0013) adds and removes a board's rows in the statement that inserts,
+    updates, hides or deletes it, so no write path (API, admin, COPY, a suspension) leaves them
+    stale. The primary key orders each term's boards by id, newest last, which a GIN index
+    cannot: the newest boards of a term are read from its end, without reading the rest. The
+    "C" collation makes a prefix a range of the key, in any database's locale."""
+
+    pk = models.CompositePrimaryKey("term", "board_id")
+    term = models.TextField(db_collation="C")
+    board_id = models.BigIntegerField()  # no foreign key: the trigger removes the row with the board
+
+    def __str__(self):
+        return f"{self.term} {self.board_id}"
 
 
 class BoardEditor(models.Model):

@@ -3,7 +3,7 @@ import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.contrib.auth.signals import user_logged_in
-from django.contrib.postgres.indexes import GistIndex, OpClass
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Func, Value
@@ -79,9 +79,13 @@ class User(AbstractUser):
         # People to follow are the most followed: suggestions read this index, not every user.
         indexes = [
             models.Index(fields=["-followers_count"], name="user_most_followed_idx"),
-            # GiST, not GIN: it also walks names nearest first (KNN), so a search ranks a bounded few.
-            GistIndex(OpClass(F("search_name"), name="gist_trgm_ops"), name="user_search_name_trgm"),
-            # Queries of one or two characters give pg_trgm no trigram: they match a prefix here.
+            # Names alike (typos), found without order: GIN, not GiST, whose walk nearest first
+            # reads the whole index when a million names look alike (social.search). Without
+            # GIN's pending list: names change rarely, and every search would read the list.
+            GinIndex(
+                OpClass(F("search_name"), name="gin_trgm_ops"), name="user_search_name_trgm_gin", fastupdate=False
+            ),
+            # Names that start with the query, in name order (the name itself first).
             models.Index(OpClass(F("search_name"), name="text_pattern_ops"), name="user_search_name_prefix"),
         ]
 

@@ -1,6 +1,7 @@
-"""Search of people by username and display name (docs/api.md, "Search"): PostgreSQL's pg_trgm over
+"""Search of people by username and display name (docs/api.md, "Search"): a prefix of
 ``User.search_name`` (lower case, no accents; a stored generated column, so it is current after
-every write). Suspended people are no one here either."""
+every write) and PostgreSQL's pg_trgm over it for names alike. Suspended people are no one here
+either."""
 
 import re
 
@@ -10,26 +11,30 @@ from social.rules import NAME_SIMILARITY_MIN, SEARCH_MATCHES_MAX
 
 # Matches of a name, best first: the username itself, then names that start with the query,
 # then any word of the name that starts with it, then the most alike (typos) by pg_trgm's word
-# similarity. The candidates are bounded before they are ranked: the first SEARCH_MATCHES_MAX
-# names with the prefix (the text_pattern_ops index, in name order) and the SEARCH_MATCHES_MAX
-# most alike (the trigram GiST index, nearest first: a KNN walk that stops there). So a query
-# that every name matches ranks at most twice the cap, never the whole table.
-_CANDIDATES = """
-    WITH candidates AS (
-        (SELECT id FROM social_user WHERE is_active AND search_name LIKE %(prefix)s
-         ORDER BY search_name LIMIT %(cap)s)
-        UNION
-        (SELECT id FROM social_user WHERE is_active AND search_name %%> %(q)s
-         ORDER BY search_name <->> %(q)s LIMIT %(cap)s)
-    )
+# similarity. What is ranked is bounded: the first SEARCH_MATCHES_MAX names with the prefix (the
+# text_pattern_ops index in its own order, so the name itself, which sorts first, is always
+# among them) and, only when those are fewer, up to SEARCH_MATCHES_MAX alike names as the
+# trigram GIN index or a scan in order finds them first (not the most alike of all: finding
+# those reads every name alike, and a million can be). A name with the prefix ranks above every
+# name without it, so the prefix alone answers a query it fills, and the total counts every
+# match up to the cap either way.
+_COLUMNS = "id, username, display_name, avatar_version, search_name"
+_CANDIDATES = f"""
+    WITH prefixed AS MATERIALIZED (
+        SELECT {_COLUMNS} FROM social_user WHERE is_active AND search_name LIKE %(prefix)s
+        ORDER BY search_name USING ~<~ LIMIT %(cap)s),
+    alike AS MATERIALIZED (
+        SELECT {_COLUMNS} FROM social_user WHERE is_active AND search_name %%> %(q)s
+            AND (SELECT count(*) FROM prefixed) < %(cap)s
+        LIMIT %(cap)s),
+    candidates AS (SELECT * FROM prefixed UNION SELECT * FROM alike)
 """
 _PAGE = (
     _CANDIDATES
     + """
-    SELECT u.id, u.username, u.display_name, u.avatar_version, count(*) OVER ()
-    FROM social_user u JOIN candidates USING (id)
-    ORDER BY lower(u.username) = %(q)s DESC, u.search_name LIKE %(prefix)s DESC, u.search_name LIKE %(word_prefix)s DESC,
-             word_similarity(%(q)s, u.search_name) DESC, u.id
+    SELECT id, username, display_name, avatar_version, count(*) OVER () FROM candidates
+    ORDER BY lower(username) = %(q)s DESC, search_name LIKE %(prefix)s DESC, search_name LIKE %(word_prefix)s DESC,
+             word_similarity(%(q)s, search_name) DESC, id
     LIMIT %(limit)s OFFSET %(offset)s
 """
 )
@@ -45,7 +50,8 @@ def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], i
     or alike: "alcie" finds alice), best first, and how many match, counted up to
     SEARCH_MATCHES_MAX (the same promise as for boards). In one transaction (the similarity
     threshold is set for it alone): the normalised query, then one query over at most twice
-    SEARCH_MATCHES_MAX candidates from two indexes: O(log n + cap log cap) however many match."""
+    SEARCH_MATCHES_MAX candidates: O(log n + cap) for the prefix; the trigram index only when the
+    prefix finds fewer than the cap, and then until it has found the cap; O(cap log cap) to rank."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT lower(ugc_unaccent(%s)), set_config('pg_trgm.word_similarity_threshold', %s, true)",

@@ -567,7 +567,8 @@ def _paths() -> dict:
                                     "maxLength": SEARCH_QUERY_LENGTH[1],
                                     "pattern": r"^[^\u0000]*$",
                                 },
-                                "the words to look for (prefixes match; people also by a near spelling)",
+                                "the words to look for (prefixes match; people also by a near spelling; "
+                                "for boards, a word written #tag matches that tag whole)",
                             ),
                             "required": True,
                         },

@@ -1,13 +1,22 @@
 """Search (API.md, "Search, notifications, your own settings"): people by username and display
 name (prefix, any word, typos), boards by title, tags and drawing text, best match first, paged;
-current after every create, update, delete, hide and suspension; the 400s."""
+current after every create, update, delete, hide and suspension; the 400s. Each plan of board
+search (feeds.search: rows, merge, walk) and people search are held to one plain SQL query that
+states the rule, on random boards and people; BoardTerm to the boards it is kept from."""
 
 import pytest
+from django.db import connection, transaction
 from django.test import Client
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from feeds.models import Board
+from feeds import search
+from feeds.models import Board, BoardTerm
+from feeds.rules import SEARCH_MATCHES_MAX
 from feeds.services import boards, moderation
+from social import search as people
 from social.models import User
+from social.rules import NAME_SIMILARITY_MIN
+from social.services import profile_update, user_create
 from ugcsite.testing import assert_problem
 
 DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
@@ -244,3 +253,257 @@ def test_the_search_page_finds_people_then_boards_with_follow_buttons(api, run):
         .split('data-testid="search-people"')[1]
         .split("</ul>")[0]
     )
+
+
+def test_a_hash_tag_matches_that_tag_whole(api, run):
+    alice = api.as_user("alice")
+    red = post(run, alice, "Sunset", tags=["red"])
+    sky = post(run, alice, "Evening", tags=["red-sky"])
+    titled = post(run, alice, "Red barn", texts=["sunset"])
+    assert found(api, "#red") == [red]  # not the tag red-sky, not the word in a title
+    assert set(found(api, "red")) == {red, sky, titled}  # a word still finds tags as text, by prefix
+    assert found(api, "#RED sunset") == [red]  # a tag and a word: both required
+    assert found(api, "#red-sky") == [sky]
+    assert found(api, "#red #red-sky") == []
+    assert api.get(SEARCH, q="#red").json()["total"] == 1
+    assert found(api, "#nothing") == [] and api.get(SEARCH, q="#nothing").json()["total"] == 0
+    run(moderation.board_hide, board=Board.objects.get(pk=red))
+    assert found(api, "#red") == []
+
+
+# --- board search against SQL ------------------------------------------------------------------
+
+VOCABULARY = ["garden", "gardener", "garnet", "green", "grey", "tree", "treehouse", "river", "rock"]
+TAGS = ["red", "blue", "red-sky", "tiny"]
+
+
+def terms_expected() -> set[tuple[str, int]]:
+    """What BoardTerm must hold: each lexeme of each published board's search vector, and "#" and
+    each of its tags."""
+    rows = Board.objects.filter(state=Board.State.PUBLISHED).values_list("id", "tags")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, tsvector_to_array(search_vector) FROM feeds_board WHERE state = 'published'")
+        lexemes = dict(cursor.fetchall())
+    return {(term, board) for board, tags in rows for term in lexemes[board] + [f"#{tag}" for tag in tags]}
+
+
+def sql_window(words: list[str], tags: list[str], *, cap: int) -> list[int]:
+    """The rule, in one query: the newest ``cap`` published boards whose search vector matches
+    every word as a prefix and whose tags hold every tag, ranked by ts_rank, ties newest first."""
+    query = " & ".join(f"{word}:*" for word in words)
+    match = "search_vector @@ to_tsquery('simple', %(q)s)" if words else "TRUE"
+    rank = "ts_rank(search_vector, to_tsquery('simple', %(q)s))" if words else "0"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT id FROM (
+                    SELECT id, {rank} AS rank FROM feeds_board
+                    WHERE {match} AND tags @> %(tags)s::varchar[] AND state = 'published'
+                    ORDER BY id DESC LIMIT %(cap)s) AS newest
+                ORDER BY rank DESC, id DESC""",
+            {"q": query, "tags": tags, "cap": cap},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+board_specs = st.lists(
+    st.tuples(
+        st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=3),  # title words
+        st.lists(st.sampled_from(VOCABULARY), max_size=2),  # drawing text
+        st.sets(st.sampled_from(TAGS), max_size=2),
+        st.integers(0, 2),  # author
+        st.sampled_from(["keep", "keep", "keep", "retitle", "retag", "delete", "hide"]),
+    ),
+    min_size=1,
+    max_size=24,
+)
+query_part = (
+    st.sampled_from(VOCABULARY)
+    | st.builds(lambda word, n: word[:n], st.sampled_from(VOCABULARY), st.integers(1, 4))
+    | st.sampled_from(TAGS).map(lambda tag: f"#{tag}")
+)
+searches = st.tuples(
+    st.lists(query_part, min_size=1, max_size=3),
+    st.sampled_from([1, 2, 3, 5, 1000]),  # the window (SEARCH_MATCHES_MAX)
+    st.integers(0, 6),  # offset
+    st.integers(1, 5),  # limit
+)
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(specs=board_specs, suspend=st.booleans(), asked=st.lists(searches, min_size=1, max_size=8))
+def test_every_plan_finds_what_the_rule_says(api, run, specs, suspend, asked):
+    """Random boards through the services (retitled, retagged, deleted, hidden, an author
+    suspended) and random queries of words, prefixes and tags, at random windows: BoardTerm
+    holds exactly each published board's terms, and the chosen plan and each plan forced
+    (rows, merge, walk) answer exactly the page and total of the rule's SQL."""
+    with transaction.atomic():
+        authors = [user_create(username=f"author{i}_{len(specs)}", password="long-password-1") for i in range(3)]
+        for title, texts, tags, author, fate in specs:
+            board = run(
+                boards.board_create,
+                author=authors[author],
+                title=" ".join(title),
+                kind="note",
+                tags=sorted(tags),
+                doc=doc(*([" ".join(texts)] if texts else [])),
+            )
+            if fate == "retitle":
+                run(boards.board_update, board=board, changes={"title": " ".join(reversed(title)) + " rock"})
+            elif fate == "retag":
+                run(boards.board_update, board=board, changes={"tags": sorted(set(TAGS) - tags)[:2]})
+            elif fate == "delete":
+                run(boards.board_delete, board=board)
+            elif fate == "hide":
+                run(moderation.board_hide, board=board)
+        if suspend:
+            run(moderation.user_suspend, user=authors[0])
+        assert set(BoardTerm.objects.values_list("term", "board_id")) == terms_expected()
+        for parts, cap, offset, limit in asked:
+            query = " ".join(parts)
+            words = [part for part in parts if not part.startswith("#")]
+            tags = sorted({part[1:] for part in parts if part.startswith("#")})
+            window = sql_window(words, tags, cap=cap)
+            expected = (window[offset : offset + limit], len(window))
+            search.SEARCH_MATCHES_MAX = cap
+            try:
+                for plan in (None, "rows", "merge", "walk"):
+                    assert search.boards_search(query, offset=offset, limit=limit, plan=plan) == expected, (query, plan)
+            finally:
+                search.SEARCH_MATCHES_MAX = SEARCH_MATCHES_MAX
+        transaction.set_rollback(True)
+
+
+def test_terms_follow_every_write_of_a_board(api, run):
+    """The trigger: a new board's terms come, an edit swaps them, a hide, a suspension and a delete
+    take them away, an unhide and a lifted suspension bring them back, and a stroke changes
+    none (the update trigger's WHEN)."""
+    api.as_user("alice")
+    alice = User.objects.get(username="alice")
+
+    def terms_of(board_id):
+        return set(BoardTerm.objects.filter(board_id=board_id).values_list("term", flat=True))
+
+    board = run(boards.board_create, author=alice, title="Green tree", kind="note", tags=["tiny"], doc=doc("river"))
+    assert terms_of(board.pk) == {"green", "tree", "river", "tiny", "#tiny"}
+    run(boards.board_update, board=board, changes={"title": "Grey rock", "tags": ["red-sky"]})
+    assert terms_of(board.pk) == {"grey", "rock", "river", "red-sky", "red", "sky", "#red-sky"}
+    before = BoardTerm.objects.filter(board_id=board.pk).count()
+    run(boards.board_update, board=board, changes={"doc": {**doc("river"), "elements": doc("river")["elements"][:1]}})
+    assert BoardTerm.objects.filter(board_id=board.pk).count() == before
+    run(moderation.board_hide, board=Board.objects.get(pk=board.pk))
+    assert terms_of(board.pk) == set()
+    run(moderation.board_unhide, board=Board.objects.get(pk=board.pk))
+    assert "rock" in terms_of(board.pk)
+    run(moderation.user_suspend, user=alice)
+    assert terms_of(board.pk) == set()
+    run(moderation.user_unsuspend, user=User.objects.get(pk=alice.pk))
+    assert "rock" in terms_of(board.pk)
+    run(boards.board_delete, board=Board.objects.get(pk=board.pk))
+    assert terms_of(board.pk) == set()
+    other = run(boards.board_create, author=alice, title="Garden", kind="note", tags=[], doc=doc())
+    Board.objects.filter(pk=other.pk).delete()  # a row removed outright (an account purged)
+    assert terms_of(other.pk) == set()
+
+
+def _stats(rows: int, oldest: int, words: int) -> search.TermStats:
+    return search.TermStats(rows=rows, oldest=oldest, words=[f"w{i}" for i in range(words)])
+
+
+def test_the_plan_reads_the_fewest_rows():
+    cap, newest = 1000, 1_000_000
+    # A term with fewer rows than the window: all of them, the smallest such term.
+    plan = search.choose_plan([_stats(1000, 1, 1), _stats(40, 1, 1), _stats(999, 1, 1)], newest, cap=cap)
+    assert plan == search.Plan("rows", [1])
+    # All common: the sparsest (its 1,000th newest board the oldest) first, then those less than
+    # _DENSER_MAX times denser; a term of too many words is never merged.
+    stats = [_stats(cap, 999_000, 1), _stats(cap, 100_000, 2), _stats(cap, 990_000, 1), _stats(cap, 1, 17)]
+    assert search.choose_plan(stats, newest, cap=cap) == search.Plan("merge", [1])  # 900 and 90 times denser
+    stats[2] = _stats(cap, 950_000, 1)  # 18 times denser: still checked on each board, not merged
+    assert search.choose_plan(stats, newest, cap=cap) == search.Plan("merge", [1])
+    stats[2] = _stats(cap, 940_000, 1)  # 15 times denser: merged
+    assert search.choose_plan(stats, newest, cap=cap) == search.Plan("merge", [1, 2])
+    stats[0] = _stats(cap, 700_000, 1)  # 3 times denser: merged too, the sparser first
+    assert search.choose_plan(stats, newest, cap=cap) == search.Plan("merge", [1, 0, 2])
+    # Only terms of many words (one or two letters): boards are walked.
+    assert search.choose_plan([_stats(cap, 5, 17), _stats(cap, 9, 30)], newest, cap=cap) == search.Plan("walk", [])
+
+
+# --- people search against SQL -----------------------------------------------------------------
+
+NAMES = ["sam", "sam_a", "samuel", "sma", "alice", "alicia", "alcie", "malice", "bob", "bobby", "robert"]
+DISPLAY = ["", "Sam Alice", "Robert Smith", "Alice Wönderland", "Samantha"]
+
+
+def sql_people(query: str) -> list[str]:
+    """The rule, in one query: active people whose name starts with the query or who are at
+    least NAME_SIMILARITY_MIN alike, best first (the ranking of social.search, over all of them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lower(ugc_unaccent(%s))", [query.strip()])
+        q = cursor.fetchone()[0]
+        prefix = people._like_escaped(q) + "%"
+        cursor.execute(
+            """SELECT username FROM social_user
+               WHERE is_active AND (search_name LIKE %(prefix)s OR word_similarity(%(q)s, search_name) >= %(min)s)
+               ORDER BY lower(username) = %(q)s DESC, search_name LIKE %(prefix)s DESC,
+                        search_name LIKE %(word)s DESC, word_similarity(%(q)s, search_name) DESC, id""",
+            {"q": q, "prefix": prefix, "word": "% " + prefix, "min": NAME_SIMILARITY_MIN},
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    made=st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(DISPLAY), st.booleans()), max_size=12),
+    asked=st.lists(
+        st.tuples(
+            st.sampled_from(NAMES) | st.builds(lambda name, n: name[:n], st.sampled_from(NAMES), st.integers(1, 3)),
+            st.sampled_from([1, 2, 3, 1000]),
+            st.integers(0, 3),
+            st.integers(1, 4),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_people_search_finds_what_the_rule_says(run, made, asked):
+    """Random people (some suspended) and queries: with a window that holds every match, the page
+    and total are the rule's SQL; with a smaller one, the total is still every match up to the
+    window, each person on the page matches, the name itself comes first and names with the
+    prefix before the rest."""
+    with transaction.atomic():
+        taken = set()
+        for n, (name, display, suspended) in enumerate(made):
+            username = name if name not in taken else f"{name}{n}"
+            taken.add(username)
+            user = user_create(username=username, password="long-password-1")
+            if display:
+                profile_update(user=user, changes={"display_name": display})
+            if suspended:
+                run(moderation.user_suspend, user=user)
+        for query, cap, offset, limit in asked:
+            matches = sql_people(query)
+            people.SEARCH_MATCHES_MAX = cap
+            try:
+                items, total = people.people_search(query, offset=offset, limit=limit)
+            finally:
+                people.SEARCH_MATCHES_MAX = SEARCH_MATCHES_MAX
+            names = [item["username"] for item in items]
+            assert total == min(cap, len(matches)), query
+            if len(matches) <= cap:
+                assert names == matches[offset : offset + limit], query
+            assert set(names) <= set(matches), query
+            prefixed = [name.startswith(query.lower()) for name in names]
+            assert prefixed == sorted(prefixed, reverse=True), query
+            if offset == 0 and query.lower() in matches:
+                assert names[0] == query.lower(), query
+        transaction.set_rollback(True)
