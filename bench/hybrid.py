@@ -71,6 +71,7 @@ def run(args) -> None:
     from bench.world import DOC, _copy
     from feeds import keys, selectors, tasks
     from feeds.models import Board
+    from feeds.rules import Timeline
     from feeds.services import activity
     from feeds.services.boards import board_create
     from feeds.services.follows import follow_create
@@ -169,7 +170,7 @@ def run(args) -> None:
         activity.home_feed_ready(user_id=reader)  # a new reader's first read regenerates P: done here
     app.conf.task_always_eager = False
     pushed = sorted((r[0] for r in rows), reverse=True)[: settings.HOME_TIMELINE_HOT]
-    store.timeline_replace(keys.home_timeline(pushed_reader), pushed)
+    store.timeline_replace(Timeline.HOME, pushed_reader, pushed)
     assert set(hybrid.big_followees(hybrid_reader)) == set(big) and not hybrid.big_followees(plain_reader)
     assert not hybrid.big_followees(pushed_reader)
     first = _ids(selectors.home_feed(hybrid_reader, offset=0, before=None, limit=20))
