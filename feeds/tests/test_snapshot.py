@@ -78,13 +78,14 @@ def _snapshot_settings(settings):
 
 @pytest.fixture
 def builds(monkeypatch):
-    """The merges kept as snapshots (pages.home_snapshot_page calls), as (offset, depth)."""
+    """The merges kept as snapshots (pages.home_snapshot_page calls), as (offset, depth), or
+    ("before", depth) for one below an id."""
     made = []
     original = pages.home_snapshot_page
 
-    def counted(user_id, *, offset, limit, depth):
-        made.append((offset, depth))
-        return original(user_id, offset=offset, limit=limit, depth=depth)
+    def counted(user_id, *, offset, before, limit, depth):
+        made.append((offset if before is None else "before", depth))
+        return original(user_id, offset=offset, before=before, limit=limit, depth=depth)
 
     monkeypatch.setattr(pages, "home_snapshot_page", counted)
     return made
@@ -210,6 +211,40 @@ def test_deep_pages_from_snapshots_equal_the_merge_and_sql(feed, redis_data, bui
     assert 0 < len(builds) <= len(order) // AHEAD + 1 < pages_read // 2, builds
     for offset, depth in builds:
         assert depth == offset + 7 + 1 + AHEAD
+
+
+def test_a_walk_by_cursor_keeps_snapshots_below_ps_archive_mark(feed, redis_data, builds, monkeypatch, settings):
+    """The site's pages walk by ``before``: above P's archive mark as before (the heads), below
+    it a page keeps the next FEED_SNAPSHOT_AHEAD ids too, and the pages after it read them, in
+    one round trip on a plain Redis."""
+    order = reference_order(redis_data, feed.reader.pk)
+    mark = archive.archived_max(feed.reader.pk, "p")
+    fetch = selector_fetch("p", feed.reader.pk)
+    assert walk(fetch, limit=7, mode="before")[0] == order
+    deep = len([i for i in order if i < mark])
+    by_cursor = [depth for kind, depth in builds if kind == "before"]
+    assert set(builds) - {("before", 7 + 1 + AHEAD)} <= {(0, 7 + 1 + AHEAD)}  # a cluster's first page: by offset
+    assert 0 < len(by_cursor) <= deep // AHEAD + 1 < deep // 7
+    first = next(i for i, board_id in enumerate(order) if board_id <= mark)
+    for skip in (0, 7, 14):
+        fetch(limit=7, before=order[first + skip])  # the first keeps a snapshot below it; fills G
+    builds.clear()
+    sent = []
+    original = AbstractConnection.send_packed_command
+    monkeypatch.setattr(
+        AbstractConnection,
+        "send_packed_command",
+        lambda self, command, check_health=True: sent.append(1) or original(self, command, check_health),
+    )
+    for skip in (0, 7, 14):
+        sent.clear()
+        answer = fetch(limit=7, before=order[first + skip])
+        assert got_page(answer) == expected(order, set(order), first + skip + 1, 7)
+        if not settings.REDIS_CLUSTER:
+            assert len(sent) == 1, skip
+    assert builds == []
+    assert got_page(fetch(limit=7, offset=first + 1)) == expected(order, set(order), first + 1, 7)
+    assert builds == [(first + 1, first + 1 + 8 + AHEAD)]  # a snapshot below an id knows no offsets
 
 
 def test_a_deep_page_from_a_snapshot_is_one_round_trip_on_a_plain_redis(

@@ -310,8 +310,9 @@ def home_page(
     than ``before``, across every Redis head and archive, exactly what pushing every board into
     P would give.
 
-    A page by offset from FEED_SNAPSHOT_FROM down is merged as deep as snapshot.depth_for says
-    and kept as the reader's feed snapshot (home_snapshot_page). Otherwise a reader following no
+    A deep page is merged deeper and kept as the reader's feed snapshot (home_snapshot_page): by
+    offset from FEED_SNAPSHOT_FROM down (as deep as snapshot.depth_for says), by ``before`` below
+    P's archive mark (the page and FEED_SNAPSHOT_AHEAD ids more). Otherwise a reader following no
     big author gets page() of P (the set is read in the round trip that reads A), and one who
     does two round trips for the ids (see _home_streams); by ``before`` each head gives
     limit + 1 ids, O(k log |M|) for k big followees; by ``offset`` each gives offset + limit + 1
@@ -322,8 +323,11 @@ def home_page(
     if before is None:
         depth = snapshot.depth_for(offset or 0, limit + 1)
         if depth is not None:
-            return home_snapshot_page(user_id, offset=offset or 0, limit=limit, depth=depth)
+            return home_snapshot_page(user_id, offset=offset or 0, before=None, limit=limit, depth=depth)
     big, archived = _big_and_mark(user_id, prefetched)
+    if before is not None and before <= archived:
+        depth = min(limit + 1 + settings.FEED_SNAPSHOT_AHEAD, settings.FEED_SNAPSHOT_MAX_IDS)
+        return home_snapshot_page(user_id, offset=0, before=before, limit=limit, depth=depth)
     if not big:
         return page(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, archived=archived)
     want = limit + 1 if before is not None else (offset or 0) + limit + 1
@@ -333,10 +337,11 @@ def home_page(
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 
-def home_snapshot_page(user_id: int, *, offset: int, limit: int, depth: int) -> IdPage:
-    """A page by offset of a reader's home feed, from a merge of its newest ``depth`` ids (at
-    least offset + limit + 1), kept as the reader's feed snapshot (feeds.timelines.snapshot)
-    for the next deep pages.
+def home_snapshot_page(user_id: int, *, offset: int, before: int | None, limit: int, depth: int) -> IdPage:
+    """A page of a reader's home feed, by offset or strictly older than ``before``, from a merge
+    of its newest ``depth`` ids (below ``before``: at least offset + limit + 1), kept as the
+    reader's feed snapshot (feeds.timelines.snapshot) for the next deep pages; one that starts
+    below ``before`` serves pages by ``before`` only (it knows no ranks).
 
     P is merged first, head and archive: its ``depth``-th id is a floor the merge's last id
     cannot fall below (every id of P is in the feed), so each big followee's M is read only
@@ -345,18 +350,20 @@ def home_snapshot_page(user_id: int, *, offset: int, limit: int, depth: int) -> 
     and each big followee's with its M's head, so whatever changes while the rest is read makes
     it stale. O(depth) for P, O(k log |M| + m) for the m ids of k big followees above the floor,
     O(depth) to keep it: three round trips, and a query or two where P's archive is reached."""
-    facts, head = snapshot.reader_facts(user_id, head=depth)
+    facts, head = snapshot.reader_facts(user_id, head=depth, before=before)
     archived = archive.archived_max(user_id, Timeline.HOME, stored=facts.archived)
-    mine = newest_of(with_archive(user_id, Timeline.HOME, head, archived, below=None, want=depth), skip=0, count=depth)
+    mine = newest_of(
+        with_archive(user_id, Timeline.HOME, head, archived, below=before, want=depth), skip=0, count=depth
+    )
     low = mine[-1] if len(mine) == depth else None
     big = [int(a) for a in facts.big]
     streams = [mine]
     if big:
         pipe = get_redis().pipeline(transaction=False)
-        _pulled_heads(pipe, big, before=None, low=low, want=depth)
-        streams += _pulled_streams(big, pipe.execute(), before=None, low=low, want=depth, authors=facts.authors)
+        _pulled_heads(pipe, big, before=before, low=low, want=depth)
+        streams += _pulled_streams(big, pipe.execute(), before=before, low=low, want=depth, authors=facts.authors)
     ids = newest_of(streams, skip=0, count=depth)
-    snapshot.snapshot_put(user_id, ids, whole=len(ids) < depth, facts=facts)
+    snapshot.snapshot_put(user_id, ids, whole=len(ids) < depth, top=before, facts=facts)
     found = ids[offset : offset + limit + 1]
     return IdPage(ids=found[:limit], has_more=len(found) > limit)
 

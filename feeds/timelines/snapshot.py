@@ -2,10 +2,12 @@
 
 A page by offset of a merged feed (P with the big followees' M, feeds.timelines.hybrid) must merge
 every stream down to the offset: a merge cannot skip by rank, so a page at offset 2,000 reads
-2,021 ids of each stream. The first such page keeps what it merged, FEED_SNAPSHOT_AHEAD ids past
-its end, as one string in the reader's slot (keys.feed_snapshot); the next deep pages, by offset or
-by ``before``, read a range of it in the page's one script call (timeline_page.lua), at the cost
-of a shallow page.
+2,021 ids of each stream. The first such page keeps what it merged, and FEED_SNAPSHOT_AHEAD ids
+past its end, as one string in the reader's slot (keys.feed_snapshot); the next deep pages, by
+offset or by ``before``, read a range of it in the page's one script call (timeline_page.lua), at
+the cost of a shallow page. A page by ``before`` below P's archive mark (the site's own pages
+scroll so) keeps the FEED_SNAPSHOT_AHEAD ids below it the same way: a snapshot that starts below
+an id, for the next pages by ``before`` (it knows no ranks).
 
 A snapshot is read only while everything it was merged from still holds, each fact read before
 (or, for a big followee's M, with) the ids it covers, so a change made while it was merged shows
@@ -14,10 +16,11 @@ too (keys.feed_snapshot_facts):
   and trims the oldest, which changes the size or the oldest id; every other change of P, head or
   archive, bumps the revision;
 - P's archived max, the set of big followees, and each one's M revision and pull_below.
-Moving ids to the archive changes no fact that matters but the oldest id (a new snapshot then).
-Blocks, mutes and unfollows move nothing: the ids of authors the reader does not see keep their
-ranks and are left out as each page is hydrated, as on every page; an unfollowed author's ids leave
-P there (its revision bumped). So a snapshot gives the pages a merge made now would give.
+Any change of the feed, a new board at its top included, so makes the next deep page merge again.
+Moving ids to the archive changes no fact that matters but P's oldest id (a new snapshot then).
+Blocks and mutes move nothing: the ids of authors the reader does not see keep their ranks and
+are left out as each page is hydrated, as on every page; an unfollowed author's ids leave P at
+the clean-up or there (its revision bumped). So a snapshot gives the pages a merge made now would.
 
 Storage only: Redis in, Redis out.
 """
@@ -58,30 +61,31 @@ def author_fact(revision: str | None, pull_below: str | None) -> str:
     return f"{revision or ''}:{pull_below or ''}"
 
 
-def reader_facts(user_id: int, *, head: int) -> tuple[Facts, list[int]]:
-    """The facts of the reader's own slot, and the newest ``head`` ids of P, in one MULTI (one
-    slot: atomic, cluster-safe): P's size, oldest id, revision and A, and the big followees.
-    O(|fb| + log |P| + head)."""
+def reader_facts(user_id: int, *, head: int, before: int | None) -> tuple[Facts, list[int]]:
+    """The facts of the reader's own slot, and the newest ``head`` ids of P strictly below
+    ``before`` (None: from the top), in one MULTI (one slot: atomic, cluster-safe): P's size,
+    oldest id, revision and A, and the big followees. O(|fb| + log |P| + head)."""
     key = keys.home_timeline(user_id)
     pipe = get_redis().pipeline(transaction=True)
     pipe.zcard(key)
     pipe.zrange(key, 0, 0)
     pipe.hmget(keys.timeline_meta(user_id), [store.revision_field(Timeline.HOME), archive.mark_field(Timeline.HOME)])
     pipe.zrange(keys.big_following(user_id), 0, -1)
-    pipe.zrevrange(key, 0, head - 1)
+    pipe.zrevrangebyscore(key, "+inf" if before is None else f"({before}", "-inf", start=0, num=head)
     size, oldest, (revision, archived), big, ids = pipe.execute()
     facts = Facts(p_size=size, p_oldest=oldest[0] if oldest else None, p_revision=revision, archived=archived, big=big)
     return facts, [int(i) for i in ids]
 
 
-def snapshot_put(user_id: int, ids: list[int], *, whole: bool, facts: Facts) -> None:
-    """Keep the newest ``ids`` of the reader's merged feed (``whole``: the feed ends there) with
-    the facts they were merged from, for FEED_SNAPSHOT_SECONDS. One MULTI in the reader's slot:
-    O(ids)."""
+def snapshot_put(user_id: int, ids: list[int], *, whole: bool, top: int | None, facts: Facts) -> None:
+    """Keep the newest ``ids`` of the reader's merged feed strictly below ``top`` (None: from its
+    newest; ``whole``: the feed ends with them) with the facts they were merged from, for
+    FEED_SNAPSHOT_SECONDS. One MULTI in the reader's slot: O(ids)."""
     facts_key = keys.feed_snapshot_facts(user_id)
     stored = {
         "size": len(ids),
         "whole": 1 if whole else 0,
+        "top": "" if top is None else top,
         "p_size": facts.p_size,
         "p_oldest": facts.p_oldest or "",
         "p_revision": facts.p_revision or "",

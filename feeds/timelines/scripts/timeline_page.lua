@@ -179,7 +179,11 @@ local function snapshot_ids()
         return nil  -- the ids expired before their facts
     end
     local start = tonumber(ARG.offset)
-    if ARG.before ~= '' then
+    if ARG.before == '' and s.top ~= '' then
+        return nil  -- it starts below an id, not at the top: it knows no offsets
+    elseif ARG.before ~= '' and s.top ~= '' and tonumber(ARG.before) > tonumber(s.top) then
+        return nil  -- the page starts above it
+    elseif ARG.before ~= '' then
         -- the first position holding an id below `before`: a binary search, ids newest first
         local low, high = 0, size
         local bound = tonumber(ARG.before)
