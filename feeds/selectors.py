@@ -341,7 +341,9 @@ def home_feed(
         return None
     if warm.status == PageStatus.SNAPSHOT and snapshot.authors_hold(warm.unchecked):
         return _warm_answer(user_id, Timeline.HOME, warm)
-    page = pages.home_page(user_id, offset=offset, before=before, limit=limit, prefetched=(warm.big, warm.stored_mark))
+    page = pages.home_page(
+        user_id, offset=offset, before=before, limit=limit, prefetched=(warm.big, warm.stored_mark), facts=warm.facts
+    )
     return _timeline_answer(user_id, Timeline.HOME, page)
 
 

@@ -83,9 +83,9 @@ def builds(monkeypatch):
     made = []
     original = pages.home_snapshot_page
 
-    def counted(user_id, *, offset, before, limit, depth):
+    def counted(user_id, *, offset, before, limit, depth, facts=None):
         made.append((offset if before is None else "before", depth))
-        return original(user_id, offset=offset, before=before, limit=limit, depth=depth)
+        return original(user_id, offset=offset, before=before, limit=limit, depth=depth, facts=facts)
 
     monkeypatch.setattr(pages, "home_snapshot_page", counted)
     return made
@@ -287,6 +287,22 @@ def test_pages_past_the_longest_snapshot_merge_as_before(feed, redis_data, build
     settings.FEED_SNAPSHOT_FROM = 200
     assert got_page(fetch(limit=20, offset=10)) == expected(order, set(order), 10, 20)  # shallow: no snapshot
     assert builds == [(60, 100)]
+
+
+def test_a_snapshot_kept_without_page_warms_facts_reads_them_itself(feed, redis_data, builds):
+    """pages.home_page called alone (no page_warm before it) reads the reader's facts in its own
+    MULTI: the snapshot it keeps serves the next pages the same."""
+    order = reference_order(redis_data, feed.reader.pk)
+    mark = archive.archived_max(feed.reader.pk, "p")
+    first = next(i for i, board_id in enumerate(order) if board_id <= mark)
+    page = pages.home_page(feed.reader.pk, offset=100, limit=20)
+    assert (page.ids, page.has_more) == (order[100:120], True)
+    page = pages.home_page(feed.reader.pk, before=order[first], limit=20)
+    assert (page.ids, page.has_more) == (order[first + 1 : first + 21], True)
+    assert builds == [(100, 121 + AHEAD), ("before", 21 + AHEAD)]
+    fetch = selector_fetch("p", feed.reader.pk)
+    assert got_page(fetch(limit=20, before=order[first + 20])) == expected(order, set(order), first + 21, 20)
+    assert len(builds) == 2
 
 
 def test_the_end_of_the_feed_is_in_the_snapshot(feed, redis_data, builds):

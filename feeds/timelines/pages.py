@@ -104,6 +104,7 @@ class WarmPage:
     has_more: bool
     big: list[int]  # "big", "snapshot": the reader's big followees
     unchecked: list[str] = field(default_factory=list)  # "snapshot": author, fact, ... (snapshot.authors_hold)
+    facts: snapshot.Facts | None = None  # a home page not made: the reader's facts, to keep a snapshot by
 
 
 def page_warm(
@@ -141,7 +142,7 @@ def page_warm(
             keys.feed_snapshot(user_id),
             keys.feed_snapshot_facts(user_id),
         ]
-    status, mark, payload = scripts.timeline_page(
+    status, mark, payload, *reader = scripts.timeline_page(
         keys=key_list,
         want=limit + 1,
         offset=None if before is not None else (offset or 0),
@@ -158,6 +159,16 @@ def page_warm(
         snapshot_width=snapshot.WIDTH,
     )
     status = PageStatus(status)
+    facts = None
+    if reader and reader[0]:
+        p_size, p_oldest, p_revision = reader[0]
+        facts = snapshot.Facts(
+            p_size=p_size,
+            p_oldest=p_oldest,
+            p_revision=p_revision,
+            archived=mark,
+            big=payload[0] if status == PageStatus.SNAPSHOT else (payload if status == PageStatus.BIG else []),
+        )
     if status == PageStatus.SNAPSHOT:
         big, ids, unchecked = payload
         ids = [int(i) for i in ids]
@@ -170,10 +181,13 @@ def page_warm(
             has_more=len(ids) > limit,
             big=[int(a) for a in big],
             unchecked=unchecked,
+            facts=facts,
         )
     if status != PageStatus.PAGE:
         big = [int(a) for a in payload] if status == PageStatus.BIG else []
-        return WarmPage(status=status, stored_mark=mark, ids=[], hashes={}, last=None, has_more=False, big=big)
+        return WarmPage(
+            status=status, stored_mark=mark, ids=[], hashes={}, last=None, has_more=False, big=big, facts=facts
+        )
     has_more, last, *pairs = payload
     ids, hashes = [], {}
     for i in range(0, len(pairs), 2):
@@ -304,6 +318,7 @@ def home_page(
     before: int | None = None,
     limit: int,
     prefetched: tuple[list[int], str | None] | None = None,
+    facts: snapshot.Facts | None = None,
 ) -> IdPage:
     """One page of a reader's home feed (hybrid fan-out, feeds.timelines.hybrid): P merged with the M of
     each big author they follow, newest first, each id once, by ``offset`` or strictly older
@@ -317,17 +332,18 @@ def home_page(
     does two round trips for the ids (see _home_streams); by ``before`` each head gives
     limit + 1 ids, O(k log |M|) for k big followees; by ``offset`` each gives offset + limit + 1
     (a merge cannot skip by rank), O(k (log |M| + offset)). Archives are read only where a head
-    runs out above the page's end. ``prefetched``: the big followees and the stored A, when
-    page_warm read them already (one round trip fewer).
+    runs out above the page's end. ``prefetched``: the big followees and the stored A, and
+    ``facts``, the reader's facts a snapshot is kept by, when page_warm read them already (a
+    round trip fewer).
     """
     if before is None:
         depth = snapshot.depth_for(offset or 0, limit + 1)
         if depth is not None:
-            return home_snapshot_page(user_id, offset=offset or 0, before=None, limit=limit, depth=depth)
+            return home_snapshot_page(user_id, offset=offset or 0, before=None, limit=limit, depth=depth, facts=facts)
     big, archived = _big_and_mark(user_id, prefetched)
     if before is not None and before <= archived:
         depth = min(limit + 1 + settings.FEED_SNAPSHOT_AHEAD, settings.FEED_SNAPSHOT_MAX_IDS)
-        return home_snapshot_page(user_id, offset=0, before=before, limit=limit, depth=depth)
+        return home_snapshot_page(user_id, offset=0, before=before, limit=limit, depth=depth, facts=facts)
     if not big:
         return page(user_id, Timeline.HOME, offset=offset, before=before, limit=limit, archived=archived)
     want = limit + 1 if before is not None else (offset or 0) + limit + 1
@@ -337,31 +353,44 @@ def home_page(
     return IdPage(ids=ids[:limit], has_more=len(ids) > limit)
 
 
-def home_snapshot_page(user_id: int, *, offset: int, before: int | None, limit: int, depth: int) -> IdPage:
+def home_snapshot_page(
+    user_id: int, *, offset: int, before: int | None, limit: int, depth: int, facts: snapshot.Facts | None = None
+) -> IdPage:
     """A page of a reader's home feed, by offset or strictly older than ``before``, from a merge
     of its newest ``depth`` ids (below ``before``: at least offset + limit + 1), kept as the
     reader's feed snapshot (feeds.timelines.snapshot) for the next deep pages; one that starts
     below ``before`` serves pages by ``before`` only (it knows no ranks).
 
-    P is merged first, head and archive: its ``depth``-th id is a floor the merge's last id
-    cannot fall below (every id of P is in the feed), so each big followee's M is read only
-    down to it (an M mostly older than the page gives few ids, and its archive is not read).
-    The facts the snapshot holds by are read with P's head, in one MULTI in the reader's slot,
-    and each big followee's with its M's head, so whatever changes while the rest is read makes
-    it stale. O(depth) for P, O(k log |M| + m) for the m ids of k big followees above the floor,
-    O(depth) to keep it: three round trips, and a query or two where P's archive is reached."""
-    facts, head = snapshot.reader_facts(user_id, head=depth, before=before)
+    P is merged first: its ``depth``-th id is a floor the merge's last id cannot fall below
+    (every id of P is in the feed), so each big followee's M is read only down to it (an M
+    mostly older than the page gives few ids, and its archive is not read). Below P's archive
+    mark the floor is its archive's (read first: the head holds next to nothing there), so P's
+    head goes in the big followees' pipeline. The reader's ``facts`` (read in one MULTI when not
+    given) come before anything they cover, each big followee's with its M's head, so whatever
+    changes while the rest is read makes the snapshot stale. O(depth) for P, O(k log |M| + m)
+    for the m ids of k big followees above the floor, O(depth) to keep it: three round trips
+    and a query (four with the facts), the archive's query at the top only where P's head runs out."""
+    if facts is None:
+        facts = snapshot.reader_facts(user_id)
     archived = archive.archived_max(user_id, Timeline.HOME, stored=facts.archived)
-    mine = newest_of(
-        with_archive(user_id, Timeline.HOME, head, archived, below=before, want=depth), skip=0, count=depth
-    )
-    low = mine[-1] if len(mine) == depth else None
     big = [int(a) for a in facts.big]
-    streams = [mine]
-    if big:
-        pipe = get_redis().pipeline(transaction=False)
+    high = "+inf" if before is None else f"({before}"
+    pipe = get_redis().pipeline(transaction=False)
+    if before is not None and before <= archived:
+        chunked = archive.archived_newest(user_id, Timeline.HOME, below=before, count=depth)
+        low = chunked[-1] if len(chunked) == depth else None
+        pipe.zrevrangebyscore(keys.home_timeline(user_id), high, "-inf", start=0, num=depth)
         _pulled_heads(pipe, big, before=before, low=low, want=depth)
-        streams += _pulled_streams(big, pipe.execute(), before=before, low=low, want=depth, authors=facts.authors)
+        head, *heads = pipe.execute()
+        mine = newest_of([list(map(int, head)), chunked], skip=0, count=depth)
+    else:
+        head = [int(i) for i in get_redis().zrevrangebyscore(keys.home_timeline(user_id), high, "-inf", 0, depth)]
+        streams = with_archive(user_id, Timeline.HOME, head, archived, below=before, want=depth)
+        mine = newest_of(streams, skip=0, count=depth)
+        low = mine[-1] if len(mine) == depth else None
+        _pulled_heads(pipe, big, before=before, low=low, want=depth)
+        heads = pipe.execute() if big else []
+    streams = [mine, *_pulled_streams(big, heads, before=before, low=low, want=depth, authors=facts.authors)]
     ids = newest_of(streams, skip=0, count=depth)
     snapshot.snapshot_put(user_id, ids, whole=len(ids) < depth, top=before, facts=facts)
     found = ids[offset : offset + limit + 1]

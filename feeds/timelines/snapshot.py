@@ -61,20 +61,18 @@ def author_fact(revision: str | None, pull_below: str | None) -> str:
     return f"{revision or ''}:{pull_below or ''}"
 
 
-def reader_facts(user_id: int, *, head: int, before: int | None) -> tuple[Facts, list[int]]:
-    """The facts of the reader's own slot, and the newest ``head`` ids of P strictly below
-    ``before`` (None: from the top), in one MULTI (one slot: atomic, cluster-safe): P's size,
-    oldest id, revision and A, and the big followees. O(|fb| + log |P| + head)."""
+def reader_facts(user_id: int) -> Facts:
+    """The facts of the reader's own slot in one MULTI (one slot: atomic, cluster-safe): P's
+    size, oldest id, revision and A, and the big followees (page_warm reads the same in its
+    script call). O(|fb| + log |P|)."""
     key = keys.home_timeline(user_id)
     pipe = get_redis().pipeline(transaction=True)
     pipe.zcard(key)
     pipe.zrange(key, 0, 0)
     pipe.hmget(keys.timeline_meta(user_id), [store.revision_field(Timeline.HOME), archive.mark_field(Timeline.HOME)])
     pipe.zrange(keys.big_following(user_id), 0, -1)
-    pipe.zrevrangebyscore(key, "+inf" if before is None else f"({before}", "-inf", start=0, num=head)
-    size, oldest, (revision, archived), big, ids = pipe.execute()
-    facts = Facts(p_size=size, p_oldest=oldest[0] if oldest else None, p_revision=revision, archived=archived, big=big)
-    return facts, [int(i) for i in ids]
+    size, oldest, (revision, archived), big = pipe.execute()
+    return Facts(p_size=size, p_oldest=oldest[0] if oldest else None, p_revision=revision, archived=archived, big=big)
 
 
 def snapshot_put(user_id: int, ids: list[int], *, whole: bool, top: int | None, facts: Facts) -> None:

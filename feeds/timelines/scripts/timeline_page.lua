@@ -41,6 +41,9 @@
 --   "snapshot": (cluster) payload = {the big followees, {ids of the page and one more},
 --            {author, facts, author, facts, ...}}: the snapshot holds the page if each big
 --            followee's M revision and pull_below are still the facts given ("revision:pull_below").
+--   "big", "deep" and "snapshot" of a home page carry a fourth element, the reader's facts a
+--   snapshot is kept by, read before anything the caller reads next: {P's size, its oldest id or
+--   nil, its revision or nil}.
 -- Cost: O(log |T| + limit) plus, with G, O(limit) hash reads and following probes; merging k big
 -- followees' M adds O(k log |M| + n log n) for the n <= merge_max ids read; a snapshot's page
 -- O(k + limit + log |S|) for a snapshot of |S| ids.
@@ -209,15 +212,17 @@ local function snapshot_ids()
 end
 
 local ids, status = page_ids()
+local reader = {}  -- a home page's own facts, for the caller to merge and keep a snapshot by
 if not ids and home and #KEYS >= 8 then
     local unchecked
     ids, unchecked = snapshot_ids()
+    reader = {redis.call('ZCARD', KEYS[1]), redis.call('ZRANGE', KEYS[1], 0, 0)[1] or false, facts[3] or false}
     if ids and #unchecked > 0 then
-        return {'snapshot', mark, {big, ids, unchecked}}
+        return {'snapshot', mark, {big, ids, unchecked}, reader}
     end
 end
 if not ids then
-    return {status, mark, status == 'big' and big or {}}
+    return {status, mark, status == 'big' and big or {}, reader}
 end
 local shown = math.min(#ids, want - 1)
 local payload = {#ids == want and 1 or 0, ids[shown] or false}
