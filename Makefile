@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-deps bench-fanout-limit soak venv lock clean-var
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -141,6 +141,11 @@ bench-smoke: bench-deps
 # Social reading alone (both storage models), on 20,000 users: about 15 minutes.
 bench-reading: bench-deps
 	@scripts/with-servers.sh python -m bench.run --reading
+
+# The deep feed page alone (offset 2,000 at 1,000,000 boards, the world make bench builds): as make
+# bench measures it, merged at every call, and by cursor (bench/results/deep.md; about 20 minutes).
+bench-deep: bench-deps
+	@scripts/with-servers.sh python -m bench.deep $(ARGS)
 
 # Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios.
 bench-cluster: bench-deps

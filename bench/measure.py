@@ -7,12 +7,17 @@ from collections.abc import Callable
 from django.db import connection
 
 
-def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
-    """p50/p99/mean in milliseconds of ``fn`` over ``runs`` calls after ``warmup``."""
+def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5, setup: Callable[[], object] | None = None) -> dict:
+    """p50/p99/mean in milliseconds of ``fn`` over ``runs`` calls after ``warmup``; ``setup``, when
+    given, runs before each call, untimed."""
     for _ in range(warmup):
+        if setup is not None:
+            setup()
         fn()
     samples = []
     for _ in range(runs):
+        if setup is not None:
+            setup()
         started = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - started) * 1000)
@@ -28,12 +33,23 @@ def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5) -> dict:
 # --- the feed, and the naive design people would write instead ---------------------------------
 
 
-def site_feed(user_id: int, *, offset: int = 0, limit: int = 20) -> Callable[[], dict]:
+def site_feed(
+    user_id: int, *, offset: int | None = 0, before: int | None = None, limit: int = 20
+) -> Callable[[], dict]:
     """The site's feed request minus HTTP: what the API view does (the activity touch, the
     regeneration check and the page, one script call when warm)."""
     from feeds.services import activity
 
-    return lambda: activity.home_feed_read(user_id=user_id, offset=offset, before=None, limit=limit)
+    return lambda: activity.home_feed_read(user_id=user_id, offset=offset, before=before, limit=limit)
+
+
+def feed_changed(user_id: int) -> Callable[[], None]:
+    """What any change of a reader's feed does to their feed snapshot (feeds.timelines.snapshot):
+    it no longer holds, so the next deep page merges again (P's revision bumped)."""
+    from feeds.rules import Timeline
+    from feeds.timelines import store
+
+    return lambda: store.revision_bump(user_id, Timeline.HOME)
 
 
 BASELINE_INDEX = (

@@ -52,9 +52,27 @@ def id_generator_lease() -> str:
 def timeline_meta(user_id: int) -> str:
     """Hash of per-user timeline facts: ``m_archived_max`` / ``p_archived_max``, the largest
     id archived to PostgreSQL from M / P (0 when none), ``regenerate`` while a returning
-    idle user's P waits to be refilled, and the user's fan-out mode as an author,
-    ``pull_below`` / ``pull_since`` (feeds.timelines.hybrid). Example: ``tm:{u:42}``."""
+    idle user's P waits to be refilled, the user's fan-out mode as an author,
+    ``pull_below`` / ``pull_since`` (feeds.timelines.hybrid), and ``m_revision`` / ``p_revision``,
+    counters bumped by every change of which ids M / P hold but fan-out's deliveries into P
+    (feeds.timelines.store; a feed snapshot is valid only at the revisions it was made at).
+    Example: ``tm:{u:42}``."""
     return f"tm:{_user_tag(user_id)}"
+
+
+def feed_snapshot(user_id: int) -> str:
+    """String: the newest ids of a reader's merged home feed (P and their big followees' M, each
+    id once), newest first, each in 8 bytes (feeds.timelines.snapshot.WIDTH), as a deep page by
+    offset found them, so the next deep pages read a range of it; with a TTL. ``fs:{u:42}``."""
+    return f"fs:{_user_tag(user_id)}"
+
+
+def feed_snapshot_facts(user_id: int) -> str:
+    """Hash beside feed_snapshot: what the merge was made from (P's size, oldest id, revision and
+    archived max, the big followees with their M's revisions and pull_below), its length, whether
+    it holds the whole feed and where it starts; the snapshot is read only while every fact still
+    holds (feeds.timelines.snapshot). The same TTL. Example: ``fsf:{u:42}``."""
+    return f"fsf:{_user_tag(user_id)}"
 
 
 def big_following(user_id: int) -> str:
@@ -65,12 +83,14 @@ def big_following(user_id: int) -> str:
 
 def user_keys(user_id: int) -> list[str]:
     """Every key of feeds that belongs to one user alone: M, P, their timeline facts, their
-    big-following set and their active mark (deleting an account deletes them)."""
+    big-following set, their feed snapshot and their active mark (deleting an account deletes them)."""
     return [
         profile_timeline(user_id),
         home_timeline(user_id),
         timeline_meta(user_id),
         big_following(user_id),
+        feed_snapshot(user_id),
+        feed_snapshot_facts(user_id),
         active(user_id),
         likes(user_id),
         like_ids(user_id),

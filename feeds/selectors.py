@@ -8,12 +8,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from feeds import keys, likes, notifications
+from feeds import likes, notifications
 from feeds.discovery import counters, indexes, queries
 from feeds.models import Board, BoardEditor, Like
 from feeds.rules import Timeline
 from feeds.search import boards_search
-from feeds.timelines import archive, boardcache, pages
+from feeds.timelines import archive, boardcache, pages, snapshot, store
 from feeds.timelines.boardcache import summary_from_fields
 from feeds.timelines.pages import PageStatus
 from social import graph, hiding, keys as social_keys, reading
@@ -273,7 +273,7 @@ def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dic
     else:
         stale = [board_id for board_id in ids if board_id not in found]
     if stale:  # deleted, hidden or unfollowed: drop them from the head now (no-op for archived ids)
-        get_redis().zrem(keys.timeline_key(kind, user_id), *stale)
+        store.timeline_remove(kind, [user_id], stale)
     return found
 
 
@@ -320,8 +320,10 @@ def home_feed(
 
     A warm page (no big followee, above P's archived max) is one round trip on a plain Redis:
     ids, G, the following check and, with ``touch``, the activity mark (pages.page_warm);
-    on a cluster G and the following check take two more. Otherwise O(log |P| + k log |M| +
-    limit) for k big followees, plus hydration. With ``stop_if_regenerate``, None when P waits
+    on a cluster G and the following check take two more. So is a deep page that the reader's
+    feed snapshot holds (feeds.timelines.snapshot; on a cluster one more trip for the big
+    followees' facts); a deep page by offset that it does not hold makes one (pages.home_page).
+    Otherwise O(log |P| + k log |M| + limit) for k big followees, plus hydration. With ``stop_if_regenerate``, None when P waits
     for regeneration (services.activity.home_feed_read regenerates, then reads); without it,
     call services.activity.home_feed_ready first."""
     warm = pages.page_warm(
@@ -337,7 +339,11 @@ def home_feed(
         return _warm_answer(user_id, Timeline.HOME, warm)
     if warm.status == PageStatus.REGENERATE:
         return None
-    page = pages.home_page(user_id, offset=offset, before=before, limit=limit, prefetched=(warm.big, warm.stored_mark))
+    if warm.status == PageStatus.SNAPSHOT and snapshot.authors_hold(warm.unchecked):
+        return _warm_answer(user_id, Timeline.HOME, warm)
+    page = pages.home_page(
+        user_id, offset=offset, before=before, limit=limit, prefetched=(warm.big, warm.stored_mark), facts=warm.facts
+    )
     return _timeline_answer(user_id, Timeline.HOME, page)
 
 

@@ -375,6 +375,15 @@ FANOUT_PUSH_MAX_FOLLOWERS = int(os.environ.get("FANOUT_PUSH_MAX_FOLLOWERS", "100
 # long after that moment (earlier ones stay merged): longer than any clock skew between the
 # processes that make board ids, so no board made before the change is left in neither place.
 FANOUT_PULL_MARGIN = timedelta(seconds=int(os.environ.get("FANOUT_PULL_MARGIN_SECONDS", "60")))
+# Feed snapshots (feeds.timelines.snapshot): a feed page by offset at FEED_SNAPSHOT_FROM or deeper
+# that the one script call cannot make keeps its merge and FEED_SNAPSHOT_AHEAD more ids (25 pages
+# of 20), so the next deep pages are a range read; none longer than FEED_SNAPSHOT_MAX_IDS (16
+# bytes an id: 160 KB), none kept longer than FEED_SNAPSHOT_SECONDS. Any change of the feed (a new
+# board in it, a deletion, a follow) makes it stale at once.
+FEED_SNAPSHOT_FROM = int(os.environ.get("FEED_SNAPSHOT_FROM", "200"))
+FEED_SNAPSHOT_AHEAD = int(os.environ.get("FEED_SNAPSHOT_AHEAD", "500"))
+FEED_SNAPSHOT_MAX_IDS = int(os.environ.get("FEED_SNAPSHOT_MAX_IDS", "10000"))
+FEED_SNAPSHOT_SECONDS = int(os.environ.get("FEED_SNAPSHOT_SECONDS", "600"))
 
 # --- discovery ----------------------------------------------------------------------------------
 # A cached query intersection lives this long (ms); any index change makes it stale at once.

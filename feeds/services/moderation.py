@@ -11,8 +11,9 @@ from django.utils import timezone
 from feeds import keys, tasks
 from feeds.discovery import indexes
 from feeds.models import Board, Outbox
+from feeds.rules import Timeline
 from feeds.services.boards import board_leave, board_publish
-from feeds.timelines import boardcache
+from feeds.timelines import boardcache, store
 from feeds.timelines.outbox import outbox_add
 from social import tokens
 from ugcsite.redis import get_redis
@@ -74,6 +75,7 @@ def _author_withdrawn(author_id: int) -> None:
     hidden = list(Board.objects.filter(author_id=author_id, state=Board.State.SUSPENDED).values_list("id", flat=True))
     pipe = get_redis().pipeline(transaction=False)
     pipe.delete(keys.profile_timeline(author_id))
+    store.revision_bump(author_id, Timeline.PROFILE, pipe=pipe)
     for board_id in hidden:
         boardcache.board_cache_delete(board_id, pipe=pipe)
     pipe.execute()

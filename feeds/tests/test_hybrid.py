@@ -13,6 +13,7 @@ import time
 import uuid
 from datetime import timedelta
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.conf import settings as django_settings
@@ -240,16 +241,22 @@ def _apply(op, users, capture, dropped_at_read: list[int]) -> None:
             raise AssertionError(op)
 
 
-def assert_first_pages_exact(users) -> None:
-    """Every active reader's feed, one page of everything, as the API serves it (ready-check first)."""
+def assert_first_pages_exact(users, *, deep: bool = False) -> None:
+    """Every active reader's feed, one page of everything, as the API serves it (ready-check
+    first); with ``deep``, two pages by offset inside it too (with feed snapshots on, they keep
+    or read a snapshot, so the next step's change must show in the next ones)."""
     for user in users:
         if not _is_active(user.pk):
             continue  # the API would mark them active (and regenerate) before reading
         activity.home_feed_ready(user_id=user.pk)
         answer = selectors.home_feed(user.pk, offset=0, before=None, limit=100)
-        assert ids_of(answer) == oracle(user.pk), f"feed of {user.pk}"
+        full = oracle(user.pk)
+        assert ids_of(answer) == full, f"feed of {user.pk}"
         assert answer["next"] is None
         assert all(item["author"] != user.username for item in answer["items"])
+        for start in (1, len(full) // 2) if deep else ():
+            page = selectors.home_feed(user.pk, offset=start, before=None, limit=2)
+            assert got_page(page) == expected_page(full, start, 2), f"feed of {user.pk} at {start}"
 
 
 @hypothesis_settings(
@@ -259,12 +266,20 @@ def assert_first_pages_exact(users) -> None:
     print_blob=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(first=phase_one, second=phase_two, limit=st.integers(1, 3))
+@given(first=phase_one, second=phase_two, limit=st.integers(1, 3), snapshots=st.booleans())
 def test_the_merged_feed_equals_full_push_for_every_reader(
-    first, second, limit, django_capture_on_commit_callbacks, eager_tasks
+    first, second, limit, snapshots, django_capture_on_commit_callbacks, eager_tasks
 ):
     # (the autouse fixture set the big windows; per example only context managers, which undo)
-    with transaction.atomic(), override_settings(**small_windows()):
+    # With ``snapshots``, every page by offset of a reader of big authors keeps a feed snapshot of
+    # a few ids more (feeds.timelines.snapshot: no merge in the script call, none too shallow),
+    # and deep pages are read after every step: each step's change must reach the pages read after it.
+    snapshot_settings = {"FEED_SNAPSHOT_FROM": 0, "FEED_SNAPSHOT_AHEAD": 2} if snapshots else {}
+    with (
+        transaction.atomic(),
+        override_settings(**small_windows(), **snapshot_settings),
+        mock.patch.object(hybrid, "SCRIPT_MERGE_MAX_IDS", 0 if snapshots else hybrid.SCRIPT_MERGE_MAX_IDS),
+    ):
         get_redis().flushdb()
         cache.clear()
         assert not Board.objects.exists() and not Follow.objects.exists()
@@ -273,12 +288,12 @@ def test_the_merged_feed_equals_full_push_for_every_reader(
         with override_settings(**big_windows()):
             for op in first:
                 _apply(op, users, django_capture_on_commit_callbacks, dropped_at_read)
-                assert_first_pages_exact(users)
+                assert_first_pages_exact(users, deep=snapshots)
 
         _archive_everything(users)
         for op in second:
             _apply(op, users, django_capture_on_commit_callbacks, dropped_at_read)
-            assert_first_pages_exact(users)
+            assert_first_pages_exact(users, deep=snapshots and not dropped_at_read)
 
         big = big_authors()
         fell_back = {
@@ -287,6 +302,8 @@ def test_the_merged_feed_equals_full_push_for_every_reader(
             if get_redis().hget(keys.timeline_meta(a), hybrid.PULL_BELOW) not in (None, str(ID_LIMIT))
         }
         event(f"big authors now: {min(len(big), 2)}{'+' if len(big) > 1 else ''}")
+        if snapshots:
+            event(f"a feed snapshot is kept: {any(get_redis().exists(keys.feed_snapshot(u.pk)) for u in users)}")
         event(f"an author fell back: {bool(fell_back)}")
         merged = {a for u in users for a in hybrid.big_followees(u.pk)}
         merged_chunks = TimelineChunk.objects.filter(owner_id__in=merged, timeline="m").count()

@@ -27,6 +27,7 @@ from feeds import keys
 from feeds.models import ArchiveRun, TimelineChunk
 from feeds.rules import Timeline
 from feeds.scripts import scripts
+from feeds.timelines import store
 from feeds.timelines.ids import min_board_id_at
 from ugcsite.redis import get_redis
 
@@ -159,7 +160,8 @@ def timeline_archive_all(kind: str, user_id: int) -> int:
 
 def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:
     """Archive ids that never were in the head (regeneration gap fill), in chunks; how many rows.
-    Raises A first, as timeline_archive does. O(n)."""
+    Raises A first, as timeline_archive does; bumps the timeline's revision once the rows are
+    committed (new ids in it: a feed snapshot read before must not hold after). O(n)."""
     if not ids_desc:
         return 0
     scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=ids_desc[0])
@@ -169,6 +171,8 @@ def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:
         for part in (ids_desc[i : i + size] for i in range(0, len(ids_desc), size))
     ]
     TimelineChunk.objects.bulk_create(rows, ignore_conflicts=True)
+    # After the commit: a snapshot made between the bump and a later commit would miss the rows.
+    transaction.on_commit(lambda: store.revision_bump(user_id, kind))
     return len(rows)
 
 

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from feeds import keys
 from feeds.discovery import indexes
 from feeds.live import online
 from feeds.models import Board
@@ -123,7 +122,7 @@ def author_restore(*, author_id: int) -> None:
             likes=board.likes,
         )
     ids = list(restored.filter(id__gt=mark).order_by("-id").values_list("id", flat=True))
-    store.timeline_replace(keys.profile_timeline(author_id), ids)
+    store.timeline_replace(Timeline.PROFILE, author_id, ids)
     if hybrid.author_is_big(author_id):
         return  # not pushed: every follower's page merges the rebuilt M
     recent = ids[: settings.FOLLOW_BACKFILL_COUNT]

@@ -4,6 +4,7 @@ reaches it. Pure Python over what feeds.timelines.pages and the archive read.
 """
 
 import heapq
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
@@ -60,28 +61,23 @@ def merge_desc(*streams: Iterable[int] | Deferred) -> Iterator[int]:
 
 def newest_of(streams: list[list[int] | Deferred], *, skip: int, count: int) -> list[int]:
     """``list(islice(merge_desc(*streams), skip, count))`` read in bulk, for a page that skips many
-    ids (an offset): every list (newest first) is cut to ``count``; one sort in C merges the sorted
-    runs; a Deferred is read (``count`` of its ids at once) only when the ``count``-th id in hand
+    ids (an offset): every list (newest first) is cut to ``count``; one set and one sort in C
+    merge the sorted runs, each id once; a Deferred is read only when the ``count``-th id in hand
     lies below its bound, so that its ids could be on the page, the newest bound first, and then
-    the merge is made again.
-    O(n log k) for n ids in k streams, no per-id Python heap."""
+    the merge is made again. It is read for the places the ids in hand from its bound up leave:
+    those stay above all of its ids.
+    O(n log n) for the n ids read, no per-id Python loop."""
     lists = [stream[:count] for stream in streams if not isinstance(stream, Deferred)]
     closed = [stream for stream in streams if isinstance(stream, Deferred)]
     while True:
-        ranked, last = [], None
-        for board_id in sorted(chain.from_iterable(lists), reverse=True):
-            if board_id != last:
-                ranked.append(board_id)
-                last = board_id
-                if len(ranked) == count:
-                    break
+        ranked = sorted(set(chain.from_iterable(lists)), reverse=True)[:count]
         due = [stream for stream in closed if len(ranked) < count or ranked[-1] < stream.below]
         if not due:
             return ranked[skip:]
         # One at a time, the newest first, as merge_desc opens them: what it brings may make the
         # older ones needless (each is a PostgreSQL query).
         stream = max(due, key=lambda s: s.below)
-        lists.append(stream.newest(count))
+        lists.append(stream.newest(count - bisect_right(ranked, -stream.below, key=lambda i: -i)))
         closed.remove(stream)
 
 

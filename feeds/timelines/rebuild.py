@@ -158,7 +158,7 @@ def rebuild_profiles(user_ids, progress) -> None:
     for user_id in user_ids:
         mark = archive.archived_max(user_id, Timeline.PROFILE)
         ids = [board_id for board_id in by_author.get(user_id, ()) if board_id > mark]
-        store.timeline_replace(keys.profile_timeline(user_id), ids)
+        store.timeline_replace(Timeline.PROFILE, user_id, ids)
         if len(ids) >= due:
             archive.flag_waiting(Timeline.PROFILE, [user_id])
         progress()
@@ -235,7 +235,7 @@ def rebuild_home(user_ids, progress) -> None:
         # P's head first, then what goes below it, then A: while a rebuild runs, a reader whose
         # A is in Redis already has their head too (a page never comes from the archive alone).
         head, below = (ids[:hot], ids[hot:]) if len(ids) > hot + settings.HOME_TIMELINE_SLACK else (ids, [])
-        store.timeline_replace(keys.home_timeline(user_id), head)
+        store.timeline_replace(Timeline.HOME, user_id, head)
         if below:
             archive.chunks_write(user_id, Timeline.HOME, below)
         archive.mark_raise(user_id, Timeline.HOME, mark)

@@ -48,8 +48,8 @@ def home_regenerate(user_id: int) -> tuple[int, int] | None:
     client = get_redis()
     key = keys.home_timeline(user_id)
     older = client.zrevrangebyscore(key, f"({newest[-1]}", "-inf", start=0, num=1) if newest else []
-    if newest:
-        client.zadd(key, {board_id: board_id for board_id in newest})
+    if newest and client.zadd(key, {board_id: board_id for board_id in newest}):
+        store.revision_bump(user_id, Timeline.HOME)  # new ids in P: a feed snapshot made before is stale
     store.home_regenerated(user_id)
     if not newest:
         return None

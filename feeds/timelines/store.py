@@ -2,6 +2,13 @@
 follows), sorted sets of board ids scored by the id itself (ids are time-ordered, below 2^53,
 feeds.timelines.ids), and the active mark fan-out reads.
 
+Each timeline has a revision (a field of its owner's tm, keys.timeline_meta): every change of
+which ids it holds bumps it, in the same call as the change, except fan-out's deliveries into P
+(home_deliver.lua, the one hot write: it only adds ids and trims the oldest, which P's size and
+oldest id show). A feed snapshot is read only while the revisions it was made at still hold
+(feeds.timelines.snapshot). Moving ids to the archive changes no revision: the timeline, head and
+archive together, holds the same ids.
+
 Storage only: Redis in, Redis out; no tasks are enqueued here. Reading a page is
 feeds.timelines.pages.
 """
@@ -12,14 +19,31 @@ from collections.abc import Iterable
 from django.conf import settings
 
 from feeds import keys
+from feeds.rules import Timeline
 from feeds.timelines.scripts import scripts
 from social import keys as social_keys
 from ugcsite.redis import get_redis, run_by_node
 
+_REVISION_FIELD = {Timeline.PROFILE: "m_revision", Timeline.HOME: "p_revision"}
+
+
+def revision_field(kind: str) -> str:
+    """The field of keys.timeline_meta that holds the revision of a kind of timeline."""
+    return _REVISION_FIELD[kind]
+
+
+def revision_bump(user_id: int, kind: str, *, pipe=None) -> None:
+    """Bump a timeline's revision (its ids changed other than by fan-out's delivery). O(1)."""
+    (pipe if pipe is not None else get_redis()).hincrby(keys.timeline_meta(user_id), _REVISION_FIELD[kind], 1)
+
 
 def profile_remove(author_id: int, board_id: int, *, pipe=None) -> None:
-    """Take a board out of its author's M. O(log |M|)."""
-    (pipe if pipe is not None else get_redis()).zrem(keys.profile_timeline(author_id), board_id)
+    """Take a board out of its author's M (and bump M's revision). O(log |M|)."""
+    client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
+    client.zrem(keys.profile_timeline(author_id), board_id)
+    revision_bump(author_id, Timeline.PROFILE, pipe=client)
+    if pipe is None:
+        client.execute()
 
 
 def home_deliver(follower_ids: Iterable[int], author_id: int, board_ids: list[int]) -> list[int]:
@@ -68,21 +92,37 @@ def home_regenerated(user_id: int) -> None:
 
 
 def profile_add_and_size(author_id: int, board_id: int, *, pipe) -> None:
-    """Queue ZADD + ZCARD of M on ``pipe`` (the caller reads the size). O(log |M|)."""
+    """Queue ZADD of M, its revision's bump and ZCARD of M on ``pipe`` (the caller reads the
+    size, the last answer). O(log |M|)."""
     key = keys.profile_timeline(author_id)
     pipe.zadd(key, {board_id: board_id})
+    revision_bump(author_id, Timeline.PROFILE, pipe=pipe)
     pipe.zcard(key)
 
 
-def home_remove(follower_ids: Iterable[int], board_ids: list[int], *, pipe=None) -> None:
-    """Take boards out of each follower's P. O(k log |P|), one pipeline."""
+def timeline_remove(kind: str, owner_ids: Iterable[int], board_ids: list[int]) -> int:
+    """Take boards out of each owner's timeline of ``kind``, bumping the revision of each that
+    held one (timeline_remove.lua). FANOUT_SCRIPT_CHUNK owners a call, one pipeline per Redis
+    node: O(k b log |T|) for k owners and b boards, one round trip a node. Returns how many ids
+    were taken out."""
     if not board_ids:
-        return
-    client = pipe if pipe is not None else get_redis().pipeline(transaction=False)
-    for follower_id in follower_ids:
-        client.zrem(keys.home_timeline(follower_id), *board_ids)
-    if pipe is None:
-        client.execute()
+        return 0
+    answers = run_by_node(
+        scripts.timeline_remove,
+        owner_ids,
+        key=lambda owner: keys.timeline_key(kind, owner),
+        per_call=settings.FANOUT_SCRIPT_CHUNK,
+        keys_of=lambda owner: [keys.timeline_key(kind, owner), keys.timeline_meta(owner)],
+        args=scripts.timeline_remove.args(
+            revision_field=_REVISION_FIELD[kind], count=len(board_ids), board_ids=board_ids
+        ),
+    )
+    return sum(int(removed) for _, removed in answers)
+
+
+def home_remove(follower_ids: Iterable[int], board_ids: list[int]) -> None:
+    """Take boards out of each follower's P (timeline_remove). O(k b log |P|), one round trip a node."""
+    timeline_remove(Timeline.HOME, follower_ids, board_ids)
 
 
 def home_ids(user_id: int) -> list[int]:
@@ -95,11 +135,14 @@ def profile_recent_ids(user_id: int, count: int) -> list[int]:
     return [int(i) for i in get_redis().zrevrange(keys.profile_timeline(user_id), 0, count - 1)]
 
 
-def timeline_replace(key: str, board_ids: Iterable[int]) -> None:
-    """Rewrite one timeline whole (rebuild). O(n log n)."""
-    pipe = get_redis().pipeline(transaction=True)  # one key: one slot, so MULTI is cluster-safe
+def timeline_replace(kind: str, user_id: int, board_ids: Iterable[int]) -> None:
+    """Rewrite one timeline whole (rebuild, restore) and bump its revision, in one MULTI.
+    O(n log n)."""
+    key = keys.timeline_key(kind, user_id)
+    pipe = get_redis().pipeline(transaction=True)  # the owner's keys: one slot, so MULTI is cluster-safe
     pipe.delete(key)
     mapping = {board_id: board_id for board_id in board_ids}
     if mapping:
         pipe.zadd(key, mapping)
+    revision_bump(user_id, kind, pipe=pipe)
     pipe.execute()
