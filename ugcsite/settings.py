@@ -413,7 +413,10 @@ CELERY_BEAT_SCHEDULE["reads-prune"] = {"task": "social.tasks.reads_prune", "sche
 
 # Shared boards, live (feeds.live): a board's ops reach PostgreSQL's doc this many seconds after
 # the first one not yet there (beat looks as often), and at once when its last editor leaves;
-# its live state in Redis expires this long after the last op.
+# its live state in Redis expires this long after the last op. A beat's run compacts for at most
+# LIVE_COMPACT_BUDGET seconds, the longest waiting first, so under load (a hundred big boards
+# drawn at once) compaction takes a bounded share of a worker and each board waits its turn.
 LIVE_COMPACT_SECONDS = float(os.environ.get("LIVE_COMPACT_SECONDS", "2"))
+LIVE_COMPACT_BUDGET = float(os.environ.get("LIVE_COMPACT_BUDGET", str(LIVE_COMPACT_SECONDS / 4)))
 LIVE_STATE_TTL_SECONDS = int(os.environ.get("LIVE_STATE_TTL_SECONDS", str(24 * 3600)))
 CELERY_BEAT_SCHEDULE["live-compact"] = {"task": "feeds.live.tasks.live_compact_due", "schedule": LIVE_COMPACT_SECONDS}

@@ -9,6 +9,7 @@ next run writes the same doc again or a later one.
 """
 
 import logging
+import time
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -46,7 +47,9 @@ def board_compact(board_id: int) -> int | None:
                 .first()
             )
             if stored is not None and stored < snapshot.seq:
-                board_update(board=board, changes={"doc": snapshot.doc()}, live_seq=snapshot.seq)
+                # The doc's text as the live state holds it (each element validated and encoded
+                # when its op came): written as is, never parsed and encoded again.
+                board_update(board=board, changes={"doc_json": snapshot.doc_text()}, live_seq=snapshot.seq)
                 _tell_the_away(board, changed_by, ref)
                 written = snapshot.seq
     oplog.live_mark_compacted(ref, snapshot.seq)
@@ -83,12 +86,17 @@ def _tell_the_away(board: Board, changed_by: list[str], ref: BoardRef) -> None:
         notify_board_changed(board_id=board.pk, actor_id=actor, recipient_ids=away)
 
 
-def compact_due(*, older_than: float, limit: int = 100) -> int:
-    """Compact the boards dirty since before ``older_than``; how many were written."""
+def compact_due(*, older_than: float, limit: int = 100, budget: float | None = None) -> int:
+    """Compact the boards dirty since before ``older_than``, the longest waiting first; how many
+    were written. With a ``budget`` (seconds), no board is started once it is spent (the first
+    always is): the rest keep their place at the head of the queue for the next run."""
     written = 0
+    deadline = time.monotonic() + budget if budget is not None else None
     for ref in oplog.dirty_due(older_than=older_than, limit=limit):
         try:
             written += board_compact(ref.board_id) is not None
         except Exception:  # one board's failure must not stop the others; it stays dirty
             logger.exception("compacting board %s failed; the next run tries again", ref.board_id)
+        if deadline is not None and time.monotonic() >= deadline:
+            break
     return written

@@ -16,5 +16,8 @@ def live_compact(board_id: int) -> None:
 
 @shared_task
 def live_compact_due() -> int:
-    """Beat: compact every board that has been dirty for LIVE_COMPACT_SECONDS."""
-    return compaction.compact_due(older_than=time.time() - settings.LIVE_COMPACT_SECONDS)
+    """Beat: compact the boards dirty for LIVE_COMPACT_SECONDS, the longest waiting first, for
+    at most LIVE_COMPACT_BUDGET seconds."""
+    return compaction.compact_due(
+        older_than=time.time() - settings.LIVE_COMPACT_SECONDS, budget=settings.LIVE_COMPACT_BUDGET
+    )

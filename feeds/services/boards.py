@@ -186,6 +186,8 @@ def board_update(
     *, board: Board, changes: dict, unpublished_ok: bool = False, live_seq: int | None = None, by: str = ""
 ) -> Board:
     """Apply validated changes (any of title, kind, tags, doc) at once; G is rewritten on commit.
+    A compaction gives ``doc_json`` instead of ``doc``: the text of a doc the live state holds,
+    written as it is (with ``live_seq``).
     The write holds only while the board is published, so an edit racing a delete or a hide
     cannot bring the board back into G or the indexes: it raises BoardGone instead. With
     ``unpublished_ok`` (staff editing a hidden board) such a board is changed in PostgreSQL

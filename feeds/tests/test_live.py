@@ -333,6 +333,34 @@ def test_compaction_puts_the_ops_in_the_rest_doc_and_g(world, api):
     alice.close()
 
 
+def test_a_compaction_run_spends_its_budget_on_the_longest_waiting_and_leaves_the_rest_queued(world, run):
+    """Beat's run (compact_due) stops starting boards once its budget is spent, so a hundred
+    big boards drawn at once take a bounded share of a worker: the longest waiting goes first,
+    the others keep their place and the next runs write them."""
+    server, t = world["server"], world["tokens"]
+    alice_user = User.objects.get(username="alice")
+    boards = [world["board"]] + [
+        run(board_services.board_create, author=alice_user, title=f"B{n}", kind="sketch", tags=[], doc=DOC)
+        for n in range(2)
+    ]
+    seqs = []
+    for n, board in enumerate(boards):
+        alice = Client(server, board.pk, token=t["alice"])
+        alice.op(f"s{n}", {"kind": "add", "element": stroke(f"s{n}")})
+        seqs.append(alice.recv_type("op")["seq"])
+        alice.close()
+    # The queue's order, oldest first: the last board, then the first, then the second.
+    dirty = {keys.live_dirty_member(alice_user.pk, board.pk): when for board, when in zip(boards, (20, 30, 10))}
+    get_redis().zadd(keys.live_dirty(), dirty)
+    assert compaction.compact_due(older_than=40, budget=0) == 1  # the first board is always started
+    assert [Board.objects.get(pk=board.pk).live_seq for board in boards] == [0, 0, seqs[2]]
+    assert compaction.compact_due(older_than=40, budget=0) == 1
+    assert [Board.objects.get(pk=board.pk).live_seq for board in boards] == [seqs[0], 0, seqs[2]]
+    assert compaction.compact_due(older_than=40, budget=60) == 1
+    assert [Board.objects.get(pk=board.pk).live_seq for board in boards] == seqs
+    assert get_redis().zcard(keys.live_dirty()) == 0
+
+
 def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_doc(world, api):
     """The canvas grows with its content (docs/api.md): an op may place an element up to
     MAX_CANVAS; the live head grows to hold it, never shrinks, and compaction writes the size."""
@@ -352,6 +380,8 @@ def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_d
     doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
     assert (doc["width"], doc["height"]) == (1200, 700)
     assert doc["elements"] == DOC["elements"] + [note]
+    found = api.get("/api/v1/search", q="edge", type="boards").json()["items"]  # the note's text, compacted
+    assert [item["id"] for item in found] == [board.pk]
     alice.close()
     bob.close()
 

@@ -4,6 +4,8 @@ current after every create, update, delete, hide and suspension; the 400s. Each 
 search (feeds.search: rows, merge, walk) and people search are held to one plain SQL query that
 states the rule, on random boards and people; BoardTerm to the boards it is kept from."""
 
+import json
+
 import pytest
 from django.db import connection, transaction
 from django.test import Client
@@ -125,6 +127,40 @@ def test_boards_by_title_tags_and_drawing_text_ranked(api, run):
     doc = {**DOC, "elements": [{**note, "size": 8, "text": "buy pineapples"}]}
     on_a_note = run(alice.post, "/api/v1/boards", {"title": "Shopping", "kind": "note", "doc": doc}).json()["id"]
     assert found(api, "pineapple") == [on_a_note]  # a sticky note's text is drawing text too
+
+
+TEXT = {"type": "text", "color": "#000000", "size": 12, "x": 1, "y": 1}
+STROKE = {"type": "path", "color": "#000000", "width": 2, "points": [[1, 1], [5, 5]]}
+
+
+@pytest.mark.parametrize(
+    "doc_json",
+    [
+        json.dumps({**DOC, "elements": [STROKE] * 3}, separators=(",", ":")),
+        json.dumps({**DOC, "elements": [STROKE, {**TEXT, "text": "kayak"}]}, separators=(",", ":")),
+        json.dumps({**DOC, "elements": [{**TEXT, "text": "spaced out"}, STROKE]}),  # ": " between
+        json.dumps({**DOC, "elements": [{**TEXT, "type": "sticky", "text": "caf\u00e9 \\"}]}),
+        json.dumps({**DOC, "elements": [{**STROKE, "color": '"type":"text"'}]}),  # looks, finds none
+        json.dumps({**DOC, "elements": [{**TEXT, "text": "nul \u0000 here"}]}),
+        '{"elements": [{"type": "text", "text": "not json',
+    ],
+)
+def test_the_doc_texts_look_before_they_parse_and_find_what_the_parse_finds(doc_json):
+    """ugc_doc_texts (migration 0014) skips the jsonb parse of a doc with no text or sticky
+    element: on docs of every kind, its answer is the parse's alone."""
+    parse = """SELECT coalesce(array_to_string(ARRAY(SELECT jsonb_array_elements_text(jsonb_path_query_array(
+        regexp_replace(%s, '\\\\u0000', ' ', 'g')::jsonb,
+        '$.elements[*] ? (@.type == "text" || @.type == "sticky").text'))), ' '), '')"""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT ugc_doc_texts(%s)", [doc_json])
+        (gated,) = cursor.fetchone()
+        try:
+            with transaction.atomic():
+                cursor.execute(parse, [doc_json])
+                (parsed,) = cursor.fetchone()
+        except Exception:  # not JSON at all: the function answers nothing
+            parsed = ""
+    assert gated == parsed
 
 
 def test_search_is_current_after_update_delete_and_hide(api, run):
