@@ -158,6 +158,7 @@ class Hub:
         )
         self.pubsub = self.client.pubsub()
         self.wake = asyncio.Event()  # something was subscribed: the reader reads
+        self.connecting = asyncio.Lock()
         self.publisher = Batcher(self.client)
         self.rooms: dict[str, set] = {}
         self.ready: dict[str, asyncio.Future] = {}
@@ -171,21 +172,32 @@ class Hub:
 
     async def join(self, socket) -> None:
         """Subscribe (once a process) to the socket's board; returns once Redis confirmed, so
-        every op published from then on reaches the socket."""
+        every op published from then on reaches the socket. A join that fails (Redis did not
+        confirm within SUBSCRIBE_TIMEOUT, or the connect was cancelled) leaves the room as if the
+        socket had closed: the board's next join subscribes afresh."""
         channel = keys.live_channel(socket.board_id)
         self.sockets.add(socket)
         room = self.rooms.get(channel)
-        if room is None:
+        first = room is None
+        if first:
             room = self.rooms[channel] = set()
             self.ready[channel] = asyncio.get_running_loop().create_future()
-            await self._connected()
-            await self.pubsub.subscribe(channel)
-            self.wake.set()
-            self._start()
-        room.add(socket)
-        ready = self.ready.get(channel)
-        if ready is not None and not ready.done():
-            await asyncio.wait_for(asyncio.shield(ready), SUBSCRIBE_TIMEOUT)
+        room.add(socket)  # at once: a join still waiting keeps the room (and its future) alive
+        ready = self.ready[channel]
+        try:
+            if first:
+                await self._connected()
+                await self.pubsub.subscribe(channel)
+                self.wake.set()
+                self._start()
+            if not ready.done():
+                await asyncio.wait_for(asyncio.shield(ready), SUBSCRIBE_TIMEOUT)
+        except BaseException:
+            try:
+                await self.leave(socket)
+            except Exception as error:  # the room is left all the same; Redis forgets the rest
+                logger.warning("live hub: a failed join left its room with an error: %s", error)
+            raise
 
     async def leave(self, socket) -> None:
         channel = keys.live_channel(socket.board_id)
@@ -207,10 +219,14 @@ class Hub:
     # --- inside ------------------------------------------------------------------------------
 
     async def _connected(self) -> None:
-        if self.pubsub.connection is None:
-            await self.pubsub.connect()
-            self.pubsub.connection.register_connect_callback(self._reconnected)
-            self.connects = 1
+        """The subscription's one connection, made by the first join: the joins that come while
+        it is being made wait for it (each making its own, the subscriptions sent on all but the
+        last would never be confirmed)."""
+        async with self.connecting:
+            if self.pubsub.connection is None:
+                await self.pubsub.connect()
+                self.pubsub.connection.register_connect_callback(self._reconnected)
+                self.connects = 1
 
     async def _reconnected(self, connection) -> None:
         """The subscription's connection came back (redis-py subscribes again): frames may have
