@@ -36,13 +36,13 @@ def timings(
         samples.append((time.perf_counter() - started) * 1000)
     cpu = (time.process_time() + redis_cpu_seconds() - cpu_before) / runs * 1000
     samples.sort()
-    summary = {**_summary(samples), "cpu": cpu, "load": os.getloadavg()[0]}
+    summary = {**summarize(samples), "cpu": cpu, "load": os.getloadavg()[0]}
     if keep_samples:
         summary["samples"] = samples
     return summary
 
 
-def _summary(samples: list[float]) -> dict:
+def summarize(samples: list[float]) -> dict:
     """p50/p99/mean of sorted samples (ms). The p99 of n samples is the one with n // 100 above it."""
     return {
         "p50": samples[len(samples) // 2],
@@ -57,7 +57,7 @@ def pooled(rounds: list[dict]) -> dict:
     every round, the mean CPU a call, and the rounds themselves (without their samples)."""
     samples = sorted(s for r in rounds for s in r["samples"])
     return {
-        **_summary(samples),
+        **summarize(samples),
         "cpu": statistics.fmean(r["cpu"] for r in rounds),
         "rounds": [{k: v for k, v in r.items() if k != "samples"} for r in rounds],
     }
