@@ -20,23 +20,29 @@ def timings(
     """p50/p99/mean in milliseconds of ``fn`` over ``runs`` calls after ``warmup``; ``setup``, when
     given, runs before each call, untimed. ``cpu`` is the CPU a call took, in milliseconds, this
     process's and the data Redis's (what other work on a shared machine does not inflate, as it
-    does the p99); ``load`` the machine's load average (1 minute) when the calls ended. With
-    ``keep_samples`` the sorted samples come too (for pooled())."""
+    does the p99), ``redis_cpu`` the data Redis's alone (its cost to the node); ``load`` the
+    machine's load average (1 minute) when the calls ended. With ``keep_samples`` the sorted
+    samples come too (for pooled())."""
     for _ in range(warmup):
         if setup is not None:
             setup()
         fn()
     samples = []
-    cpu_before = time.process_time() + redis_cpu_seconds()
+    process_before, redis_before = time.process_time(), redis_cpu_seconds()
     for _ in range(runs):
         if setup is not None:
             setup()
         started = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - started) * 1000)
-    cpu = (time.process_time() + redis_cpu_seconds() - cpu_before) / runs * 1000
+    process, server = time.process_time() - process_before, redis_cpu_seconds() - redis_before
     samples.sort()
-    summary = {**summarize(samples), "cpu": cpu, "load": os.getloadavg()[0]}
+    summary = {
+        **summarize(samples),
+        "cpu": (process + server) / runs * 1000,
+        "redis_cpu": server / runs * 1000,
+        "load": os.getloadavg()[0],
+    }
     if keep_samples:
         summary["samples"] = samples
     return summary
@@ -59,6 +65,7 @@ def pooled(rounds: list[dict]) -> dict:
     return {
         **summarize(samples),
         "cpu": statistics.fmean(r["cpu"] for r in rounds),
+        "redis_cpu": statistics.fmean(r["redis_cpu"] for r in rounds),
         "rounds": [{k: v for k, v in r.items() if k != "samples"} for r in rounds],
     }
 

@@ -307,7 +307,8 @@ def main() -> None:
                 sql,
                 note=f"{GROWTH_ROUNDS} rounds of {GROWTH_CALLS:,} calls pooled; p99 by round "
                 + " / ".join(f"{r['p99']:.2f}" for r in site["rounds"])
-                + f"; CPU {site['cpu']:.3f} ms a call (this process and Redis)",
+                + f"; CPU {site['cpu']:.3f} ms a call (this process and Redis; Redis alone "
+                f"{site['redis_cpu'] * 1000:.0f} µs)",
             )
             chart.setdefault(name, []).append((size, site["p99"], sql["p99"]))
             figures.setdefault("feed", {}).setdefault(name, []).append((size, site))
@@ -354,10 +355,13 @@ def main() -> None:
             f"fan-out to {row['followers']:,} followers (in-process)",
             "—",
             None,
-            note=f"{row['rate']:,.0f} deliveries/s; redis-benchmark -c 1 -P 16 ZADD: {row['limit']:,.0f}/s; "
-            f"ratio {row['ratio']:.2f}"
-            if row["limit"]
-            else f"{row['rate']:,.0f} deliveries/s",
+            note=(
+                f"{row['rate']:,.0f} deliveries/s; redis-benchmark -c 1 -P 16 ZADD: {row['limit']:,.0f}/s; "
+                f"ratio {row['ratio']:.2f}"
+                if row["limit"]
+                else f"{row['rate']:,.0f} deliveries/s"
+            )
+            + f"; Redis CPU {row['redis_us']:.2f} µs a delivery",
         )
     figures.update(http=http, fanout=fan, zadd=limit, fanout_inline=inline)
     print("\n== the peers, same machine, same run ==", flush=True)
