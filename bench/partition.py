@@ -28,6 +28,7 @@ import argparse
 import os
 import platform
 import re
+import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -326,19 +327,50 @@ def prepare(twins: Twins, columns: str, blocks, rows: int) -> dict:
 
 def alternate(calls: int, make_call, tables: tuple[str, str], seed: int) -> dict[str, dict]:
     """``calls`` rounds of make_call(table, rng_value) on each table in turn (which goes first
-    alternates), each call timed alone; {table: measure.summarize of its samples}."""
+    alternates), each call timed alone, twice over the same random owners: the first pass reads
+    their pages into memory for both twins alike (the twin loaded last would otherwise be the
+    warmer one), the second is timed. {table: measure.summarize of the second pass's samples}."""
     from bench import measure
 
-    rng = np.random.default_rng(seed)
-    samples = {table: [] for table in tables}
-    for n in range(calls):
-        value = int(rng.integers(1 << 62))
-        for table in tables if n % 2 == 0 else tables[::-1]:
-            call = make_call(table, value)
-            started = time.perf_counter()
-            call()
-            samples[table].append((time.perf_counter() - started) * 1000)
+    for _pass in ("warm", "timed"):  # the samples of the last pass are kept
+        rng = np.random.default_rng(seed)
+        samples = {table: [] for table in tables}
+        for n in range(calls):
+            value = int(rng.integers(1 << 62))
+            for table in tables if n % 2 == 0 else tables[::-1]:
+                call = make_call(table, value)
+                started = time.perf_counter()
+                call()
+                samples[table].append((time.perf_counter() - started) * 1000)
     return {table: measure.summarize(sorted(s)) for table, s in samples.items()}
+
+
+def cached_share(table: str) -> float | None:
+    """The share of ``table``'s files (heap and indexes, every partition's) in the page cache,
+    by fincore (util-linux), when the server's data directory is readable here; else None."""
+    files = []
+    for part in partitions(table) or [table]:
+        relations = [part] + [
+            row[0]
+            for row in _all("SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = %s::regclass", [part])
+        ]
+        directory = Path(_one("SHOW data_directory")[0])
+        for relation in relations:
+            base = directory / _one("SELECT pg_relation_filepath(%s)", [relation])[0]
+            files += [
+                str(f) for f in base.parent.glob(base.name + "*") if re.fullmatch(base.name + r"(\.\d+)?", f.name)
+            ]
+    try:
+        out = subprocess.run(
+            ["fincore", "--bytes", "--noheadings", "--raw", "--output", "RES,SIZE", *files],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    pairs = [tuple(map(int, line.split())) for line in out.splitlines() if line.strip()]
+    return sum(r for r, _ in pairs) / max(sum(size for _, size in pairs), 1)
 
 
 def chunk_figures(twins: Twins, owners: int, calls: int) -> list[tuple[str, dict]]:
@@ -505,9 +537,13 @@ def main() -> None:
         lambda: chunk_blocks(args.rows, owners, 100, now_us),
         args.rows,
     )
+    for table in (chunk.single, chunk.hash):
+        chunk_prep[table]["cached"] = cached_share(table)
     chunk_rows = chunk_figures(chunk, owners, args.calls)
     print(f"Read: {args.rows:,} reads over {READ_DAYS} days", flush=True)
     read_prep = prepare(read, "day, reader_id, board_id, read_at", lambda: read_blocks(args.rows, today), args.rows)
+    for table in (read.single, read.hash):
+        read_prep[table]["cached"] = cached_share(table)
     read_rows = read_figures(read, args.rows, today, args.calls)
     pruned = {table: prune_check(table, today) for table in (read.single, read.hash)}
     print(f"  reads_prune's statement once: {pruned}", flush=True)
@@ -545,8 +581,8 @@ def write(args, owners, elapsed, preps, rows, twins, view_hours, pruned) -> None
             f"{b['mean']:.3f} | {b['mean'] / a['mean']:.2f}x |"
         )
     upkeep = [
-        "| table | layout | COPY s | index build s | VACUUM (ANALYZE) s | heap MB | indexes MB | bytes a row (heap + indexes) | largest partition MB, its VACUUM s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| table | layout | COPY s | index build s | VACUUM (ANALYZE) s | heap MB | indexes MB | bytes a row (heap + indexes) | largest partition MB, its VACUUM (ANALYZE) s | in the page cache after both loads |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for pair, prep, name in preps:
         for table, layout in ((pair.single, "single"), (pair.hash, f"{PARTITIONS} partitions by hash")):
@@ -559,11 +595,11 @@ def write(args, owners, elapsed, preps, rows, twins, view_hours, pruned) -> None
                     if f["partition_vacuum"] is not None
                     else "—"
                 )
-                + " |"
+                + (f" | {f['cached']:.0%} |" if f.get("cached") is not None else " | — |")
             )
     upkeep.append(
         f"| BoardViewHour | single | — | — | — | {view_hours['heap'] / mb:,.0f} | {view_hours['indexes'] / mb:,.0f} | "
-        f"{(view_hours['heap'] + view_hours['indexes']) / view_hours['rows']:.0f} | 1,000,000 rows |"
+        f"{(view_hours['heap'] + view_hours['indexes']) / view_hours['rows']:.0f} | 1,000,000 rows | — |"
     )
     command_args = "" if args.rows == 10_000_000 else f' ARGS="--rows {args.rows} --calls {args.calls}"'
     machine = f"{platform.node()}: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}"
@@ -575,13 +611,15 @@ def write(args, owners, elapsed, preps, rows, twins, view_hours, pruned) -> None
         f"(TimelineChunk: {owners:,} owners, {CHUNKS_PER_OWNER} chunks of 100 ids each, in archival order; "
         f"Read: {READ_DAYS} days, {READS_PER_DAY_READERS:,} readers); "
         f"{args.calls:,} calls of each statement on each twin in turn (the upsert {max(args.calls // 50, 10)}), "
-        "each on a random owner. PostgreSQL as scripts/with-servers.sh starts it (fsync off, default "
+        "each on a random owner, timed on a second pass over the same owners (the first reads their pages into "
+        "memory for both twins alike: the twin loaded last is otherwise the warmer, last column). PostgreSQL as scripts/with-servers.sh starts it (fsync off, default "
         "shared_buffers): the same for both layouts.\n\n"
         f"{chr(10).join(lines)}\n\n{chr(10).join(upkeep)}\n\n"
         "social.reading.reads_prune's statement (`DELETE ... WHERE ctid IN (SELECT ctid ... WHERE day < %s "
         "LIMIT 10000)`), run once on each Read twin to delete the oldest day, then rolled back: "
         + "; ".join(
-            f"{layout} deleted {pruned[t]['deleted']:,} rows, {pruned[t]['wrong']:,} of them of days it must keep"
+            f"{layout} deleted {pruned[t]['deleted']:,} rows (a batch is 10,000), "
+            f"{pruned[t]['wrong']:,} of them of days it must keep"
             for t, layout in ((twins[1].single, "single"), (twins[1].hash, "partitioned"))
         )
         + ".\n"
