@@ -149,7 +149,7 @@ bench-deep: bench-deps
 
 # TimelineChunk and Read hash-partitioned by owner (16 partitions) against today's single tables at
 # 10^7 rows each, in the benchmark's own database: writes, reads, sizes, index builds, vacuum
-# (bench/results/partition.md; about half an hour and ~25 GB of disk).
+# (bench/results/partition.md; about five minutes and ~25 GB of disk).
 bench-partition: bench-deps
 	@scripts/with-servers.sh python -m bench.partition $(ARGS)
 

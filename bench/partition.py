@@ -18,7 +18,7 @@ Then the real statements, called on one twin and the other in turn, each call on
 And the bytes a row, table and indexes, of TimelineChunk, Read and BoardViewHour (the last loaded
 alone, 1,000,000 rows), which the capacity plan (docs/capacity.md) multiplies out.
 
-    make bench-partition                             # 10^7 rows each (about half an hour, ~25 GB of disk)
+    make bench-partition                             # 10^7 rows each (about five minutes, ~25 GB of disk)
     make bench-partition ARGS="--rows 200000 --calls 200"   # a quick look
 
 Writes bench/results/partition.md (--rows below 10^7: partition-small.md, not kept in git).
