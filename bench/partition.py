@@ -37,6 +37,9 @@ import django
 import numpy as np
 from django.db import connection, transaction
 
+from bench import measure
+from ugcsite.sql import ROWS_PER_STATEMENT
+
 RESULTS = Path(__file__).resolve().parent / "results"
 PARTITIONS = 16
 CHUNKS_PER_OWNER = 50  # 5,000 archived ids an owner: months of a busy home timeline
@@ -251,8 +254,6 @@ def prune_check(table: str, today: int) -> dict:
     many rows it deleted, and how many of those were of days it must keep. On a partitioned
     table a ctid names a row only within its partition, so the statement's ``ctid IN (...)``
     matches rows of other partitions that share a ctid with an old row."""
-    from ugcsite.sql import ROWS_PER_STATEMENT
-
     cutoff = PG_EPOCH.date() + timedelta(days=today - READ_DAYS + 2)  # only the oldest day is past it
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
@@ -330,8 +331,6 @@ def alternate(calls: int, make_call, tables: tuple[str, str], seed: int) -> dict
     alternates), each call timed alone, twice over the same random owners: the first pass reads
     their pages into memory for both twins alike (the twin loaded last would otherwise be the
     warmer one), the second is timed. {table: measure.summarize of the second pass's samples}."""
-    from bench import measure
-
     for _pass in ("warm", "timed"):  # the samples of the last pass are kept
         rng = np.random.default_rng(seed)
         samples = {table: [] for table in tables}
@@ -375,7 +374,7 @@ def cached_share(table: str) -> float | None:
 
 def chunk_figures(twins: Twins, owners: int, calls: int) -> list[tuple[str, dict]]:
     """The archive's statements on each twin: what feeds.timelines.archive sends."""
-    from feeds.models import TimelineChunk
+    from feeds.models import TimelineChunk  # models: only once main() has set Django up
 
     ids_per_chunk = 100
     written = {twins.single: 0, twins.hash: 0}
@@ -438,8 +437,6 @@ def chunk_figures(twins: Twins, owners: int, calls: int) -> list[tuple[str, dict
 
 def read_figures(twins: Twins, rows: int, today: int, calls: int) -> list[tuple[str, dict]]:
     """The read flush's upsert (10,000 rows, half already stored) and the key look-up."""
-    from ugcsite.sql import ROWS_PER_STATEMENT
-
     per_day = -(-rows // READ_DAYS)
     last_day_us = today * 86_400_000_000
     batches = {twins.single: 0, twins.hash: 0}
@@ -497,7 +494,7 @@ def read_figures(twins: Twins, rows: int, today: int, calls: int) -> list[tuple[
 
 def view_hour_size(rows: int, hour: int) -> dict:
     """BoardViewHour's bytes a row: a twin with its indexes, loaded with ``rows`` rows."""
-    from feeds.models import BoardViewHour
+    from feeds.models import BoardViewHour  # models: only once main() has set Django up
 
     twins = Twins(BoardViewHour, "viewhour", "board_id")
     _run([f"DROP TABLE IF EXISTS {twins.single}", f"CREATE TABLE {twins.single} (LIKE {twins.real} INCLUDING ALL)"])
@@ -514,6 +511,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
+    # The models and the command need Django set up first.
     from django.conf import settings
     from django.core.management import call_command
 
