@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -146,6 +146,17 @@ bench-reading: bench-deps
 # bench measures it, merged at every call, and by cursor (bench/results/deep.md; about 20 minutes).
 bench-deep: bench-deps
 	@scripts/with-servers.sh python -m bench.deep $(ARGS)
+
+# TimelineChunk and Read hash-partitioned by owner (16 partitions) against today's single tables at
+# 10^7 rows each, in the benchmark's own database: writes, reads, sizes, index builds, vacuum
+# (bench/results/partition.md; about five minutes and ~25 GB of disk).
+bench-partition: bench-deps
+	@scripts/with-servers.sh python -m bench.partition $(ARGS)
+
+# What a task costs Celery's broker (a plain Redis): tasks that do nothing sent, then taken and
+# acknowledged by a real worker, the broker's CPU read around each (bench/results/broker.md).
+bench-broker: bench-deps
+	@scripts/with-servers.sh python -m bench.broker $(ARGS)
 
 # Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios.
 bench-cluster: bench-deps

@@ -115,6 +115,7 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
     measured just before each size. Returns one row per combination."""
     from django.conf import settings
 
+    from bench.measure import redis_cpu_seconds
     from feeds import keys
     from ugcsite.redis import get_redis
 
@@ -130,7 +131,9 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
                 board_id += 1
                 deliver_all(board_id, batch=batch)  # warm-up, and every P exists from here on
                 board_id += 1
+                redis_before = redis_cpu_seconds()
                 seconds = deliver_all(board_id, batch=batch)
+                redis_us = (redis_cpu_seconds() - redis_before) / count * 1e6
                 last = 1_000_000 + count
                 assert client.zscore(keys.home_timeline(last), board_id) is not None, (
                     "the walk missed the last follower"
@@ -145,6 +148,7 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
                         "rate": rate,
                         "limit": limit,
                         "ratio": rate / limit if limit else None,
+                        "redis_us": redis_us,  # the data Redis's CPU a delivery, in microseconds
                     }
                 )
                 if not quiet:

@@ -1,33 +1,101 @@
 """Measurements: each returns p50/p99 (ms) of a callable, or a figure, measured in this process."""
 
+import os
 import statistics
 import time
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import connection
 
 
-def timings(fn: Callable[[], object], *, runs: int, warmup: int = 5, setup: Callable[[], object] | None = None) -> dict:
+def timings(
+    fn: Callable[[], object],
+    *,
+    runs: int,
+    warmup: int = 5,
+    setup: Callable[[], object] | None = None,
+    keep_samples: bool = False,
+) -> dict:
     """p50/p99/mean in milliseconds of ``fn`` over ``runs`` calls after ``warmup``; ``setup``, when
-    given, runs before each call, untimed."""
+    given, runs before each call, untimed. ``cpu`` is the CPU a call took, in milliseconds, this
+    process's and the data Redis's (what other work on a shared machine does not inflate, as it
+    does the p99), ``redis_cpu`` the data Redis's alone (its cost to the node); ``load`` the
+    machine's load average (1 minute) when the calls ended. With ``keep_samples`` the sorted
+    samples come too (for pooled())."""
     for _ in range(warmup):
         if setup is not None:
             setup()
         fn()
     samples = []
+    process_before, redis_before = time.process_time(), redis_cpu_seconds()
     for _ in range(runs):
         if setup is not None:
             setup()
         started = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - started) * 1000)
+    process, server = time.process_time() - process_before, redis_cpu_seconds() - redis_before
     samples.sort()
+    summary = {
+        **summarize(samples),
+        "cpu": (process + server) / runs * 1000,
+        "redis_cpu": server / runs * 1000,
+        "load": os.getloadavg()[0],
+    }
+    if keep_samples:
+        summary["samples"] = samples
+    return summary
+
+
+def summarize(samples: list[float]) -> dict:
+    """p50/p99/mean of sorted samples (ms). The p99 of n samples is the one with n // 100 above it."""
     return {
         "p50": samples[len(samples) // 2],
         "p99": samples[min(len(samples) - 1, int(len(samples) * 0.99))],
         "mean": statistics.fmean(samples),
-        "runs": runs,
+        "runs": len(samples),
     }
+
+
+def pooled(rounds: list[dict]) -> dict:
+    """One figure from rounds of timings(keep_samples=True): p50/p99/mean over every sample of
+    every round, the mean CPU a call, and the rounds themselves (without their samples)."""
+    samples = sorted(s for r in rounds for s in r["samples"])
+    return {
+        **summarize(samples),
+        "cpu": statistics.fmean(r["cpu"] for r in rounds),
+        "redis_cpu": statistics.fmean(r["redis_cpu"] for r in rounds),
+        "rounds": [{k: v for k, v in r.items() if k != "samples"} for r in rounds],
+    }
+
+
+def redis_cpu_seconds() -> float:
+    """CPU seconds the data Redis has used since it started (user + system, every primary of a
+    cluster), from INFO: subtract two readings for the CPU of what ran between them. O(nodes)."""
+    from ugcsite.redis import get_redis
+
+    client = get_redis()
+    nodes = [n.redis_connection for n in client.get_primaries()] if settings.REDIS_CLUSTER else [client]
+    return sum(float(i["used_cpu_user"]) + float(i["used_cpu_sys"]) for i in (n.info("cpu") for n in nodes))
+
+
+def postgres_settle(*, timeout: float = 120.0) -> float:
+    """Wait until no autovacuum worker runs in this database (at most ``timeout`` seconds), so a
+    vacuum of what the benchmark just bulk-loaded does not share the cores with a measurement:
+    it lasts seconds at 10^4 boards and minutes at 10^6, so it would bias a growth ratio.
+    Returns the seconds waited."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE backend_type = 'autovacuum worker' AND datname = current_database()"
+            )
+            if not cursor.fetchone()[0]:
+                break
+        time.sleep(0.5)
+    return time.perf_counter() - started
 
 
 # --- the feed, and the naive design people would write instead ---------------------------------
