@@ -6,7 +6,8 @@ generator (bench/livegen: one Node process, one clock for every client).
     make bench-live                      # the table of bench/results/live.md (about 12 minutes)
     make bench-live ARGS="--quick"       # 5 s a scenario, a shorter rate ladder
 
-Scenarios (each client sends a 10-point stroke at exponential gaps and reads everything):
+Scenarios (each client sends a 10-point stroke at exponential gaps and reads everything; ours
+starts each once the last one's compactions are done, see Ours.settle):
 - 100 boards x 5 clients x 1 op/s, and 1 board x 200 clients x 0.5 op/s (20,000 deliveries/s):
   latency from a send to the board's last receiver, p50 / p99; an op some receiver never got
   is "lost";
@@ -116,6 +117,26 @@ class Ours:
     def boards(self, world) -> list[dict]:
         return [{"url": f"{self.site.ws}/ws/boards/{board_id}", "tokens": tokens} for board_id, tokens in world]
 
+    def settle(self, limit: float = 60.0) -> None:
+        """Wait until the last scenario's work is done: no board waiting for compaction, no task
+        waiting in the broker (the boards its clients left are compacted then), so a scenario's
+        figures are its own load's, its own compactions included."""
+        import redis
+        from django.conf import settings
+
+        from feeds import keys
+        from ugcsite.redis import get_redis
+
+        broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        start = time.monotonic()
+        while time.monotonic() - start < limit:
+            if not get_redis().zcard(keys.live_dirty()) and not broker.llen("celery"):
+                break
+            time.sleep(0.2)
+        waited = time.monotonic() - start
+        if waited > 1:
+            print(f"  (the last scenario's compactions took {waited:.1f} s more)", flush=True)
+
     def stop(self):
         self.site.stop()
         SERVER_LOG.parent.mkdir(exist_ok=True)
@@ -136,6 +157,9 @@ class Peer:
     def pids(self) -> list[int]:
         return [self.process.pid]
 
+    def settle(self) -> None:
+        pass  # it keeps nothing: no work outlives a scenario
+
     def boards(self, world) -> list[dict]:
         self.rooms += 1  # rooms of their own a run: the peer keeps every room until it stops
         return [
@@ -153,6 +177,7 @@ def run(server, world, *, rate: float, seconds: float) -> dict:
     from bench import livegen
 
     mode = "ugc" if server.name == "ours" else "yjs"
+    server.settle()
     result = livegen.run_loadgen({"mode": mode, "boards": server.boards(world), "rate": rate, "seconds": seconds})
     print(
         f"  {server.name:<12} {rate:g} op/s a client: {result['accepted_per_s']:.0f} ops/s accepted of "
