@@ -126,14 +126,15 @@ def all_discovery_entries(redis, board_id):
 
 def test_delete_and_hide_leave_no_stale_index_entries(api, run, people, redis_data):
     board = make(run, people["alice"], "map", ["walk", "hill"])
+    shard = keys.discovery_shard(board.id)
     assert sorted(all_discovery_entries(redis_data, board.id)) == sorted(
         [
-            keys.index("kind", "map"),
-            keys.index("tag", "walk"),
-            keys.index("tag", "hill"),
-            keys.index("author", "alice"),
+            keys.index(shard, "kind", "map"),
+            keys.index(shard, "tag", "walk"),
+            keys.index(shard, "tag", "hill"),
+            keys.index(shard, "author", "alice"),
             keys.index_tracker(board.id),
-            *(keys.sort(order) for order in indexes.SORTS),
+            *(keys.sort(shard, order) for order in indexes.SORTS),
         ]
     )
     run(board_delete, board=board)
@@ -148,17 +149,23 @@ def test_delete_and_hide_leave_no_stale_index_entries(api, run, people, redis_da
 
 def test_update_touches_only_the_indexes_that_changed(api, run, people, redis_data):
     board = make(run, people["alice"], "note", ["a", "b"])
-    generation = redis_data.get(keys.index_generation())
+    shard = keys.discovery_shard(board.id)
+    generation = redis_data.get(keys.index_generation(shard))
     run(board_update, board=board, changes={"title": "a new title"})
-    assert redis_data.get(keys.index_generation()) == generation  # no index write for a title
+    assert redis_data.get(keys.index_generation(shard)) == generation  # no index write for a title
     assert ids(api.get("/api/v1/discover", tag="a").json()) == [board.id]
     assert api.get("/api/v1/discover", tag="a").json()["items"][0]["title"] == "a new title"
     run(board_update, board=board, changes={"tags": ["b", "c"], "kind": "comic"})
     assert sorted(redis_data.smembers(keys.index_tracker(board.id))) == sorted(
-        [keys.index("kind", "comic"), keys.index("tag", "b"), keys.index("tag", "c"), keys.index("author", "alice")]
+        [
+            keys.index(shard, "kind", "comic"),
+            keys.index(shard, "tag", "b"),
+            keys.index(shard, "tag", "c"),
+            keys.index(shard, "author", "alice"),
+        ]
     )
-    assert not redis_data.sismember(keys.index("tag", "a"), board.id)
-    assert not redis_data.sismember(keys.index("kind", "note"), board.id)
+    assert not redis_data.sismember(keys.index(shard, "tag", "a"), board.id)
+    assert not redis_data.sismember(keys.index(shard, "kind", "note"), board.id)
     assert ids(api.get("/api/v1/discover", tag="c", kind="comic").json()) == [board.id]
     assert api.get("/api/v1/discover", tag="a").json()["total"] == 0
     assert dict(indexes.facets()["tags"]) == {"b": 1, "c": 1}
@@ -216,7 +223,7 @@ def test_rebuild_restores_discovery(api, run, people, redis_data):
 
 def test_rebuild_if_empty_leaves_a_redis_with_data_alone_and_fills_an_empty_one(api, run, people, redis_data):
     board = make(run, people["alice"], "map", ["t0"])
-    redis_data.delete(keys.sort("recent"))  # a Redis with data, but not all of it: left alone
+    redis_data.delete(keys.board_sort(board.id, "recent"))  # a Redis with data, but not all of it: left alone
     call_command("rebuild_redis", "--if-empty")
     assert api.get("/api/v1/discover").json()["total"] == 0
     redis_data.flushdb()
