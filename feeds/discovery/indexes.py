@@ -143,6 +143,15 @@ def members_of_all(query, board_ids: list[int]) -> list[int]:
     return [board_id for board_id in board_ids if board_id not in missing]
 
 
+def index_size(field: str, value: str) -> int:
+    """How many visible boards have ``field`` = ``value``, over every shard: one SCARD a shard in
+    one pipeline, O(S)."""
+    pipe = get_redis().pipeline(transaction=False)
+    for shard in range(DISCOVERY_SHARDS):
+        pipe.scard(keys.index(shard, field, value))
+    return sum(pipe.execute())
+
+
 def facets(*, top_tags: int = 20) -> dict:
     """Counts for the discover page: boards per kind, and the most used tags. One pipeline in
     the {d} slot, O(log t + top_tags)."""
