@@ -438,3 +438,29 @@ def test_deep_pages_and_lopsided_shards_merge_exactly(redis_data):
     ranked = discovery.top("popular", offset=190, limit=30)
     assert [int(member) for member, _ in ranked] == cases[0][1][190:220]
     assert [score for _, score in ranked] == [rows[i][3] for i in cases[0][1][190:220]]
+
+
+def test_rebuild_discovery_moves_the_single_node_layout_to_the_shards(api, run, people, redis_data):
+    """A Redis that an older release filled (every discovery key under the one tag {d}) is moved to
+    the shards by ``manage.py rebuild_discovery``: the old keys go, and every answer is PostgreSQL's."""
+    boards = [make(run, people["alice"], KINDS[i % 5], [f"t{i % 3}"]) for i in range(9)]
+    run(board_hide, board=boards[0])
+    indexes.index_clear()
+    # the previous release's key names, written as it wrote them (they are no key of feeds.keys any more)
+    legacy = {
+        "ix:{d}:kind:sketch": [b.id for b in boards[:5]],
+        "ix:{d}:tag:t0": [boards[0].id],
+        f"ixt:{{d}}:{boards[1].id}": ["ix:{d}:kind:sketch"],
+    }
+    for key, members in legacy.items():
+        redis_data.sadd(key, *members)
+    redis_data.zadd("ixs:{d}:recent", {b.id: b.id for b in boards})
+    redis_data.set("ixg:{d}", 7)
+    redis_data.zadd("ixc:{d}:tags", {"t0": 3, "gone": 5})
+    call_command("rebuild_discovery")
+    assert not any(redis_data.exists(key) for key in [*legacy, "ixs:{d}:recent", "ixg:{d}"])
+    shown = sorted((b.id for b in boards[1:]), reverse=True)
+    assert api.get("/api/v1/discover").json()["total"] == len(shown)
+    assert ids(api.get("/api/v1/discover").json()) == shown
+    assert ids(api.get("/api/v1/discover", tag="t0").json()) == [b.id for b in boards[1:] if "t0" in b.tags][::-1]
+    assert dict(indexes.facets()["tags"]) == {"t0": 2, "t1": 3, "t2": 3}
