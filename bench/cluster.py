@@ -206,7 +206,7 @@ def _wall_worker(url: str, seconds: float, counter) -> None:
         counter.value += done
 
 
-def discovery_ceiling(nodes: int) -> dict:
+def discovery_ceiling(nodes: int, *, boards: int, wall_seconds: float) -> dict:
     from django.conf import settings
 
     from feeds.discovery import indexes, queries
@@ -218,8 +218,8 @@ def discovery_ceiling(nodes: int) -> dict:
         settings.REDIS_URL, settings.REDIS_CLUSTER = url, True
         get_redis.cache_clear()
         rng = random.Random(2026)
-        print(f"{nodes} node(s): indexing {DISCOVERY_BOARDS:,} boards", file=sys.stderr, flush=True)
-        for start in range(0, DISCOVERY_BOARDS, 10_000):
+        print(f"{nodes} node(s): indexing {boards:,} boards", file=sys.stderr, flush=True)
+        for start in range(0, boards, 10_000):
             indexes.index_bulk(
                 (
                     i,
@@ -229,7 +229,7 @@ def discovery_ceiling(nodes: int) -> dict:
                     rng.randrange(100),
                     0,
                 )
-                for i in range(start + 1, start + 10_001)
+                for i in range(start + 1, min(start + 10_000, boards) + 1)
             )
         asked = _queries()
         keys_per_node = [client.dbsize() for client in clients]
@@ -248,7 +248,7 @@ def discovery_ceiling(nodes: int) -> dict:
         get_redis().close()
         get_redis.cache_clear()
         workers = [
-            multiprocessing.get_context("fork").Process(target=_wall_worker, args=(url, WALL_SECONDS, counter))
+            multiprocessing.get_context("fork").Process(target=_wall_worker, args=(url, wall_seconds, counter))
             for _ in range(2)
         ]
         for worker in workers:
@@ -264,7 +264,7 @@ def discovery_ceiling(nodes: int) -> dict:
         "uncached_cpu_ms_total": sum(uncached) * 1000,
         "uncached_ceiling_per_s": 1 / busiest,
         "uncached_sequential_per_s": len(asked) * 3 / uncached_wall,
-        "uncached_wall_per_s": counter.value / WALL_SECONDS,
+        "uncached_wall_per_s": counter.value / wall_seconds,
         "cached_cpu_ms_per_node": [round(c * 1000, 4) for c in cached],
         "cached_ceiling_per_s": 1 / max(cached),
     }
@@ -275,7 +275,7 @@ def discovery_table(found: dict) -> str:
     ratio = three["uncached_ceiling_per_s"] / one["uncached_ceiling_per_s"]
     wall_ratio = three["uncached_wall_per_s"] / one["uncached_wall_per_s"]
     lines = [
-        f"\n{found['at']}; {DISCOVERY_BOARDS:,} boards, 24 discovery shards; the uncached query is kind + tag,"
+        f"\n{found['at']}; {found['boards']:,} boards, {found['shards']} discovery shards; the uncached query is kind + tag,"
         " popular, the first 20 (195 kind/tag pairs in turn)\n",
         "| measure | 1 node | 3 nodes | 3 / 1 |",
         "|---|---:|---:|---:|",
@@ -285,7 +285,7 @@ def discovery_table(found: dict) -> str:
         f"{three['uncached_cpu_ms_total'] / one['uncached_cpu_ms_total']:.2f} |",
         f"| **uncached ceiling, queries/s of the cluster (CPU-derived: 1 / busiest node's CPU a query)** | "
         f"{one['uncached_ceiling_per_s']:,.0f} | {three['uncached_ceiling_per_s']:,.0f} | **{ratio:.2f}** |",
-        f"| uncached, wall clock: 2 client processes for {WALL_SECONDS:.0f} s (client-bound on 2 cores) | "
+        f"| uncached, wall clock: 2 client processes for {found['wall_seconds']:.0f} s (client-bound on 2 cores) | "
         f"{one['uncached_wall_per_s']:,.0f} | {three['uncached_wall_per_s']:,.0f} | {wall_ratio:.2f} |",
         f"| uncached, wall clock: one client, one query at a time | {one['uncached_sequential_per_s']:,.0f} | "
         f"{three['uncached_sequential_per_s']:,.0f} | "
@@ -303,11 +303,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compare", action="store_true", help="print the two runs' figures side by side")
     parser.add_argument("--discovery", action="store_true", help="discovery's ceiling on a 1- and a 3-node cluster")
+    parser.add_argument("--boards", type=int, default=DISCOVERY_BOARDS, help="boards indexed (--discovery)")
+    parser.add_argument("--wall-seconds", type=float, default=WALL_SECONDS, help="the wall-clock run (--discovery)")
     args = parser.parse_args()
     if args.discovery:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
         django.setup()
-        found = {str(n): discovery_ceiling(n) for n in (1, 3)}
+        found = {str(n): discovery_ceiling(n, boards=args.boards, wall_seconds=args.wall_seconds) for n in (1, 3)}
+        from feeds.rules import DISCOVERY_SHARDS
+
+        found.update(boards=args.boards, wall_seconds=args.wall_seconds, shards=DISCOVERY_SHARDS)
         found["at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / "cluster-discovery.json").write_text(json.dumps(found, indent=1))
