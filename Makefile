@@ -158,10 +158,12 @@ bench-partition: bench-deps
 bench-broker: bench-deps
 	@scripts/with-servers.sh python -m bench.broker $(ARGS)
 
-# Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios.
+# Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios; then
+# discovery's uncached query ceiling on a 1-node and a 3-node cluster the benchmark starts itself.
 bench-cluster: bench-deps
 	@scripts/with-servers.sh python -m bench.cluster
 	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
+	@scripts/with-servers.sh python -m bench.cluster --discovery
 	@$(VENV)/bin/python -m bench.cluster --compare
 
 # Search alone at 1,000,000 boards and 1,000,000 people (about ten minutes): bench/results/search.md.

@@ -3,8 +3,9 @@ so how many a second one node can take (its ceiling) before it must be spread.
 
     make bench-hotkeys        # on a plain Redis; UGC_CLUSTER=1 make bench-hotkeys on a cluster
 
-- discovery ({d}): a query (cached intersection, and uncached), and a board view (pending count,
-  hour count, popular order, G);
+- discovery: a query (cached intersection, and uncached) over its DISCOVERY_SHARDS shards, summed
+  over every node that holds one (its ceiling over the cluster is make bench-cluster's), and a
+  board view (the {d} node's part: pending count, hour count; the popular order is its shard's);
 - the last-seen index (seen:{seen:N}, 64 buckets): one activity record;
 - idgen:lease: one INCR per process start, never per request.
 Server time comes from INFO commandstats (usec per call) of the node that holds the key, after
@@ -30,13 +31,30 @@ def _node_of(key: str):
     return client.nodes_manager.get_node_from_slot(key_slot(key.encode())).redis_connection
 
 
-def _server_usec(node, run, calls: int) -> float:
-    """Server microseconds per call of ``run`` (summed over every command it sends)."""
-    node.config_resetstat()
+def _primaries():
+    from django.conf import settings
+
+    from ugcsite.redis import get_redis
+
+    client = get_redis()
+    if not settings.REDIS_CLUSTER:
+        return [client]
+    return [node.redis_connection for node in client.get_primaries()]
+
+
+def _server_usec(node, run, calls: int, *, skip=()) -> float:
+    """Server microseconds per call of ``run`` (summed over every command it sends but the
+    commands ``skip`` names, and over every node when ``node`` is a list)."""
+    nodes = node if isinstance(node, list) else [node]
+    for each in nodes:
+        each.config_resetstat()
     for _ in range(calls):
         run()
-    stats = node.info("commandstats")
-    return sum(v["usec"] for v in stats.values()) / calls
+    total = 0
+    for each in nodes:
+        stats = each.info("commandstats")
+        total += sum(v["usec"] for name, v in stats.items() if name.removeprefix("cmdstat_") not in skip)
+    return total / calls
 
 
 def main() -> None:
@@ -44,7 +62,7 @@ def main() -> None:
     django.setup()
     from feeds import keys
     from feeds.discovery import counters, indexes, queries
-    from feeds.rules import BOARD_KINDS
+    from feeds.rules import BOARD_KINDS, DISCOVERY_SHARDS
     from feeds.timelines import home_touch
     from ugcsite.redis import get_redis
 
@@ -64,25 +82,33 @@ def main() -> None:
             )
             for i in range(start + 1, start + 10_001)
         )
-    d = _node_of(keys.index_generation())
+    d, every = _node_of(keys.tag_counts()), _primaries()
     q = queries.Query(kind="sketch", tags=("tag3",), sort="popular")
     queries.query(q, offset=0, limit=20)
     rows = []
-    cached = _server_usec(d, lambda: queries.query(q, offset=0, limit=20), 2000)
-    rows.append(("discovery query, cached (kind + tag, popular)", cached))
+    cached = _server_usec(every, lambda: queries.query(q, offset=0, limit=20), 2000)
+    rows.append(("discovery query, cached (kind + tag, popular; every shard's node)", cached))
     uncached_q = [queries.Query(kind=k, tags=(f"tag{t}",), sort="popular") for k in BOARD_KINDS for t in range(1, 40)]
     it = iter(uncached_q * 10)
 
     def fresh():
-        get_redis().incr(keys.index_generation())  # a new generation: the cache is stale
+        pipe = get_redis().pipeline(transaction=False)
+        for shard in range(DISCOVERY_SHARDS):  # a new generation: the caches are stale
+            pipe.incr(keys.index_generation(shard))
+        pipe.execute()
         queries.query(next(it), offset=0, limit=20)
 
-    rows.append(("discovery query, uncached (kind + tag, popular)", _server_usec(d, fresh, 190)))
+    rows.append(
+        (
+            "discovery query, uncached (kind + tag, popular; every shard's node)",
+            _server_usec(every, fresh, 190, skip=("incr",)),
+        )
+    )
     view_ids = [rng.randrange(1, boards) for _ in range(5000)]
     views = iter(view_ids)
     rows.append(
         (
-            "board view (pending, hour, popular: the {d} node's part)",
+            "board view (pending, hour: the {d} node's part; on a plain Redis its popular order too)",
             _server_usec(d, lambda: counters.view_record(next(views)), 4000),
         )
     )

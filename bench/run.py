@@ -227,7 +227,7 @@ def main() -> None:
     settings.DEBUG = False  # no query log
     call_command("migrate", verbosity=0)
     from bench import fanout, fanout_limit, measure, peers, search, world as worldmod
-    from feeds import keys as feed_keys
+    from feeds.discovery import indexes
     from social import tokens
     from ugcsite.redis import get_redis
 
@@ -280,9 +280,8 @@ def main() -> None:
             note="the snapshot made stale before each call, as any change of the feed does",
         )
         feed_round(rounds, readers)
-        client = get_redis()
         for tag in ("tag0", "tag20", "tag300"):
-            smallest = min(client.scard(feed_keys.index("tag", tag)), client.scard(feed_keys.index("kind", "sketch")))
+            smallest = min(indexes.index_size("tag", tag), indexes.index_size("kind", "sketch"))
             table.add(
                 f"discover kind+tag, popular (smallest set {smallest:,})",
                 label,

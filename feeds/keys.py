@@ -5,7 +5,11 @@ so each lands on one Redis Cluster slot and no online command spans two owners. 
 this module spells a key (Mastodon's FeedManager#key is the model).
 """
 
-from feeds.rules import Timeline
+from functools import lru_cache
+
+from redis.crc import key_slot
+
+from feeds.rules import DISCOVERY_SHARDS, Timeline
 from social.keys import user_tag as _user_tag
 
 
@@ -169,52 +173,96 @@ def waiting_member(kind: str, user_id: int) -> str:
 
 
 # --- discovery (Viki's set-index engine) --------------------------------------------------------
-# Every discovery key carries the one tag {d}: a query intersects several of them in one Lua
-# call, which a Redis Cluster allows only within a slot. The engine lives on one node.
+# The indexes are split by board into DISCOVERY_SHARDS shards. Every key of one shard carries that
+# shard's tag ({d3.41}), so a query intersects a shard's sets in one Lua call; a query runs on every
+# shard and merges (feeds.discovery.queries). The facet counts, the view counts and the hourly
+# counts of the trending window stay under the one tag {d}: they are written per view or per
+# board change, never read by a query's intersection.
 
 
-def index(field: str, value: str) -> str:
-    """Set of the board ids whose ``field`` has ``value`` (kind, tag, author). ``ix:{d}:tag:cats``."""
-    return f"ix:{{d}}:{field}:{value}"
+@lru_cache(maxsize=1)
+def discovery_shard_tags() -> tuple[str, ...]:
+    """The hash tag of each shard: ``d<shard>.<n>``, n the first whose slot lies in the middle half
+    of the shard's own share of the 16,384 slots, so that any number of nodes that divides
+    DISCOVERY_SHARDS, each given an even run of slots, holds the same number of shards.
+    Computed once a process (about 1,200 CRC16s)."""
+    width = SLOTS / DISCOVERY_SHARDS
+    tags = []
+    for shard in range(DISCOVERY_SHARDS):
+        low, high = shard * width + width / 4, shard * width + 3 * width / 4
+        n = 0
+        while not low <= key_slot(f"d{shard}.{n}".encode()) < high:
+            n += 1
+        tags.append(f"d{shard}.{n}")
+    return tuple(tags)
+
+
+SLOTS = 16384  # a Redis Cluster's hash slots
+_FIBONACCI = 0x9E3779B97F4A7C15  # 2^64 / the golden ratio: spreads consecutive ids evenly
+
+
+def discovery_shard(board_id: int) -> int:
+    """The shard of a board's index entries (0 .. DISCOVERY_SHARDS - 1): a multiplicative hash of
+    its id, so each shard holds a uniform sample of every filter and every order (what the
+    merge's windows count on: feeds.discovery.queries)."""
+    return ((int(board_id) * _FIBONACCI) & 0xFFFFFFFFFFFFFFFF) * DISCOVERY_SHARDS >> 64
+
+
+def index(shard: int, field: str, value: str) -> str:
+    """Set of one shard's board ids whose ``field`` has ``value`` (kind, tag, author).
+    Example: ``ix:{d3.41}:tag:cats``."""
+    return f"ix:{{{discovery_shard_tags()[shard]}}}:{field}:{value}"
 
 
 def index_tracker(board_id: int) -> str:
-    """Set of the index keys a board is in, so removal need not know the index types.
-    Example: ``ixt:{d}:1234``."""
-    return f"ixt:{{d}}:{int(board_id)}"
+    """Set of the index keys a board is in (in its shard), so removal need not know the index
+    types. Example: ``ixt:{d3.41}:1234``."""
+    return f"ixt:{{{discovery_shard_tags()[discovery_shard(board_id)]}}}:{int(board_id)}"
 
 
-def sort(order: str) -> str:
-    """Sorted set of every visible board id by an order: ``recent`` (score = id), ``popular``
+def sort(shard: int, order: str) -> str:
+    """Sorted set of one shard's visible board ids by an order: ``recent`` (score = id), ``popular``
     (all-time views), ``trending`` (views in the last 24 hours), ``likes`` (likes that count),
-    ``likes-trending`` (likes in the last 24 hours). Example: ``ixs:{d}:popular``."""
-    return f"ixs:{{d}}:{order}"
+    ``likes-trending`` (likes in the last 24 hours). Example: ``ixs:{d3.41}:popular``."""
+    return f"ixs:{{{discovery_shard_tags()[shard]}}}:{order}"
+
+
+def board_sort(board_id: int, order: str) -> str:
+    """The sort order of ``order`` that holds a board: ``sort`` of its shard."""
+    return sort(discovery_shard(board_id), order)
 
 
 def sort_scratch(name: str) -> str:
-    """A scratch sorted set of the roll-ups, deleted after use. ``ixs:{d}:scratch:trending-union``."""
+    """A scratch sorted set of the roll-ups, beside the hourly counts, deleted after use.
+    ``ixs:{d}:scratch:trending-union``."""
     return f"ixs:{{d}}:scratch:{name}"
 
 
 def tag_counts() -> str:
-    """Sorted set tag -> number of visible boards with it (facets). ``ixc:{d}:tags``."""
+    """Sorted set tag -> number of visible boards with it, every shard's (facets). ``ixc:{d}:tags``."""
     return "ixc:{d}:tags"
 
 
-def index_generation() -> str:
-    """Counter bumped on every index membership change; a cached query is valid only for the
-    generation it was computed at. ``ixg:{d}``."""
-    return "ixg:{d}"
+def kind_counts() -> str:
+    """Hash kind -> number of visible boards of it, every shard's (facets). ``ixc:{d}:kinds``."""
+    return "ixc:{d}:kinds"
 
 
-def query_cache(digest: str) -> str:
-    """Sorted set: a cached query intersection, with a TTL. ``ixq:{d}:<digest>``."""
-    return f"ixq:{{d}}:{digest}"
+def index_generation(shard: int) -> str:
+    """Counter bumped on every membership change of one shard's indexes; a cached query of the
+    shard is valid only for the generation it was computed at. ``ixg:{d3.41}``."""
+    return f"ixg:{{{discovery_shard_tags()[shard]}}}"
 
 
-def query_cache_generation(digest: str) -> str:
-    """String: the index generation its query_cache twin was computed at. ``ixqg:{d}:<digest>``."""
-    return f"ixqg:{{d}}:{digest}"
+def query_cache(shard: int, digest: str) -> str:
+    """Sorted set: one shard's cached query intersection, with a TTL. ``ixq:{d3.41}:<digest>``."""
+    return f"ixq:{{{discovery_shard_tags()[shard]}}}:{digest}"
+
+
+def query_cache_generation(shard: int, digest: str) -> str:
+    """String: the shard's index generation its query_cache twin was computed at.
+    ``ixqg:{d3.41}:<digest>``."""
+    return f"ixqg:{{{discovery_shard_tags()[shard]}}}:{digest}"
 
 
 def views_pending() -> str:
@@ -266,8 +314,10 @@ def likes_hour(hour: int) -> str:
 
 
 def discovery_patterns() -> list[str]:
-    """SCAN patterns matching every discovery key above (for a rebuild)."""
-    return ["ix:{d}:*", "ixt:{d}:*", "ixs:{d}:*", "ixc:{d}:*", "ixq:{d}:*", "ixqg:{d}:*", "ixg:{d}"]
+    """SCAN patterns matching every discovery key above but the view and like counts (for a
+    rebuild), in every shard and in the single {d} layout before the shards (ixg:{d}, ix:{d}:...),
+    so a rebuild also clears what an older release left."""
+    return ["ix:{d*", "ixt:{d*", "ixs:{d*", "ixc:{d}:*", "ixq:{d*", "ixqg:{d*", "ixg:{d*"]
 
 
 # --- shared boards, live (feeds.live) ---------------------------------------------------------

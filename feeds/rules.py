@@ -17,6 +17,13 @@ TAG_RE = re.compile(TAG_PATTERN.removesuffix("$") + r"\Z")  # Python's $ would l
 TAG_WORDS = "1-32 characters of a-z, 0-9 and -"
 MAX_TAGS = 10
 
+# Discovery's indexes are split by board into this many shards, each under a hash tag of its own
+# (feeds.keys.discovery_shard), so that a query runs on every node at once and each node does a
+# share of it. 24 divides evenly among 1, 2, 3, 4, 6, 8 and 12 nodes: each shard's tag is chosen
+# in its own 24th of the slot space, and a cluster made by ``redis-cli --cluster create`` gives
+# each node an even run of slots. Changing it is a rebuild of discovery (docs/operations.md).
+DISCOVERY_SHARDS = 24
+
 MAX_TITLE = 120
 
 

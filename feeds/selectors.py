@@ -354,11 +354,10 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
     newest first in batches and each batch is checked against the filter sets (SMISMEMBER),
     never a scan of an index. Cost grows with how far down the feed the matches lie, bounded
     by the feed's length."""
-    filter_keys = query.filter_keys()
     skip, want = (offset or 0), limit + 1
     matched: list[int] = []
     for batch in pages.home_iter_desc(user_id, below=before):
-        hits = indexes.members_of_all(filter_keys, batch)
+        hits = indexes.members_of_all(query, batch)
         found = _visible(user_id, Timeline.HOME, hits) if hits else {}
         for board_id in hits:
             if board_id not in found:
@@ -376,15 +375,12 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
 
 
 def discover(query, *, offset: int, limit: int, viewer=None) -> dict:
-    """A discovery query: exact total and the page, hydrated. On a plain Redis one script call
-    answers both (queries.query_hydrated); on a cluster one call for the query, one pipeline for
-    the boards. G misses touch PostgreSQL (boards_hydrate). A signed-in viewer's page leaves
-    out whom they do not see (_shown_to; the total still counts them)."""
-    total, ids, found = queries.query_hydrated(query, offset=offset, limit=limit)
-    misses = [board_id for board_id in ids if board_id not in found]
-    if misses:
-        found = {**found, **boards_hydrate(misses)}
-    found = _shown_to(viewer, found)
+    """A discovery query: exact total and the page, hydrated. One script call a node for the
+    query (queries.query: the shards merged), one pipeline for the boards; G misses touch
+    PostgreSQL (boards_hydrate). A signed-in viewer's page leaves out whom they do not see
+    (_shown_to; the total still counts them)."""
+    total, ids = queries.query(query, offset=offset, limit=limit)
+    found = _shown_to(viewer, boards_hydrate(ids))
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 

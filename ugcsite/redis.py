@@ -26,6 +26,7 @@ runs on. Each node gets one pipeline: one round trip per node, however many slot
 
 import asyncio
 import hashlib
+import os
 import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -327,6 +328,10 @@ def by_node(owners: Iterable[int], *, key: Callable[[int], str]) -> list[tuple[r
 def _node_threads() -> ThreadPoolExecutor:
     """Threads that wait on several nodes' pipelines at once (the waits release the GIL)."""
     return ThreadPoolExecutor(max_workers=16, thread_name_prefix="redis-node")
+
+
+# A forked child has the parent's pool but none of its threads: work handed to it would wait forever.
+os.register_at_fork(after_in_child=_node_threads.cache_clear)
 
 
 def _layout_changed(error: Exception) -> bool:

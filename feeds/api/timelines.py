@@ -34,7 +34,7 @@ def user_boards(request, username: str):
 def feed(request):
     page = paging(request, allow_before=True)
     query = query_filters(request, allow_author=False)
-    if query.filter_keys():
+    if query.has_filters():
         home_feed_ready(user_id=request.api_user.pk)
         return refuse_while_rebuilding(selectors.home_feed_filtered(request.api_user.pk, query, **page))
     return refuse_while_rebuilding(home_feed_read(user_id=request.api_user.pk, **page))

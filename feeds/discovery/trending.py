@@ -7,6 +7,7 @@ never the whole site. Storage only.
 import time
 
 from feeds import keys
+from feeds.rules import DISCOVERY_SHARDS
 from ugcsite.redis import get_redis
 
 HOUR = 3600
@@ -46,29 +47,46 @@ def trending_rollup(*, now: float | None = None) -> int:
 
 def order_rollup(order: str, *, now: float | None = None) -> int:
     """Set one trending order from the last 24 hours of its hourly counts: boards counted in
-    those hours get their sum, boards no longer counted drop back to 0. O(A log n) for the A
-    boards counted in the window, never the whole site. Returns A."""
+    those hours get their sum, boards no longer counted drop back to 0, in every shard's order
+    (boards not indexed are left out). O(A log n) for the A boards counted in the window, never
+    the whole site; three round trips (the sum in the {d} slot, then one pipeline each to read
+    and to write the shards' orders). Returns the indexed boards among the A."""
     hour_keys = window_keys(now, hour_key=ROLLUPS[order])
     client = get_redis()
-    union, indexed = keys.sort_scratch(f"{order}-union"), keys.sort_scratch(f"{order}-next")
+    union = keys.sort_scratch(f"{order}-union")
     pipe = client.pipeline(transaction=False)
     if hour_keys:
         pipe.zunionstore(union, hour_keys)
-    pipe.zinterstore(indexed, {union: 1, keys.sort("recent"): 0})  # only boards still indexed
-    pipe.zrange(indexed, 0, -1, withscores=True)
-    pipe.zrangebyscore(keys.sort(order), "(0", "+inf")
-    pipe.delete(union)  # one key a DEL: a cluster pipeline takes no other
-    pipe.delete(indexed)
-    scores, previously = pipe.execute()[-4:-2]
-    fresh = {int(member): score for member, score in scores}
+    pipe.zrange(union, 0, -1, withscores=True)
+    pipe.delete(union)
+    scores = pipe.execute()[-2]
+    counted: dict[int, dict[int, float]] = {}
+    for member, score in scores:
+        counted.setdefault(keys.discovery_shard(int(member)), {})[int(member)] = score
     pipe = client.pipeline(transaction=False)
-    gone = [int(member) for member in previously if int(member) not in fresh]
-    if gone:
-        pipe.zadd(keys.sort(order), dict.fromkeys(gone, 0), xx=True)
-    if fresh:
-        pipe.zadd(keys.sort(order), fresh, xx=True)
+    for shard in range(DISCOVERY_SHARDS):
+        pipe.zrangebyscore(keys.sort(shard, order), "(0", "+inf")
+        if shard in counted:
+            pipe.zmscore(keys.sort(shard, "recent"), list(counted[shard]))
+    answers = iter(pipe.execute())
+    pipe = client.pipeline(transaction=False)
+    fresh_count = 0
+    for shard in range(DISCOVERY_SHARDS):
+        previously = next(answers)
+        fresh = {}
+        if shard in counted:
+            indexed = next(answers)
+            fresh = {
+                board_id: score for (board_id, score), at in zip(counted[shard].items(), indexed) if at is not None
+            }
+        gone = [int(member) for member in previously if int(member) not in fresh]
+        if gone:
+            pipe.zadd(keys.sort(shard, order), dict.fromkeys(gone, 0), xx=True)
+        if fresh:
+            pipe.zadd(keys.sort(shard, order), fresh, xx=True)
+        fresh_count += len(fresh)
     pipe.execute()
-    return len(fresh)
+    return fresh_count
 
 
 def hours_put(counts: dict[int, dict[int, int]], *, hour_key=keys.views_hour) -> None:

@@ -45,14 +45,14 @@ def test_a_like_is_idempotent_counts_once_and_shows_everywhere(api, run, redis_d
     assert count(api, board_id) == 2
     assert Board.objects.get(pk=board_id).likes == 2 == Like.objects.filter(board_id=board_id).count()
     assert int(redis_data.hget(keys.board(board_id), "likes")) == 2  # G, the cards' count
-    assert redis_data.zscore(keys.sort("likes"), board_id) == 2
+    assert redis_data.zscore(keys.board_sort(board_id, "likes"), board_id) == 2
     # cards: the profile list and discovery carry the count in the summary form
     assert alice.get("/api/v1/users/alice/boards").json()["items"][0]["likes"] == 2
     assert api.get("/api/v1/discover", sort="likes").json()["items"][0]["likes"] == 2
     for _ in range(2):
         assert like(run, bob, board_id, "delete").status_code == 204
     assert count(api, board_id) == 1
-    assert redis_data.zscore(keys.sort("likes"), board_id) == 1
+    assert redis_data.zscore(keys.board_sort(board_id, "likes"), board_id) == 1
     likers = api.get(f"/api/v1/boards/{board_id}/likes").json()
     assert likers == {"total": 1, "items": [{"id": User.objects.get(username="carol").pk, "username": "carol"}]}
 

@@ -3,8 +3,9 @@
 The test starts a cluster of its own: 3 primaries with one replica each, and a node timeout
 of 1 s so that the failover takes seconds. The site's data Redis points at it for the test.
 While users sign up and post boards through the API, one primary is killed with SIGKILL:
-the one holding the discovery keys (``{d}``), an author's timeline and the follower's feed,
-so every kind of write and the direct script call (discover.lua, EVALSHA) meet the failover.
+the one holding discovery's facet counts (``{d}``) and a third of its shards, an author's
+timeline and the follower's feed, so every kind of write, a direct script call (the feed's
+timeline_page.lua, EVALSHA) and a query by node (discover.lua, each node's pipeline) meet the failover.
 Requests may fail while its replica takes over; afterwards the site must answer again with
 the client it had before, no board answered 201 may be lost, a request that failed must not
 have left a board half-made, and the promoted replica (which has no script cache) must get
@@ -133,7 +134,7 @@ class LocalCluster:
 def own_cluster():
     """A 6-node cluster (3 primaries, 1 replica each) for this test alone, the site's data
     Redis while the test runs, REDIS_URL naming the primary the test kills (the one holding
-    the discovery keys); stopped and deleted afterwards, whatever happened."""
+    discovery's facet counts); stopped and deleted afterwards, whatever happened."""
     folder = Path(tempfile.mkdtemp(prefix="ugcsite-failover."))
     ports: list[int] = []
     cluster = LocalCluster(folder, ports)
@@ -146,7 +147,7 @@ def own_cluster():
             *map(str, ports),
             env={"REDIS_CLUSTER_NODE_TIMEOUT": str(NODE_TIMEOUT_MS)},
         )
-        victim = cluster.primary_of(keys.index("tag", TAG))
+        victim = cluster.primary_of(keys.tag_counts())
         get_redis.cache_clear()
         # Sign-ups and log-ins from the test client all come from one address.
         with override_settings(REDIS_URL=f"redis://127.0.0.1:{victim}/0", RATE_LIMIT_AUTH_PER_MINUTE=100_000):
@@ -247,7 +248,7 @@ def noscript_count(node: redis.Redis) -> int:
 def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluster, api, transactional_db, eager_tasks):
     cluster = own_cluster
     client = get_redis()  # the site's client: it must find the new primary by itself
-    victim = cluster.primary_of(keys.index("tag", TAG))
+    victim = cluster.primary_of(keys.tag_counts())
     assert f"redis://127.0.0.1:{victim}/0" == settings.REDIS_URL  # the node the site was told of dies
     replica = cluster.replica_of(victim)
     traffic = Traffic()
@@ -383,7 +384,7 @@ def test_a_primary_killed_under_traffic_fails_over_and_loses_no_board(own_cluste
     # The promoted replica answered NOSCRIPT for discover.lua (it had no scripts) and the site
     # loaded the script there: nobody saw the error.
     promoted = cluster.node(replica)
-    assert cluster.primary_of(keys.index("tag", TAG)) == replica
+    assert cluster.primary_of(keys.tag_counts()) == replica
     assert promoted.script_exists(scripts.discover.sha) == [True]
     absorbed = noscript_count(promoted) - noscript_before
     assert absorbed > 0, "the promoted replica never answered NOSCRIPT: the reload was not exercised"
