@@ -6,6 +6,7 @@ on) and the feed-latency chart to bench/results/feed-latency.png.
 """
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -20,6 +21,7 @@ from pathlib import Path
 import django
 
 RESULTS = Path(__file__).resolve().parent / "results"
+DISCOVERY_RESULTS = RESULTS / "cluster-discovery.json"  # make bench-cluster's (bench.cluster --discovery)
 # Issue 26: the feed's growth from the smallest world to the largest, settled. Its p99 at each
 # size is measured in GROWTH_ROUNDS rounds spread over that size's work (each after PostgreSQL's
 # autovacuum is done), GROWTH_CALLS calls a round, so a round's p99 is its 10th-slowest call, not
@@ -294,7 +296,7 @@ def main() -> None:
             note=f"{archived['ids']:,} ids in {archived['chunks']:,} chunks, "
             f"{archived['ids'] / max(archived['seconds'], 1e-9):,.0f} ids/s",
         )
-        search.figures(table, label, w.boards, runs)
+        figures["search"] = (w.boards, search.figures(table, label, w.boards, runs))  # the largest size's stays
         feed_round(rounds, readers)
         for name in GROWTH_READERS:
             assert len(rounds[name]) == GROWTH_ROUNDS, "the size's work calls feed_round GROWTH_ROUNDS times"
@@ -567,6 +569,27 @@ def targets_table(figures: dict, *, smoke: bool) -> str:
             "≤ 3 ms",
             site["p99"] <= 3,
             f"actstream `[2000:2020]` ({das[0]} followees) p50 {das[1]:.2f} / p99 {das[2]:.2f} ms" if das else "—",
+        )
+    if "search" in figures:
+        boards, shapes = figures["search"]
+        worst = max(shapes, key=lambda shape: shape["p99"])
+        row(
+            f"search at {boards:,} boards, the worst p99 of {len(shapes)} shapes",
+            f"{worst['p99']:.2f} ms ({worst['what']}); at 1,000,000 people too: make bench-search",
+            "≤ 20 ms, every shape",
+            worst["p99"] <= 20,
+            "— (no peer offers it)",
+        )
+    discovery = DISCOVERY_RESULTS.exists() and json.loads(DISCOVERY_RESULTS.read_text())
+    if discovery:
+        one, three = discovery["1"]["uncached_ceiling_per_s"], discovery["3"]["uncached_ceiling_per_s"]
+        row(
+            "discovery, uncached kind+tag ceiling, 3 nodes / 1 node (not this run: "
+            f"make bench-cluster of {discovery['at']}, {discovery['boards']:,} boards)",
+            f"{three / one:.2f}x ({three:,.0f} / {one:,.0f} queries/s, from the nodes' CPU)",
+            "≥ 2.5x",
+            three / one >= 2.5,
+            "—",
         )
     lines = ["| figure | this run | target | | the peers, same run |", "|---|---|---|---|---|"]
     lines += [
