@@ -343,12 +343,12 @@ def test_a_compaction_run_spends_its_budget_on_the_longest_waiting_and_leaves_th
         run(board_services.board_create, author=alice_user, title=f"B{n}", kind="sketch", tags=[], doc=DOC)
         for n in range(2)
     ]
-    seqs = []
+    seqs, open_ = [], []  # kept open: a last editor leaving would have a worker compact the board
     for n, board in enumerate(boards):
         alice = Client(server, board.pk, token=t["alice"])
         alice.op(f"s{n}", {"kind": "add", "element": stroke(f"s{n}")})
         seqs.append(alice.recv_type("op")["seq"])
-        alice.close()
+        open_.append(alice)
     # The queue's order, oldest first: the last board, then the first, then the second.
     dirty = {keys.live_dirty_member(alice_user.pk, board.pk): when for board, when in zip(boards, (20, 30, 10))}
     get_redis().zadd(keys.live_dirty(), dirty)
@@ -359,6 +359,8 @@ def test_a_compaction_run_spends_its_budget_on_the_longest_waiting_and_leaves_th
     assert compaction.compact_due(older_than=40, budget=60) == 1
     assert [Board.objects.get(pk=board.pk).live_seq for board in boards] == seqs
     assert get_redis().zcard(keys.live_dirty()) == 0
+    for alice in open_:
+        alice.close()
 
 
 def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_doc(world, api):

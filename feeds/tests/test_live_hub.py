@@ -5,6 +5,7 @@ hub hands it, in order."""
 
 import asyncio
 import secrets
+import threading
 import time
 
 import pytest
@@ -49,6 +50,24 @@ async def until(condition, timeout: float = 10) -> None:
         await asyncio.sleep(0.01)
 
 
+def run_in_a_loop_of_its_own(scenario) -> None:
+    """asyncio.run on a thread of its own: the browser tests leave an event loop running on the
+    main one. Whatever the scenario raised is raised here."""
+    failure: list[BaseException] = []
+
+    def target():
+        try:
+            asyncio.run(scenario())
+        except BaseException as error:  # raised again on the test's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
 async def closed(hub: hubs.Hub) -> None:
     for task in (hub.reader, hub.ticker):
         if task is not None:
@@ -77,7 +96,7 @@ def test_joins_that_come_together_to_a_new_hub_all_get_every_op():
             assert receiver.ops == [(seq, f'{{"n":{seq}}}')]
         await closed(hub)
 
-    asyncio.run(scenario())
+    run_in_a_loop_of_its_own(scenario)
 
 
 def test_a_join_cancelled_before_redis_confirmed_leaves_its_room_and_the_next_one_subscribes():
@@ -102,4 +121,4 @@ def test_a_join_cancelled_before_redis_confirmed_leaves_its_room_and_the_next_on
         assert here.ops == [(1, '{"n":1}')] and gone.ops == []
         await closed(hub)
 
-    asyncio.run(scenario())
+    run_in_a_loop_of_its_own(scenario)
