@@ -14,13 +14,14 @@ Writes bench/results/broker.md.
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import django
+
+from bench.worker import celery_worker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
 django.setup()
@@ -84,29 +85,8 @@ def main() -> None:
 
     broker.config_resetstat()
     cpu, started = broker_cpu(broker), time.perf_counter()
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "ugcsite",
-            "worker",
-            "-I",
-            "bench.broker",
-            "--loglevel=warning",
-            f"--concurrency={args.workers}",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "--hostname",
-            "bench-broker@%h",
-        ],
-        env=dict(os.environ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    options = ("-I", "bench.broker", "--without-heartbeat")
+    with celery_worker("bench-broker", concurrency=args.workers, options=options) as worker:
         while waiting(broker):
             if worker.poll() is not None:
                 sys.exit("the Celery worker stopped")
@@ -114,9 +94,6 @@ def main() -> None:
         take_seconds = time.perf_counter() - started
         take_cpu = broker_cpu(broker) - cpu - idle * take_seconds
         take_commands, take_calls = command_us(broker)
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
 
     send_us, take_us = send_cpu / args.tasks * 1e6, take_cpu / args.tasks * 1e6
     send_in, take_in = send_commands / args.tasks, take_commands / args.tasks

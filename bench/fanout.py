@@ -12,12 +12,11 @@ time instead; `make bench-hybrid` measures that side).
 """
 
 import argparse
-import os
-import subprocess
-import sys
 import time
 
 import django
+
+from bench.worker import celery_worker
 
 
 def main() -> None:
@@ -76,29 +75,7 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
         f"{args.workers} worker process(es)"
     )
 
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "ugcsite",
-            "worker",
-            "--loglevel=warning",
-            f"--concurrency={args.workers}",
-            "--without-gossip",
-            "--without-mingle",
-            "--hostname",
-            "bench@%h",
-        ],
-        env=dict(os.environ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while not app.control.ping(timeout=0.5):
-            if worker.poll() is not None:
-                sys.exit("the Celery worker did not start")
+    with celery_worker("bench", concurrency=args.workers, ready=app):
         doc = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
         rates = []
         for n in range(args.posts):
@@ -129,9 +106,6 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
             "seconds": args.followers / mean if mean else None,
             "missing": missing,
         }
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,14 @@ import argparse
 import os
 import platform
 import random
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import django
+
+from bench.worker import celery_worker
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FAKE_FOLLOWERS_FROM = 10**12  # F members above every user id: followers that are no user
@@ -222,30 +223,8 @@ def run(args) -> None:
         )
 
     # (a) a post by the star, through a real worker
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "ugcsite",
-            "worker",
-            "--loglevel=warning",
-            "--concurrency=2",
-            "--without-gossip",
-            "--without-mingle",
-            "--hostname",
-            "bench-hybrid@%h",
-        ],
-        env=dict(os.environ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     visible = []
-    try:
-        while not app.control.ping(timeout=0.5):
-            if worker.poll() is not None:
-                sys.exit("the Celery worker did not start")
+    with celery_worker("bench-hybrid", concurrency=2, ready=app):
         star_user = User.objects.get(pk=star)
         doc = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
         for n in range(args.posts):
@@ -274,9 +253,6 @@ def run(args) -> None:
             f"board_fanout ran in the worker (queue empty: {not broker.llen('celery')}); "
             f"the follower's P holds the board: {pushed_to is not None}"
         )
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
     spans = sorted(ms for ms, _ in visible)
     add(
         f"post by an author with {args.followers:,} followers: board_create returned -> on a follower's first page",
