@@ -265,6 +265,20 @@ def query_cache_generation(shard: int, digest: str) -> str:
     return f"ixqg:{{{discovery_shard_tags()[shard]}}}:{digest}"
 
 
+def query_pages_generation() -> str:
+    """Counter bumped after every membership change of any shard (the sum of the shards'
+    index_generation moves, in one key): a cached page of a query (query_page) is valid only for
+    the generation it was computed at. ``ixpg:{d}``."""
+    return "ixpg:{d}"
+
+
+def query_page(digest: str, offset: int, limit: int) -> str:
+    """String: one merged page of a filtered query (its exact total, then the page's entries),
+    headed by the query_pages_generation it was computed at, with a TTL. Beside that counter
+    under {d}, so a cached page is one read of one slot. ``ixp:{d}:<digest>:<offset>:<limit>``."""
+    return f"ixp:{{d}}:{digest}:{int(offset)}:{int(limit)}"
+
+
 def views_pending() -> str:
     """Hash of the views not yet flushed to PostgreSQL: field ``<board id>`` -> views (the
     live count adds it), and ``<board id>@<hour>`` (views_pending_hour) -> those views by hour,
@@ -317,7 +331,7 @@ def discovery_patterns() -> list[str]:
     """SCAN patterns matching every discovery key above but the view and like counts (for a
     rebuild), in every shard and in the single {d} layout before the shards (ixg:{d}, ix:{d}:...),
     so a rebuild also clears what an older release left."""
-    return ["ix:{d*", "ixt:{d*", "ixs:{d*", "ixc:{d}:*", "ixq:{d*", "ixqg:{d*", "ixg:{d*"]
+    return ["ix:{d*", "ixt:{d*", "ixs:{d*", "ixc:{d}:*", "ixq:{d*", "ixqg:{d*", "ixg:{d*", "ixp:{d}:*", "ixpg:{d}"]
 
 
 # --- shared boards, live (feeds.live) ---------------------------------------------------------

@@ -4,7 +4,8 @@ each tag, its author) and in the sort orders (SORTS), all in the board's shard
 over a cluster's nodes); a tracker set per board lists the index keys it is in, so removal never
 needs to know the index types, and an update touches only the indexes that changed. The facet
 counts (boards per kind and per tag) are one pair of keys for the site ({d}), moved after the
-shard's transaction by what it changed. Storage only: Redis, no tasks.
+shard's transaction by what it changed, beside the generation of the cached pages
+(feeds.discovery.queries). Storage only: Redis, no tasks.
 """
 
 from collections import Counter
@@ -35,18 +36,21 @@ def _facet_of(shard: int, index_key: str) -> tuple[str, str] | None:
     return None
 
 
-def _facets_move(shard: int, added: Iterable[str], removed: Iterable[str]) -> None:
-    """Move the facet counts by the index keys a shard's transaction added and removed: one
-    pipeline in the {d} slot, O(k log t). A process that dies between the transaction and this
-    leaves a count off by one until the next rebuild (the shard's sets stay exact)."""
+def _after_change(shard: int, added: Iterable[str], removed: Iterable[str]) -> None:
+    """After a shard's transaction changed its indexes: bump the cached pages' generation
+    (keys.query_pages_generation: the pages cached before are stale) and move the facet counts by
+    the index keys it added and removed. One pipeline in the {d} slot, O(k log t), sent after the
+    shard's transaction (a page computed between the two is cached under the old generation, so
+    never served). A process that dies between the transaction and this leaves a count off by
+    one until the next rebuild and the cached pages stale until their TTL (the shard's sets stay
+    exact)."""
     moves = Counter()
     for key, step in [*((key, 1) for key in added), *((key, -1) for key in removed)]:
         if facet := _facet_of(shard, key):
             moves[facet] += step
     moves = {facet: step for facet, step in moves.items() if step}
-    if not moves:
-        return
     pipe = get_redis().pipeline(transaction=False)
+    pipe.incr(keys.query_pages_generation())
     for (field, value), step in moves.items():
         if field == "tag":
             pipe.zincrby(keys.tag_counts(), step, value)
@@ -62,7 +66,8 @@ def board_index(
 ) -> None:
     """Put a board in its indexes and the sort orders, or bring its indexes up to date: only
     the indexes that changed are written (a title edit writes none). One WATCHed transaction
-    in the board's shard, then the facet counts when an index changed: O(k) for k indexes."""
+    in the board's shard, then (when an index changed) the facet counts and the cached pages'
+    generation: O(k) for k indexes."""
     client = get_redis()
     shard = keys.discovery_shard(board_id)
     tracker = keys.index_tracker(board_id)
@@ -94,12 +99,14 @@ def board_index(
                 break
             except WatchError:
                 continue  # the tracker changed under us: read it again
-    _facets_move(shard, added, removed)
+    if added or removed:
+        _after_change(shard, added, removed)
 
 
 def board_unindex(board_id: int) -> None:
     """Take a board out of every index it is in (read from its tracker) and every sort order.
-    One WATCHed transaction in the board's shard, then the facet counts: O(k) for k indexes."""
+    One WATCHed transaction in the board's shard, then the facet counts and the cached pages'
+    generation: O(k) for k indexes."""
     client = get_redis()
     shard = keys.discovery_shard(board_id)
     tracker = keys.index_tracker(board_id)
@@ -119,7 +126,7 @@ def board_unindex(board_id: int) -> None:
                 break
             except WatchError:
                 continue
-    _facets_move(shard, (), current)
+    _after_change(shard, (), current)
 
 
 def members_of_all(query, board_ids: list[int]) -> list[int]:
@@ -221,3 +228,4 @@ def index_bulk(rows: Iterable[tuple[int, str, list[str], str, int, int]]) -> Non
     for shard in range(DISCOVERY_SHARDS):
         pipe.incr(keys.index_generation(shard))
     pipe.execute()
+    get_redis().incr(keys.query_pages_generation())  # after the shards: see _after_change

@@ -2,8 +2,9 @@
 every shard a query intersects the filter sets (smallest first) with a sort order, caches the
 intersection until the shard's indexes change, counts it and reads a window of it
 (discover.lua); one call a node holds all of that node's shards, and the nodes answer at once
-(ugcsite.redis.run_by_node). The page is merged here from the shards' windows. Storage only:
-Redis, no tasks.
+(ugcsite.redis.run_by_node). The page is merged here from the shards' windows, and a filtered
+query's merged page is cached under {d} until any shard's indexes change (_cached_page), so a
+repeated query reads one key of one node, not every shard. Storage only: Redis, no tasks.
 
 The windows. A board's shard is a hash of its id, so each shard holds a uniform sample of every
 query's matches: of the first r matches, about r / S lie in each of the S shards, give or take
@@ -28,7 +29,7 @@ from feeds import keys
 from feeds.discovery.indexes import SORTS
 from feeds.discovery.scripts import scripts
 from feeds.rules import DISCOVERY_SHARDS
-from ugcsite.redis import run_by_node
+from ugcsite.redis import get_redis, run_by_node
 
 __all__ = ["SORTS", "Query", "query", "top"]
 
@@ -144,14 +145,42 @@ def _page(q: Query, offset: int, limit: int) -> tuple[int, list[tuple[float, str
     raise AssertionError("the last step of WINDOWS holds every page")
 
 
+def _page_text(generation: str, total: int, page: list[tuple[float, str]]) -> str:
+    """A cached page's value (keys.query_page): the generation, the total, then the entries."""
+    return " ".join([generation, str(total), *(f"{member}:{score!r}" for score, member in page)])
+
+
+def _cached_page(q: Query, offset: int, limit: int) -> tuple[int, list[tuple[float, str]]]:
+    """_page() through a cache of the merged page (keys.query_page, under {d} beside the
+    generation every change of a shard's indexes bumps): one MGET of one slot when the page was
+    merged at the current generation within the TTL, else _page() and a SET. The generation is
+    read before the shards, so a page merged while a board came or went is cached under the
+    generation it makes stale. Its scores are as old as the shards' cached intersections it was
+    merged from, so at most twice the TTL (views and likes move no generation)."""
+    client = get_redis()
+    page_key = keys.query_page(q.digest(), offset, limit)
+    generation, cached = client.mget(keys.query_pages_generation(), page_key)
+    generation = generation or "0"
+    if cached:
+        at, total, *entries = cached.split(" ")
+        if at == generation:
+            page = [(float(score), member) for member, _, score in (e.partition(":") for e in entries)]
+            return int(total), page
+    total, page = _page(q, offset, limit)
+    client.set(page_key, _page_text(generation, total, page), px=settings.DISCOVERY_CACHE_MS)
+    return total, page
+
+
 def query(q: Query, *, offset: int, limit: int) -> tuple[int, list[int]]:
-    """(exact total, ids of the page), best first (ties: the newer board first). One script
+    """(exact total, ids of the page), best first (ties: the newer board first). A page merged at
+    the current generation within the TTL is one read of {d} (_cached_page); else one script
     call a node, the nodes at once, then the merge; rarely (a shard past its margin) a second.
     A shard's cost grows with its smallest filter set (ZINTERSTORE: about 1/S of the query's
     work on one node), and a repeated query within the cache TTL and the shard's index
     generation reads the cached intersection: O(S log n + S x (limit / S + sqrt(offset / S)))
-    over the cluster, however deep the page."""
-    total, page = _page(q, offset, limit)
+    over the cluster, however deep the page. A query without filters reads the sort order
+    itself, never cached."""
+    total, page = _cached_page(q, offset, limit) if q.has_filters() else _page(q, offset, limit)
     return total, [int(member) for _, member in page]
 
 

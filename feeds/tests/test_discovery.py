@@ -108,6 +108,43 @@ def test_a_new_board_shows_at_once_through_a_warm_cache(api, run, people, settin
     assert ids(api.get("/api/v1/discover", kind="comic", tag="fun").json()) == [second.id, first.id]
 
 
+def test_a_repeated_query_reads_its_merged_page_until_any_shard_changes(run, people, redis_data, settings):
+    """A filtered query's merged page is cached under {d}: asked again, it is answered without
+    the shards (their cached intersections, deleted here, do not come back); a board coming or
+    going in any shard makes it stale, and the next answer is merged afresh and exact."""
+    settings.DISCOVERY_CACHE_MS = 60_000
+    first, second = (make(run, people[name], "comic", ["fun"]) for name in ("alice", "bob"))
+    q = discovery.Query(kind="comic", tags=("fun",))
+    shard_caches = ["ixq:{d*", "ixqg:{d*"]
+
+    def cached_intersections():
+        return [key for pattern in shard_caches for key in redis_data.scan_iter(match=pattern)]
+
+    assert discovery.query(q, offset=0, limit=20) == (2, [second.id, first.id])
+    page_key = keys.query_page(q.digest(), 0, 20)
+    assert 0 < redis_data.pttl(page_key) <= 60_000
+    assert cached_intersections()
+    for key in cached_intersections():
+        redis_data.delete(key)
+    assert discovery.query(q, offset=0, limit=20) == (2, [second.id, first.id])
+    assert cached_intersections() == []  # the page came from its cache, not from the shards
+    assert discovery.query(q, offset=1, limit=20) == (2, [first.id])  # another page: merged
+    assert cached_intersections()
+
+    elsewhere = make(run, people["carol"], "map", ["walk"])  # matches nothing asked, in its own shard
+    for key in cached_intersections():
+        redis_data.delete(key)
+    assert discovery.query(q, offset=0, limit=20) == (2, [second.id, first.id])
+    assert cached_intersections(), "a change in any shard leaves no cached page valid"
+
+    third = make(run, people["carol"], "comic", ["fun"])
+    assert discovery.query(q, offset=0, limit=20) == (3, [third.id, second.id, first.id])
+    run(board_delete, board=Board.objects.get(pk=second.id))
+    assert discovery.query(q, offset=0, limit=20) == (2, [third.id, first.id])
+    run(board_delete, board=Board.objects.get(pk=elsewhere.id))
+    assert discovery.query(q, offset=1, limit=1) == (2, [first.id])
+
+
 def all_discovery_entries(redis, board_id):
     """Every discovery key that mentions the board, by inspecting Redis itself."""
     found = []
