@@ -153,6 +153,7 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     closing = False
     outbox: Outbox | None = None
+    held_until_hello = False  # a board socket's first frame is its hello (API.md), whatever comes first
 
     async def dispatch(self, message):
         """Channels' dispatch without its thread hop a message (close_old_connections, run on the
@@ -164,7 +165,7 @@ class LiveSocket(AsyncWebsocketConsumer):
         await handler(message)
 
     async def accept(self, subprotocol=None, headers=None):
-        self.outbox = Outbox(self._write, self._too_slow)
+        self.outbox = Outbox(self._write, self._too_slow, held=self.held_until_hello)
         await super().accept(subprotocol, headers)
 
     async def close(self, code=None, reason=None):
@@ -207,6 +208,7 @@ class LiveSocket(AsyncWebsocketConsumer):
 
 class BoardConsumer(LiveSocket):
     channel_layer_alias = NO_LAYER
+    held_until_hello = True
     user = None
     ref: BoardRef | None = None
     joined = False
@@ -281,7 +283,7 @@ class BoardConsumer(LiveSocket):
                 self.gen, self.head = head
                 self.seq = entries[-1].seq if entries else since
                 self._drop_pending()
-                await self._send(
+                self._say_hello(
                     {
                         "type": "hello",
                         "seq": self.seq,
@@ -302,7 +304,7 @@ class BoardConsumer(LiveSocket):
                 return
         self.gen, self.head, self.seq = snapshot.gen, snapshot.head, snapshot.seq
         self._drop_pending()
-        await self._send(
+        self._say_hello(
             {
                 "type": "hello",
                 "seq": self.seq,
@@ -314,6 +316,15 @@ class BoardConsumer(LiveSocket):
             }
         )
         self._flush()
+
+    def _say_hello(self, message: dict) -> None:
+        """The first hello goes before whatever the room sent meanwhile (held in the outbox);
+        a later one (a reset, a gap too wide) in its turn."""
+        if self.outbox is not None and self.outbox.held:
+            if not self.closing:
+                self.outbox.release(oplog._json(message))
+        else:
+            self.put(oplog._json(message))
 
     def _drop_pending(self) -> None:
         self.greeted = True

@@ -74,11 +74,15 @@ class Outbox:
     something to write (an idle socket has none). Ops and strokes wait in order; cursors (one a
     sender) and presence wait beside them, only the latest kept, written once the ops are out,
     so a storm of cursor moves never delays an op. Past LIVE_SEND_BUFFER characters waiting
-    the socket is too slow: ``too_slow`` is called and everything waiting dropped."""
+    the socket is too slow: ``too_slow`` is called and everything waiting dropped.
 
-    __slots__ = ("send", "too_slow", "queue", "latest", "queued", "writer", "since", "closed")
+    An outbox made ``held`` writes nothing until ``release(first)``: a board socket's frames
+    from its room (presence, cursors, strokes) wait there, under the same rules, until its
+    ``hello`` goes first, however busy the room is while the hello is being read."""
 
-    def __init__(self, send, too_slow):
+    __slots__ = ("send", "too_slow", "queue", "latest", "queued", "writer", "since", "closed", "held")
+
+    def __init__(self, send, too_slow, *, held: bool = False):
         self.send, self.too_slow = send, too_slow
         self.queue: deque[str] = deque()
         self.latest: dict[str, str] = {}
@@ -86,6 +90,7 @@ class Outbox:
         self.writer: asyncio.Task | None = None
         self.since: float | None = None  # when the write under way began (stuck writers)
         self.closed = False
+        self.held = held
 
     def put(self, text: str, *, coalesce: str | None = None) -> None:
         if self.closed:
@@ -99,6 +104,16 @@ class Outbox:
                 self.drop()
                 self.too_slow()
                 return
+        if self.writer is None and not self.held:
+            self.writer = asyncio.get_running_loop().create_task(self._write())
+
+    def release(self, first: str) -> None:
+        """Write ``first`` before anything that waited while held, then write as usual."""
+        if self.closed:
+            return
+        self.held = False
+        self.queue.appendleft(first)
+        self.queued += len(first)
         if self.writer is None:
             self.writer = asyncio.get_running_loop().create_task(self._write())
 

@@ -743,3 +743,42 @@ def test_cursor_moves_are_coalesced_to_the_latest_at_the_rules_rate(world):
     assert ops == ["mid"]
     alice.close()
     bob.close()
+
+
+def test_hello_is_the_first_frame_of_every_socket_however_busy_the_board(world):
+    """Sixty sockets open one board at once while alice moves her cursor and draws a stroke
+    without pause: each joiner's presence and alice's frames reach the room while the others'
+    hellos are still being read, and yet every socket's first frame is its hello (API.md)."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    alice = Client(server, board.pk, token=t["alice"])
+    busy = threading.Event()
+
+    def draw():
+        n = 0
+        while not busy.is_set():
+            n += 1
+            alice.send({"type": "cursor", "x": n % 300, "y": 7})
+            alice.send({"type": "stroke", "id": "live", "color": "#112233", "width": 3, "points": [[n % 300, 9]]})
+            time.sleep(0.002)
+
+    firsts: list[str] = []
+    opened: list = []
+
+    def join():
+        with connect(f"{server.ws}/ws/boards/{board.pk}", open_timeout=30) as joiner:
+            firsts.append(json.loads(joiner.recv(timeout=30))["type"])
+            opened.append(joiner)
+            time.sleep(1)  # stay while the others join: their presence comes to this one
+
+    drawer = threading.Thread(target=draw)
+    drawer.start()
+    joiners = [threading.Thread(target=join) for _ in range(60)]
+    for joiner in joiners:
+        joiner.start()
+    for joiner in joiners:
+        joiner.join(timeout=60)
+    busy.set()
+    drawer.join()
+    alice.close()
+    assert len(firsts) == 60
+    assert firsts == ["hello"] * 60
