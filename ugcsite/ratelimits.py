@@ -1,27 +1,33 @@
-"""Rate limits (docs/api.md, "Limits"): counts in fixed one-minute windows on the plain Redis of
-Django's cache (never the data Redis: a cluster is fine for the data). Imports no app: services
-of any app call ``attempt``.
+"""Rate limits (docs/api.md, "Limits"): counts over a sliding window of one minute, on the plain
+Redis of Django's cache (never the data Redis: a cluster is fine for the data). Imports no app:
+services of any app call ``attempt``.
 
 Each limit is a setting, a count per minute; 0 turns it off:
 - auth: sign-ups and log-ins per client address, and log-ins per account;
 - writes: board creations and edits, follows, invites per user and per client address;
 - reads: every GET of the API per signed-in user and per client address.
 
-The limits of one request (a user's and an address's) are counted in one pipeline: INCR and
-EXPIRE NX of a key per limit and window, one round trip. (They used to go through the ``limits``
-library, a round trip and some forty Python frames a limit: a fifth of a feed request's time.)
+A limit holds over any 60 seconds, not per clock minute (counts in fixed minutes let a burst
+across a minute's end through twice over). Each limit keeps its attempts per second in a hash
+(``rate_limit.lua``); an attempt counts when the last 60 to 61 seconds hold fewer than the limit.
+The limits of one request (a user's and an address's) are counted by one script call, one
+round trip. (They used to go through the ``limits`` library, a round trip and some forty Python
+frames a limit: a fifth of a feed request's time.)
 """
 
+import math
 import time
-from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
 
-import redis
 from django.conf import settings
 
 from ugcsite.errors import RateLimited
+from ugcsite.redis import Scripts, plain_redis
 
 WINDOW_SECONDS = 60
+SLICE_SECONDS = 1  # the window's step: a limit counts the last 60 to 61 seconds, a hash of at most 61 fields
+scripts = Scripts(Path(__file__).with_name("scripts"))
 
 
 class Limit(NamedTuple):
@@ -31,46 +37,33 @@ class Limit(NamedTuple):
     what: str  # "reads from your account": the 429's sentence names it
 
 
-@lru_cache(maxsize=1)
-def _counter() -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.RATE_LIMIT_STORAGE_URL,
-        socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
-        socket_timeout=settings.REDIS_SOCKET_TIMEOUT,
-    )
-
-
-def _key(limit: Limit, window: int) -> str:
-    """The counter of ``limit`` in the minute ``window`` (a changed limit counts afresh)."""
-    return f"rl:{limit.kind}:{limit.per_minute}:{limit.who}:{window}"
+def _key(limit: Limit) -> str:
+    """The hash of ``limit``'s attempts a second (a changed limit counts afresh)."""
+    return f"rl:{limit.kind}:{limit.per_minute}:{limit.who}"
 
 
 def attempts(*limits: Limit) -> None:
-    """Count one attempt against each of ``limits``; past any one's ``per_minute``, raise
-    RateLimited, whose message says what was limited and when to come back (the window's end).
-    One round trip for all of them, O(1) each."""
+    """Count one attempt against each of ``limits``, in order; past any one's ``per_minute`` in
+    the last minute, raise RateLimited, whose message says what was limited and when to come
+    back (when the window has room again). As if checked one after the other: the limits after
+    the one that refused do not count this attempt (a person past their own limit spends
+    nothing of their address's). One round trip for all of them, O(61) each."""
     counted = [limit for limit in limits if limit.per_minute > 0]
     if not counted:
         return
-    now = time.time()
-    window = int(now // WINDOW_SECONDS)
-    pipe = _counter().pipeline(transaction=False)
-    for limit in counted:
-        key = _key(limit, window)
-        pipe.incr(key)
-        pipe.expire(key, WINDOW_SECONDS + 1, nx=True)
-    counts = pipe.execute()[::2]
-    for n, (limit, count) in enumerate(zip(counted, counts)):
-        if count > limit.per_minute:
-            # As if checked one after the other: the limits after the one that refused do not count
-            # this attempt (a person past their own limit spends nothing of their address's).
-            # A second round trip, on a refusal only.
-            undo = _counter().pipeline(transaction=False)
-            for later in counted[n + 1 :]:
-                undo.decr(_key(later, window))
-            undo.execute()
-            wait = max(int((window + 1) * WINDOW_SECONDS - now) + 1, 1)
-            raise RateLimited(f"Too many {limit.what}; try again in {wait} seconds.", retry_after=wait)
+    refused = scripts.rate_limit(
+        keys=[_key(limit) for limit in counted],
+        server=plain_redis(settings.RATE_LIMIT_STORAGE_URL),
+        now=repr(time.time()),
+        slice=SLICE_SECONDS,
+        slices=WINDOW_SECONDS // SLICE_SECONDS,
+        allowed=[limit.per_minute for limit in counted],
+    )
+    if refused:
+        place, seconds = refused
+        limit = counted[int(place) - 1]
+        wait = max(math.ceil(float(seconds)), 1)
+        raise RateLimited(f"Too many {limit.what}; try again in {wait} seconds.", retry_after=wait)
 
 
 def attempt(kind: str, who: str, *, per_minute: int, what: str) -> None:

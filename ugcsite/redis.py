@@ -165,9 +165,8 @@ class Batcher:
 
 @lru_cache(maxsize=8)
 def plain_redis(url: str) -> redis.Redis:
-    """A client of a plain Redis other than the data one (the live channels'), one a URL and
-    process, with the data Redis's timeouts. (ugcsite.ratelimits keeps its own: a platform
-    module imports no other.)"""
+    """A client of a plain Redis other than the data one (the live channels', the rate limits'),
+    one a URL and process, with the data Redis's timeouts."""
     return redis.Redis.from_url(
         url, socket_timeout=settings.REDIS_SOCKET_TIMEOUT, socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT
     )
@@ -195,7 +194,8 @@ class Script:
     the rest of ARGV), and the runner puts ``local ARG = {offset = ARGV[1], ...}`` before the
     body (after a ``#!lua`` line), so the Lua reads ``ARG.offset`` and ``ARG.ids_at``, the index
     of the list's first item. ``script(keys=[...], offset=0, limit=20, ttl=60)`` runs it at once
-    (EVALSHA, reloaded on NOSCRIPT); with ``client=pipe`` it is queued in a pipeline (EVAL).
+    (EVALSHA, reloaded on NOSCRIPT) on the data Redis, or on ``server`` (another Redis, such as
+    the plain one of the rate limits); with ``client=pipe`` it is queued in a pipeline (EVAL).
     None is sent as "", the scripts' word for "not given". ``args=`` (a list, positional) is for
     run_by_node, which adds its own tail after the named arguments (``script.args(...)``)."""
 
@@ -220,12 +220,12 @@ class Script:
         values = ["" if named[name] is None else named[name] for name in self.names]
         return [*values, *named.get(self.rest, ())] if self.rest else values
 
-    def __call__(self, *, keys: Iterable[str] = (), client=None, args: Iterable | None = None, **named):
+    def __call__(self, *, keys: Iterable[str] = (), client=None, server=None, args: Iterable | None = None, **named):
         keys = list(keys)
         args = list(args) if args is not None else self.args(**named)
         if client is not None:
             return client.execute_command("EVAL", self.source, len(keys), *keys, *args)
-        connection = get_redis()
+        connection = server if server is not None else get_redis()
         try:
             return connection.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
@@ -248,7 +248,7 @@ class Script:
             return await batcher.call(lambda pipe: pipe.evalsha(self.sha, len(keys), *keys, *args))
 
 
-_RESERVED = {"keys", "client", "args"}
+_RESERVED = {"keys", "client", "server", "args"}
 
 
 def _declared_arguments(name: str, source: str) -> tuple[list[str], str | None]:

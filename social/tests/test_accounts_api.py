@@ -383,7 +383,7 @@ def test_token_requests_beyond_the_rate_limit_are_429(api, settings):
     assert_problem(response, 429)
     retry_after = response["Retry-After"]
     assert retry_after.isdigit(), retry_after
-    assert 1 <= int(retry_after) <= 60
+    assert 1 <= int(retry_after) <= 61  # the window is counted by the second: 60 s and the part begun
     assert ApiToken.objects.count() == 3
 
 
