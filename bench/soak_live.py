@@ -254,8 +254,9 @@ class Board:
 
     @staticmethod
     def replay(m: Member) -> set[str]:
-        """The ids of the elements on the board after the ops this member saw, in seq order."""
-        ids = {e.get("id") for e in m.hello_doc.get("elements", [])}
+        """The ids of the elements on the board after the ops this member saw, in seq order (a
+        member that never got its hello starts from nothing: its errors say why)."""
+        ids = {e.get("id") for e in (m.hello_doc or {}).get("elements", [])}
         for seq in sorted(m.ops):
             op = m.ops[seq]
             if op["kind"] == "add":
