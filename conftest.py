@@ -17,7 +17,7 @@ from django.db.utils import OperationalError
 from django.test import TransactionTestCase
 
 from feeds.services import activity
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.serving import Site
 from ugcsite.testing import ApiClient
 

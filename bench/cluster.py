@@ -50,7 +50,7 @@ def measure() -> dict:
     from feeds import keys
     from feeds.timelines import store
     from social import keys as social_keys, reading
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     client.flushdb()
@@ -193,7 +193,7 @@ def _wall_worker(url: str, seconds: float, counter) -> None:
     from django.conf import settings
 
     from feeds.discovery import queries
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     settings.REDIS_URL, settings.REDIS_CLUSTER, settings.DISCOVERY_CACHE_MS = url, True, 1
     get_redis.cache_clear()
@@ -212,7 +212,7 @@ def discovery_ceiling(nodes: int, *, boards: int, wall_seconds: float) -> dict:
 
     from feeds.discovery import indexes, queries
     from feeds.rules import BOARD_KINDS
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     with own_cluster(nodes) as clients:
         url = f"redis://127.0.0.1:{clients[0].connection_pool.connection_kwargs['port']}/0"

@@ -34,7 +34,7 @@ def build() -> dict[str, int]:
     """The world of `make bench` at its largest size, built through the same steps; the special
     readers' ids."""
     from bench import world as worldmod
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     w = worldmod.World(seed=2026, users=20_000)
     worldmod.build_people(w)

@@ -50,7 +50,7 @@ def measure(*, followers: int, workers: int = 2, posts: int = 3) -> dict:
     from social import graph, keys as social_keys
     from social.models import Follow
     from ugcsite.celery import app
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     User = get_user_model()
     redis = get_redis()

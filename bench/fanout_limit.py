@@ -33,7 +33,7 @@ def build_followers(count: int) -> None:
 
     from feeds import keys
     from social import graph
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     have = client.zcard(_followers_key())
@@ -117,7 +117,7 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
 
     from bench.measure import redis_cpu_seconds
     from feeds import keys
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     rows = []
@@ -191,7 +191,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, nargs="+", default=[200, 1_000])
     args = parser.parse_args()
     django.setup()
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     get_redis().flushdb()
     started = time.perf_counter()

@@ -23,7 +23,7 @@ def _node_of(key: str):
     from django.conf import settings
     from redis.crc import key_slot
 
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     if not settings.REDIS_CLUSTER:
@@ -34,7 +34,7 @@ def _node_of(key: str):
 def _primaries():
     from django.conf import settings
 
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     if not settings.REDIS_CLUSTER:
@@ -64,7 +64,7 @@ def main() -> None:
     from feeds.discovery import counters, indexes, queries
     from feeds.rules import BOARD_KINDS, DISCOVERY_SHARDS
     from feeds.timelines import home_touch
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     boards = 200_000
     rng = random.Random(2026)

@@ -82,7 +82,7 @@ def run(args) -> None:
     from feeds.timelines.ids import board_id_time, next_board_id
     from social import graph, keys as social_keys
     from ugcsite.celery import app
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     started = time.perf_counter()
     redis = get_redis()

@@ -125,7 +125,7 @@ class Ours:
         from django.conf import settings
 
         from feeds import keys
-        from ugcsite.redis import get_redis
+        from ugcsite.platform.redis import get_redis
 
         broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
         start = time.monotonic()

@@ -73,7 +73,7 @@ def pooled(rounds: list[dict]) -> dict:
 def redis_cpu_seconds() -> float:
     """CPU seconds the data Redis has used since it started (user + system, every primary of a
     cluster), from INFO: subtract two readings for the CPU of what ran between them. O(nodes)."""
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     nodes = [n.redis_connection for n in client.get_primaries()] if settings.REDIS_CLUSTER else [client]
@@ -198,7 +198,7 @@ def board_readers_build(reader_ids: list[int], board_ids: list[int]) -> None:
     """The model RockMelt rejected, board -> readers, built from the same reads for comparison:
     one sorted set per board (bench keys, social.keys.board_readers)."""
     from social import keys
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     wanted = set(board_ids)
@@ -219,7 +219,7 @@ def board_readers_build(reader_ids: list[int], board_ids: list[int]) -> None:
 def reading_board_to_readers(board_ids: list[int], reader_ids: list[int]) -> Callable[[], dict]:
     """The same question on the board -> readers model: one ZMSCORE per board, M members each."""
     from social import keys
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     def call():
         cutoff = time.time() - 30 * 86400
@@ -240,7 +240,7 @@ def reading_board_to_readers(board_ids: list[int], reader_ids: list[int]) -> Cal
 def timeline_memory(user_ids: list[int]) -> dict:
     """Bytes per hot timeline entry over the given users' P, and the encodings Redis chose."""
     from feeds import keys
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     client = get_redis()
     total_bytes = total_entries = 0

@@ -38,7 +38,7 @@ import numpy as np
 from django.db import connection, transaction
 
 from bench import measure
-from ugcsite.sql import ROWS_PER_STATEMENT
+from ugcsite.platform.sql import ROWS_PER_STATEMENT
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PARTITIONS = 16

@@ -232,7 +232,7 @@ def main() -> None:
     from bench import fanout, fanout_limit, measure, peers, search, world as worldmod
     from feeds.discovery import indexes
     from social import tokens
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     smoke = args.smoke
     if args.reading:
@@ -438,7 +438,7 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
 
 def reading_only(*, runs: int) -> None:
     from bench import world as worldmod
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     started = time.perf_counter()
     table = Table()

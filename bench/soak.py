@@ -688,7 +688,7 @@ def make_sampler(site: Site, run_dir: Path, *, pools: int) -> Sampler:
     from django.conf import settings
     from psycopg.conninfo import make_conninfo
 
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     db = settings.DATABASES["default"]
     conninfo = make_conninfo(
@@ -815,7 +815,7 @@ def check_feeds(*, world_max_id: int, soak_started: datetime) -> dict:
     from feeds.models import Board
     from social import keys as social_keys
     from social.models import Follow
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     redis = get_redis()
     user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
@@ -909,7 +909,7 @@ def diagnose(missed: list[tuple[int, int]], *, writes: Path, world_since: dateti
     from feeds.models import Board, TimelineChunk
     from social import keys as social_keys
     from social.models import Follow
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     log = [json.loads(line) for line in writes.read_text().splitlines()] if writes.exists() else []
     name_of = dict(get_user_model().objects.values_list("id", "username"))

@@ -194,7 +194,7 @@ def build_redis(world: World) -> dict:
 def activate(user_ids) -> None:
     """Mark users active (as a recent request would) without dropping the P the rebuild made."""
     from feeds import keys
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     pipe = get_redis().pipeline(transaction=False)
     for user_id in user_ids:
@@ -207,7 +207,7 @@ def feed_history(user_id: int, depth: int) -> int:
     the followees' boards older than the head, written as P chunks by the archive's own code."""
     from feeds import keys
     from feeds.timelines import archive
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     oldest = get_redis().zrange(keys.home_timeline(user_id), 0, 0)
     if not oldest:
@@ -226,7 +226,7 @@ def give_likes(world: World, likes_per_user: int, now: float) -> None:
     likely), in their liked sets through the site's own feeds.likes.liked_put: the Redis side
     that "liked by people you follow" asks (the Like rows are not written: no answer reads them)."""
     from feeds.likes import liked_put
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     rng = random.Random(world.seed + 11)
     ids = list(Board.objects.order_by("-id").values_list("id", flat=True)[:20000])
@@ -242,7 +242,7 @@ def give_reads(world: World, reads_per_user: int, now: float) -> None:
     """Every user reads ``reads_per_user`` boards within the last 30 days (recent boards more
     likely), through the site's own read_record."""
     from social.reading import read_record
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     rng = random.Random(world.seed + 7)
     ids = list(Board.objects.order_by("-id").values_list("id", flat=True)[:20000])

@@ -28,8 +28,8 @@ from feeds.rules import Timeline
 from feeds.timelines import boardcache
 from social import reading, services as people
 from social.models import Read
-from ugcsite.redis import get_redis
-from ugcsite.sql import ROWS_PER_STATEMENT
+from ugcsite.platform.redis import get_redis
+from ugcsite.platform.sql import ROWS_PER_STATEMENT
 
 
 def account_withdraw(user_id: int) -> list[int]:

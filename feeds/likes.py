@@ -30,7 +30,7 @@ from feeds.discovery.trending import TRENDING_HOURS, current_hour, hour_expiry, 
 from feeds.models import Board, Like
 from feeds.scripts import scripts
 from social import reading
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 _LIKES, _BOARDS = Like._meta.db_table, Board._meta.db_table
 BATCH = 1_000  # likes a statement when a person's likes are counted or uncounted

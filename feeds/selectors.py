@@ -20,8 +20,8 @@ from social import graph, hiding, keys as social_keys, reading
 from social.avatars import avatar_url
 from social.search import people_search
 from social.selectors import active_people, sharing_readers
-from ugcsite.errors import NotAllowed, NotFound
-from ugcsite.redis import get_redis
+from ugcsite.platform.errors import NotAllowed, NotFound
+from ugcsite.platform.redis import get_redis
 
 POPULAR_SCOPES = ("all", "following", "trending")  # popular_list's orders
 POPULAR_SORTS = ("views", "likes")  # what popular_list ranks by in each scope

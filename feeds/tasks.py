@@ -26,8 +26,8 @@ from feeds.timelines.outbox import (
 from feeds.timelines.visibility import board_show, board_unshow
 from social import services as people
 from social.graph import FollowerCursor
-from ugcsite.metrics import FANOUT_LAG
-from ugcsite.redis import REDIS_TRANSIENT
+from ugcsite.platform.metrics import FANOUT_LAG
+from ugcsite.platform.redis import REDIS_TRANSIENT
 
 # The idempotent tasks (acks_late: each may run twice and change nothing the second time) are
 # tried again, a bounded number of times with growing waits (1, 2, 4 ... 30 s, jittered; about

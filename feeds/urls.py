@@ -4,7 +4,7 @@ ugcsite.urls' API paths)."""
 from django.urls import path, register_converter
 
 from feeds.views import boards, discovery, notifications, people, reports, search
-from ugcsite.http import ID_DIGITS
+from ugcsite.platform.http import ID_DIGITS
 
 
 class BoardIdConverter:

@@ -1,7 +1,7 @@
 """The shapes docs/api.md fixes for boards and drawings, checked with pydantic.
 
 Numbers are integers or decimals, never booleans or strings (strict types); NaN and infinities
-never get this far (ugcsite.http.parse_json_object refuses them). Unknown keys are refused.
+never get this far (ugcsite.platform.http.parse_json_object refuses them). Unknown keys are refused.
 What is stored is the JSON as sent, not these models' dump, so a client reads back its own doc.
 """
 
@@ -28,7 +28,7 @@ from feeds.rules import (
     TEXT_SIZE,
     TITLE_PATTERN,
 )
-from ugcsite.http import Strict, Text
+from ugcsite.platform.http import Strict, Text
 
 # A strict float takes ints too (kept as sent: the stored doc is the client's JSON), never bools.
 Number = Annotated[StrictFloat, Field(allow_inf_nan=False)]

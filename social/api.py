@@ -11,7 +11,7 @@ from pydantic import Field, StrictBool, StrictStr
 
 from social import selectors, services, tokens
 from social.rules import BIO_MAX, DISPLAY_NAME_MAX, EMAIL_MAX, EMAIL_PATTERN, EMAIL_WORDS
-from ugcsite.http import (
+from ugcsite.platform.http import (
     ApiError,
     Strict,
     Text,
@@ -24,7 +24,7 @@ from ugcsite.http import (
     takes_bytes,
     validate,
 )
-from ugcsite.ratelimits import write_attempt
+from ugcsite.platform.ratelimits import write_attempt
 
 Email = Annotated[StrictStr, Field(max_length=EMAIL_MAX, pattern=EMAIL_PATTERN)]
 

@@ -13,7 +13,7 @@ from urllib.parse import quote
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from social.rules import AVATAR_FORMATS, AVATAR_PIXELS_MAX, AVATAR_SIZE, AVATAR_UPLOAD_MAX
-from ugcsite.errors import Invalid
+from ugcsite.platform.errors import Invalid
 
 AVATAR_CONTENT_TYPE = "image/webp"
 _GRID = 5  # cells a side; the left half is mirrored to the right, like GitHub's identicons

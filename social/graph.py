@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from social import keys
 from social.scripts import scripts
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 
 def follow_add(*, follower_id: int, followee_id: int, at: float, pipe=None) -> None:

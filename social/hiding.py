@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from social import keys
 from social.models import Block, Mute
 from social.scripts import scripts
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 BLOCKS = 1  # the owner blocks them
 BLOCKED_BY = 2  # they block the owner

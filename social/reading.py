@@ -25,8 +25,8 @@ from django.db import connection, transaction
 from social import keys
 from social.models import Read, User
 from social.scripts import scripts
-from ugcsite.redis import get_redis, rename_aside, run_by_node
-from ugcsite.sql import ROWS_PER_STATEMENT, execute_columns
+from ugcsite.platform.redis import get_redis, rename_aside, run_by_node
+from ugcsite.platform.sql import ROWS_PER_STATEMENT, execute_columns
 
 
 def _retention() -> int:

@@ -7,7 +7,7 @@ from social import graph, hiding
 from social.avatars import avatar_url
 from social.models import Block, Mute, RetiredUsername
 from social.rules import USERNAME_RE
-from ugcsite.errors import NotFound
+from ugcsite.platform.errors import NotFound
 
 User = get_user_model()
 

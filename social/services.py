@@ -21,9 +21,9 @@ from social import graph, hiding, keys, mail, tokens
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
 from social.models import Avatar, Block, Follow, Mute, RetiredUsername, UserSession
 from social.selectors import UserNotFound, block_between
-from ugcsite.errors import Conflict, Invalid, NotAllowed
-from ugcsite.ratelimits import attempt
-from ugcsite.redis import get_redis
+from ugcsite.platform.errors import Conflict, Invalid, NotAllowed
+from ugcsite.platform.ratelimits import attempt
+from ugcsite.platform.redis import get_redis
 
 User = get_user_model()
 logger = logging.getLogger(__name__)

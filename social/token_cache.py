@@ -10,7 +10,7 @@ just before the revocation committed cannot cache it again afterwards. Storage o
 from collections.abc import Iterable
 
 from social import keys
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 # How long a cached entry lives at most (never past its token's expiry), and so how long a
 # tombstone must outlive any fill that raced its revocation.

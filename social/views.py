@@ -18,9 +18,9 @@ from social.avatars import AvatarRefused, identicon_svg
 from social.forms import LoginForm, ResetForm, SettingsForm
 from social.models import Avatar
 from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX
-from ugcsite.errors import RateLimited
-from ugcsite.http import body_max, client_address, page_number
-from ugcsite.ratelimits import attempt, write_attempt
+from ugcsite.platform.errors import RateLimited
+from ugcsite.platform.http import body_max, client_address, page_number
+from ugcsite.platform.ratelimits import attempt, write_attempt
 
 PEOPLE_PAGE_SIZE = 50
 

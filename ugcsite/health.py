@@ -8,9 +8,9 @@ from kombu import Connection
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge
 
 from feeds.timelines import archive
-from ugcsite.http import error_response
-from ugcsite.metrics import exposition
-from ugcsite.redis import get_redis, used_memory
+from ugcsite.platform.http import error_response
+from ugcsite.platform.metrics import exposition
+from ugcsite.platform.redis import get_redis, used_memory
 
 READY_TIMEOUT = 2  # seconds a check may take before the server counts as unreachable
 RETRY_AFTER_SECONDS = 5
@@ -73,7 +73,7 @@ def _broker_queue_depth() -> int:
 
 def metrics(request):
     """``GET /metrics``: Prometheus text format. Requests, latency and fan-out lag are counted
-    as they happen (ugcsite.metrics); queue depth, archive backlog and Redis memory are read now."""
+    as they happen (ugcsite.platform.metrics); queue depth, archive backlog and Redis memory are read now."""
     now = CollectorRegistry()
     for name, text, read in (
         ("ugcsite_celery_queue_depth", "Tasks waiting in Celery's default queue", _broker_queue_depth),

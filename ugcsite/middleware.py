@@ -12,8 +12,8 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
-from ugcsite import errors
-from ugcsite.http import error_response
+from ugcsite.platform import errors
+from ugcsite.platform.http import error_response
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class ContentSecurityPolicyMiddleware:
 
 class BodySizeLimitMiddleware:
     """A body over the limit answers 413 before anything reads it: API_MAX_BODY_BYTES, or the
-    view's own (``ugcsite.http.body_max``: a picture). Checked once the view is known and before
+    view's own (``ugcsite.platform.http.body_max``: a picture). Checked once the view is known and before
     any view middleware reads the body (CSRF reads a form's): this runs first of them."""
 
     def __init__(self, get_response):
@@ -98,8 +98,8 @@ def _drain(request, length: int) -> None:
 
 
 class DomainErrorMiddleware:
-    """Pages: a domain error a view lets through (``ugcsite.errors``) is Django's 404, 403 or
-    400 page, saying what was wrong; the API answers them itself (``ugcsite.http.endpoint``)."""
+    """Pages: a domain error a view lets through (``ugcsite.platform.errors``) is Django's 404, 403 or
+    400 page, saying what was wrong; the API answers them itself (``ugcsite.platform.http.endpoint``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

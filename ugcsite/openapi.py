@@ -1,7 +1,7 @@
 """The OpenAPI document of /api/v1 (``/api/v1/openapi.json``), built from the same pydantic
 models that validate the bodies and the same constants that bound the parameters, so the two
 cannot drift apart. Each operation lists every status it can answer: its own, plus those
-``_common_answers`` adds to every operation of its kind (ugcsite.http.endpoint's 401 for a bad
+``_common_answers`` adds to every operation of its kind (ugcsite.platform.http.endpoint's 401 for a bad
 token, 403 for a session call without its CSRF token, 413 for a body over the limit, 415 for a
 body that is not JSON)."""
 
@@ -30,7 +30,15 @@ from social.rules import (
     SEARCH_QUERY_LENGTH,
     USERNAME_PATTERN,
 )
-from ugcsite.http import ID_DIGITS, ID_LIMIT, LIMIT_DEFAULT, LIMIT_MAX, OFFSET_MAX, SAFE_METHODS, error_response
+from ugcsite.platform.http import (
+    ID_DIGITS,
+    ID_LIMIT,
+    LIMIT_DEFAULT,
+    LIMIT_MAX,
+    OFFSET_MAX,
+    SAFE_METHODS,
+    error_response,
+)
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -80,7 +88,7 @@ def _errors(*codes: int) -> dict:
 
 
 def _takes_json(operation: dict) -> bool:
-    """A JSON body, or none: a body of any other type is a 415 (ugcsite.http.json_body_required).
+    """A JSON body, or none: a body of any other type is a 415 (ugcsite.platform.http.json_body_required).
     The avatar's PUT takes a picture instead."""
     body = operation.get("requestBody")
     return body is None or "application/json" in body["content"]
@@ -101,7 +109,7 @@ def _common_answers(paths: dict) -> dict:
                 if _takes_json(operation):
                     codes.append(415)
             else:
-                codes.append(429)  # reads per user and per address (ugcsite.ratelimits.read_attempt)
+                codes.append(429)  # reads per user and per address (ugcsite.platform.ratelimits.read_attempt)
             if "requestBody" in operation:
                 codes.append(413)
             codes.append(503)  # ugcsite.middleware.ServiceUnavailableMiddleware; a list being rebuilt
@@ -114,7 +122,7 @@ def _common_answers(paths: dict) -> dict:
     return paths
 
 
-PLAIN_VIEWS = {"/api/v1/health"}  # not ugcsite.http.endpoint views: no caller, no 401
+PLAIN_VIEWS = {"/api/v1/health"}  # not ugcsite.platform.http.endpoint views: no caller, no 401
 
 
 def _body(ref: str) -> dict:

@@ -52,8 +52,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "ugcsite.logs.RequestLogMiddleware",  # first: names every request and logs every answer
-    "ugcsite.metrics.RequestMetricsMiddleware",
+    "ugcsite.platform.logs.RequestLogMiddleware",  # first: names every request and logs every answer
+    "ugcsite.platform.metrics.RequestMetricsMiddleware",
     "ugcsite.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -128,7 +128,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:63790/0")
 REDIS_CLUSTER = env_bool("REDIS_CLUSTER", False)
-# Seconds the data Redis has to take a connection, and to answer a command (ugcsite.redis): a hung
+# Seconds the data Redis has to take a connection, and to answer a command (ugcsite.platform.redis): a hung
 # server is then a 503 (or a task tried again), not a request or worker waiting for ever. Above
 # the longest single command or pipeline we send (a rebuild's batch of 1,000 users).
 REDIS_CONNECT_TIMEOUT = float(os.environ.get("REDIS_CONNECT_TIMEOUT", "2"))
@@ -223,13 +223,13 @@ STORAGES = {
 API_MAX_BODY_BYTES = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
-# The API's caller (ugcsite.http, which imports no app): the user id a bearer token names, and
+# The API's caller (ugcsite.platform.http, which imports no app): the user id a bearer token names, and
 # what every authenticated call records (activity: fan-out skips idle readers).
 API_TOKEN_USER = "social.tokens.token_user_id"
 API_CALLER_SEEN = "feeds.services.activity.user_seen"
 # ...and what every read (GET) of the API counts against the read limits (below).
-API_READ_LIMIT = "ugcsite.ratelimits.read_attempt"
-# Rate limits (docs/api.md, "Limits"; ugcsite.ratelimits), each a count per minute, 0 turns it off:
+API_READ_LIMIT = "ugcsite.platform.ratelimits.read_attempt"
+# Rate limits (docs/api.md, "Limits"; ugcsite.platform.ratelimits), each a count per minute, 0 turns it off:
 # sign-ups and log-ins per client address (and log-ins per account); writes (boards created or
 # edited, follows, invites) per user and per address. Counted on the cache's plain Redis.
 RATE_LIMIT_AUTH_PER_MINUTE = int(os.environ.get("RATE_LIMIT_AUTH_PER_MINUTE", "30"))
@@ -305,14 +305,14 @@ PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
 
-# Production (DEBUG off) logs one JSON object a line (ugcsite.logs: time, level, logger, message,
+# Production (DEBUG off) logs one JSON object a line (ugcsite.platform.logs: time, level, logger, message,
 # the request's id, method, path and status); LOG_FORMAT=text or json chooses either way.
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request": {"()": "ugcsite.logs.RequestContextFilter"}},
-    "formatters": {"json": {"()": "ugcsite.logs.JsonFormatter"}, "text": {"format": "%(message)s"}},
+    "filters": {"request": {"()": "ugcsite.platform.logs.RequestContextFilter"}},
+    "formatters": {"json": {"()": "ugcsite.platform.logs.JsonFormatter"}, "text": {"format": "%(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }

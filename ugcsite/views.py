@@ -11,8 +11,8 @@ from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
 from feeds.views import boards as board_pages
-from ugcsite import errors
-from ugcsite.http import error_response
+from ugcsite.platform import errors
+from ugcsite.platform.http import error_response
 
 MAIL_BOX_SHOWN = 100  # the newest mails the staff page lists
 

@@ -7,8 +7,8 @@ from feeds.services import boards as services, editors as editor_services
 from feeds.svg import render_svg
 from feeds.validation import BoardCreate, BoardPatch, doc_with_ids
 from social.selectors import user_get_by_name
-from ugcsite.http import client_address, endpoint, login_required, parse_json_object, validate, visitor
-from ugcsite.ratelimits import write_attempt
+from ugcsite.platform.http import client_address, endpoint, login_required, parse_json_object, validate, visitor
+from ugcsite.platform.ratelimits import write_attempt
 
 # The preview is a standalone document: no script may run in it even when opened directly.
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"

@@ -7,7 +7,7 @@ from feeds.api.boards import board_json
 from feeds.rules import PAGE_IDS_MAX
 from feeds.services import boards as board_services, likes as services
 from feeds.validation import BoardRemix, doc_with_ids
-from ugcsite.http import (
+from ugcsite.platform.http import (
     ApiError,
     board_ids_param,
     client_address,
@@ -17,7 +17,7 @@ from ugcsite.http import (
     parse_json_object,
     validate,
 )
-from ugcsite.ratelimits import write_attempt
+from ugcsite.platform.ratelimits import write_attempt
 
 MAX_LIKES_IDS = PAGE_IDS_MAX
 

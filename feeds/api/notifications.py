@@ -7,7 +7,16 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt
 
 from feeds import notifications, selectors
 from feeds.rules import NOTIFICATIONS_READ_MAX
-from ugcsite.http import ID_LIMIT, ApiError, Strict, endpoint, login_required, paging, parse_json_object, validate
+from ugcsite.platform.http import (
+    ID_LIMIT,
+    ApiError,
+    Strict,
+    endpoint,
+    login_required,
+    paging,
+    parse_json_object,
+    validate,
+)
 
 
 def _integral(value):

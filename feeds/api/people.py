@@ -16,7 +16,7 @@ from social import api as account_api, services as people
 from social.api import Email
 from social.rules import EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import blocks_list, mutes_list, user_get_by_name
-from ugcsite.http import (
+from ugcsite.platform.http import (
     ApiError,
     Strict,
     Text,
@@ -28,7 +28,7 @@ from ugcsite.http import (
     parse_json_object,
     validate,
 )
-from ugcsite.ratelimits import write_attempt
+from ugcsite.platform.ratelimits import write_attempt
 
 MAX_READING_IDS = PAGE_IDS_MAX
 

@@ -10,7 +10,16 @@ from feeds.rules import REPORT_TEXT_MAX, ReportReason
 from feeds.services import reports
 from social.rules import USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import user_get_for
-from ugcsite.http import ID_LIMIT, ApiError, Strict, Text, endpoint, login_required, parse_json_object, validate
+from ugcsite.platform.http import (
+    ID_LIMIT,
+    ApiError,
+    Strict,
+    Text,
+    endpoint,
+    login_required,
+    parse_json_object,
+    validate,
+)
 
 Reason = Literal[tuple(ReportReason.values)]  # type: ignore[valid-type]
 

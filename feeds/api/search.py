@@ -3,7 +3,7 @@
 from feeds import selectors
 from feeds.rules import SEARCH_TYPES
 from social.rules import SEARCH_QUERY_LENGTH
-from ugcsite.http import ApiError, endpoint, paging
+from ugcsite.platform.http import ApiError, endpoint, paging
 
 
 def search_params(request) -> tuple[str, str]:

@@ -9,7 +9,7 @@ from feeds.services.activity import home_feed_read, home_feed_ready
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.rules import USERNAME_RE
 from social.selectors import user_get_for
-from ugcsite.http import ApiError, endpoint, login_required, paging
+from ugcsite.platform.http import ApiError, endpoint, login_required, paging
 
 
 def query_filters(request, *, allow_author: bool) -> Query:

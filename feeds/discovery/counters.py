@@ -21,8 +21,8 @@ from feeds.discovery.indexes import popular_add_view
 from feeds.discovery.trending import TRENDING_HOURS, current_hour, hour_expiry, window_keys
 from feeds.models import Board, BoardViewHour, ViewFlush
 from feeds.scripts import scripts
-from ugcsite.redis import get_redis, rename_aside
-from ugcsite.sql import execute_columns
+from ugcsite.platform.redis import get_redis, rename_aside
+from ugcsite.platform.sql import execute_columns
 
 SEEN_KEEP_SECONDS = 2 * 24 * 3600  # a day's viewers are kept past the day's end, then go
 DAY = 24 * 3600

@@ -15,7 +15,7 @@ from redis.exceptions import WatchError
 
 from feeds import keys
 from feeds.rules import BOARD_KINDS, DISCOVERY_SHARDS
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 SORTS = ("recent", "popular", "trending", "likes", "likes-trending")
 

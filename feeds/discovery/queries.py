@@ -2,7 +2,7 @@
 every shard a query intersects the filter sets (smallest first) with a sort order, caches the
 intersection until the shard's indexes change, counts it and reads a window of it
 (discover.lua); one call a node holds all of that node's shards, and the nodes answer at once
-(ugcsite.redis.run_by_node). The page is merged here from the shards' windows, and a filtered
+(ugcsite.platform.redis.run_by_node). The page is merged here from the shards' windows, and a filtered
 query's merged page is cached under {d} until any shard's indexes change (_cached_page), so a
 repeated query reads one key of one node, not every shard. Storage only: Redis, no tasks.
 
@@ -29,7 +29,7 @@ from feeds import keys
 from feeds.discovery.indexes import SORTS
 from feeds.discovery.scripts import scripts
 from feeds.rules import DISCOVERY_SHARDS
-from ugcsite.redis import get_redis, run_by_node
+from ugcsite.platform.redis import get_redis, run_by_node
 
 __all__ = ["SORTS", "Query", "query", "top"]
 

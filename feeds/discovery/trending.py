@@ -8,7 +8,7 @@ import time
 
 from feeds import keys
 from feeds.rules import DISCOVERY_SHARDS
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 HOUR = 3600
 TRENDING_HOURS = 24

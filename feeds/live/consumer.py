@@ -54,8 +54,8 @@ from feeds.rules import (
 )
 from feeds.services.boards import BoardGone, board_change_live
 from social import hiding
-from ugcsite.http import whole_number
-from ugcsite.redis import REDIS_FAILURES, get_async_batcher
+from ugcsite.platform.http import whole_number
+from ugcsite.platform.redis import REDIS_FAILURES, get_async_batcher
 
 logger = logging.getLogger(__name__)
 User = get_user_model()

@@ -36,7 +36,7 @@ from django.conf import settings
 from feeds import keys
 from feeds.live.oplog import PRESENCE_TTL, published_among
 from feeds.rules import LIVE_SEND_BUFFER
-from ugcsite.redis import Batcher, get_async_redis, plain_redis
+from ugcsite.platform.redis import Batcher, get_async_redis, plain_redis
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class Hub:
 
     def publish(self, board_id: int, kind: str, text: str, *, seq: int = 0, sender: str = "-") -> asyncio.Future:
         """Publish a frame; await the answer to learn that Redis took it. The frames published
-        while the last batch was under way go together, in one pipeline (ugcsite.redis.Batcher)."""
+        while the last batch was under way go together, in one pipeline (ugcsite.platform.redis.Batcher)."""
         channel, payload = keys.live_channel(board_id), envelope(kind, text, seq=seq, sender=sender)
         return self.publisher.call(lambda pipe: pipe.publish(channel, payload))
 

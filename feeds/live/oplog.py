@@ -27,7 +27,7 @@ from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
 from feeds.scripts import scripts as common_scripts
 from feeds.validation import doc_with_ids, element_extent, element_points
-from ugcsite.redis import get_async_redis, get_redis
+from ugcsite.platform.redis import get_async_redis, get_redis
 
 # Ops kept in a board's log for replay (?since=): a client further behind gets the whole doc.
 LIVE_REPLAY_KEEP = 5_000
@@ -364,7 +364,7 @@ def live_mark_compacted(ref: BoardRef, seq: int) -> None:
 
 def dirty_mark(ref: BoardRef, *, now: float | None = None, client=None):
     """Note that the board has ops PostgreSQL lacks (keeps the earliest time). O(log dirty boards).
-    ``client``: another client, or a pipeline (the live sockets' batch, ugcsite.redis.Batcher)."""
+    ``client``: another client, or a pipeline (the live sockets' batch, ugcsite.platform.redis.Batcher)."""
     client = client if client is not None else get_redis()
     return client.zadd(keys.live_dirty(), {keys.live_dirty_member(*ref.key_args): now or time.time()}, nx=True)
 

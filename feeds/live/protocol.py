@@ -20,7 +20,7 @@ from feeds.validation import (
     Title,
     element_fits,
 )
-from ugcsite.http import Strict, _sentence
+from ugcsite.platform.http import Strict, _sentence
 
 CLIENT_OP_ID_MAX = 64
 

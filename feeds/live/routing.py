@@ -9,7 +9,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.urls import re_path
 
 from feeds.live.consumer import BoardConsumer, NoSuchSocket, PersonConsumer
-from ugcsite.http import ID_DIGITS
+from ugcsite.platform.http import ID_DIGITS
 
 
 class SessionUser:

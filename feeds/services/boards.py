@@ -29,8 +29,8 @@ from feeds.timelines.outbox import outbox_add
 from feeds.timelines.visibility import board_show, board_unshow
 from feeds.validation import doc_with_ids
 from social import reading
-from ugcsite.errors import NotAllowed, NotFound
-from ugcsite.redis import REDIS_FAILURES
+from ugcsite.platform.errors import NotAllowed, NotFound
+from ugcsite.platform.redis import REDIS_FAILURES
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
@@ -326,7 +326,7 @@ def board_withdraw(board: Board) -> None:
 def board_record_view(*, board: Board, reader: User | None = None, visitor: str = "") -> int:
     """Count a view in Redis (flushed to PostgreSQL by beat; ``reader``'s read is recorded with
     social reading): once per viewer (``reader``, else the anonymous ``visitor``'s digest,
-    ugcsite.http.visitor), board and UTC day, and never the author's own. Sets ``board.views``
+    ugcsite.platform.http.visitor), board and UTC day, and never the author's own. Sets ``board.views``
     to the new live total. O(1): one set in the board's slot, then the counters."""
     viewer = f"u:{reader.pk}" if reader is not None else f"a:{visitor}"
     if (reader is None or reader.pk != board.author_id) and counters.view_seen(board.pk, viewer):

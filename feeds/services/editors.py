@@ -12,7 +12,7 @@ from feeds.models import Board, BoardEditor
 from feeds.rules import MAX_EDITORS
 from feeds.services.notifications import notify_invite
 from social.selectors import block_between
-from ugcsite.errors import Invalid, NotAllowed
+from ugcsite.platform.errors import Invalid, NotAllowed
 
 
 class AuthorIsNoEditor(Invalid):

@@ -4,7 +4,7 @@ from django.db import transaction
 
 from feeds import tasks
 from feeds.models import Export
-from ugcsite.errors import NotFound
+from ugcsite.platform.errors import NotFound
 
 
 class ExportNotFound(NotFound):

@@ -16,7 +16,7 @@ from feeds.services.boards import board_leave, board_publish
 from feeds.timelines import boardcache, store
 from feeds.timelines.outbox import outbox_add
 from social import tokens
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 User = get_user_model()
 

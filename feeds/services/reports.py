@@ -17,8 +17,8 @@ from django.utils import timezone
 from feeds import notifications
 from feeds.models import Board, Notification, Report, ReportCase
 from feeds.services import moderation
-from ugcsite.errors import Invalid
-from ugcsite.ratelimits import attempt
+from ugcsite.platform.errors import Invalid
+from ugcsite.platform.ratelimits import attempt
 
 
 class ReportOwn(Invalid):

@@ -14,7 +14,7 @@ from feeds import keys, tasks
 from feeds.models import Board, BoardEditor, Like, Notification, Report, ReportCase, TimelineChunk
 from social import keys as social_keys
 from social.models import ApiToken, Block, Follow, Mute, Read, RetiredUsername, User, UserSession
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import assert_problem
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ from feeds.models import Board
 from feeds.rules import MAX_TITLE, TITLE_TRIMMED
 from feeds.validation import BoardCreate
 from social import services
-from ugcsite.http import ApiError, validate
 from ugcsite.openapi import build
+from ugcsite.platform.http import ApiError, validate
 from ugcsite.testing import ApiClient, assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -316,7 +316,7 @@ def test_a_patch_to_a_nul_or_lone_surrogate_title_is_400_or_kept_never_a_5xx(ali
 @pytest.mark.parametrize("text", UNSTORABLE_TITLES)
 def test_a_text_element_refuses_what_a_title_refuses_naming_the_element(alice, text):
     """A NUL (which the preview could only drop) or a lone surrogate: the same check as a title's
-    (ugcsite.http.Text), on create and on a PATCH of the doc."""
+    (ugcsite.platform.http.Text), on create and on a PATCH of the doc."""
     body = valid_body()
     body["doc"]["elements"][TEXT]["text"] = text
     board = create(alice)

@@ -10,7 +10,7 @@ from feeds.services import activity
 from feeds.timelines import store
 from social import graph, keys as social_keys
 from social.models import Follow
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 pytestmark = pytest.mark.django_db
 

@@ -31,7 +31,7 @@ from feeds.services.follows import follow_create, follow_delete
 from social import graph, keys as social_keys
 from social.models import Follow
 from social.services import user_create
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 pytestmark = pytest.mark.django_db
 

@@ -49,8 +49,8 @@ from feeds.timelines.regeneration import idle_sweep
 from social import graph
 from social.models import Follow
 from social.services import user_create
-from ugcsite.http import ID_LIMIT
-from ugcsite.redis import get_redis
+from ugcsite.platform.http import ID_LIMIT
+from ugcsite.platform.redis import get_redis
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from feeds.services import boards as board_services, editors as editor_services
 from social import tokens
 from social.models import User
 from social.services import user_create
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import socket_close_code
 
 pytestmark = pytest.mark.live

@@ -34,7 +34,7 @@ from feeds.timelines.ids import board_id_time, next_board_id
 from social import reading, services as people_services
 from social.graph import FollowerCursor
 from social.models import Follow, Read, User
-from ugcsite.redis import get_redis, key_count
+from ugcsite.platform.redis import get_redis, key_count
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,7 @@ from feeds.models import Board
 from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.timelines.rebuild import MARK_CHECK_SECONDS
 from social.models import Follow, User
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from feeds.services import notifications as notify
 from feeds.timelines import rebuild
 from social import hiding, keys as social_keys
 from social.models import Block, Follow, Mute, User
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import assert_problem
 
 pytestmark = pytest.mark.django_db

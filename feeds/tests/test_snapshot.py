@@ -47,7 +47,7 @@ from feeds.timelines import archive, hybrid, pages
 from feeds.timelines.regeneration import idle_sweep
 from social import hiding
 from social.services import user_create
-from ugcsite.http import ID_LIMIT
+from ugcsite.platform.http import ID_LIMIT
 
 pytestmark = pytest.mark.django_db
 

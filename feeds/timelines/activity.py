@@ -18,8 +18,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from feeds import keys
-from ugcsite.redis import get_redis
-from ugcsite.sql import execute_columns
+from ugcsite.platform.redis import get_redis
+from ugcsite.platform.sql import execute_columns
 
 # Entries are re-read this long after a copy: a request that took its time before writing its
 # last-seen entry is still copied (writing one twice changes nothing).

@@ -29,7 +29,7 @@ from feeds.rules import Timeline
 from feeds.scripts import scripts
 from feeds.timelines import store
 from feeds.timelines.ids import min_board_id_at
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 _MAX_FIELD = {Timeline.PROFILE: "m_archived_max", Timeline.HOME: "p_archived_max"}
 

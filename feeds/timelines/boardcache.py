@@ -11,7 +11,7 @@ import orjson
 from django.conf import settings
 
 from feeds import keys
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 
 def fields_of(board) -> dict:

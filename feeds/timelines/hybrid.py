@@ -35,8 +35,8 @@ from feeds import keys
 from feeds.timelines.ids import min_board_id_at
 from feeds.timelines.scripts import scripts
 from social import keys as social_keys
-from ugcsite.http import ID_LIMIT
-from ugcsite.redis import get_redis, run_by_node
+from ugcsite.platform.http import ID_LIMIT
+from ugcsite.platform.redis import get_redis, run_by_node
 
 PULL_BELOW = "pull_below"  # fields of keys.timeline_meta, see above
 PULL_SINCE = "pull_since"

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 
 from feeds import keys
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 EPOCH_MS = 1767225600000  # 2026-01-01T00:00:00Z
 GENERATOR_BITS = 5

@@ -20,7 +20,7 @@ from feeds.timelines import archive, hybrid, snapshot, store
 from feeds.timelines.merge import merge_desc, newest_of, with_archive
 from feeds.timelines.scripts import scripts
 from social import keys as social_keys
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 
 @dataclass(frozen=True)

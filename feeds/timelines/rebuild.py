@@ -28,8 +28,8 @@ from feeds.timelines.ids import max_board_id_at
 from social import graph, hiding, reading
 from social.graph import FollowerCursor
 from social.models import Follow
-from ugcsite.errors import Unavailable
-from ugcsite.redis import get_redis
+from ugcsite.platform.errors import Unavailable
+from ugcsite.platform.redis import get_redis
 
 # While rebuild_redis runs, its mark lives in Redis with this TTL, refreshed as it goes (a
 # rebuild that dies leaves no mark behind for longer), and checked at most every

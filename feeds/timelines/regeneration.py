@@ -15,7 +15,7 @@ from feeds.rules import Timeline
 from feeds.timelines import archive, hybrid, merge, store
 from feeds.timelines.ids import min_board_id_at
 from social import graph
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 
 def pushed_followees(user_id: int) -> list[int]:

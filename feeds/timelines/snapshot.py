@@ -33,7 +33,7 @@ from django.conf import settings
 from feeds import keys
 from feeds.rules import Timeline
 from feeds.timelines import archive, hybrid, store
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 # A snapshot is one string of ids, each an unsigned big-endian integer of WIDTH bytes (Lua's
 # struct reads it as ">I8", exact below 2^53), so the n-th id is a GETRANGE away and a whole merge

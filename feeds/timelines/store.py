@@ -22,7 +22,7 @@ from feeds import keys
 from feeds.rules import Timeline
 from feeds.timelines.scripts import scripts
 from social import keys as social_keys
-from ugcsite.redis import get_redis, run_by_node
+from ugcsite.platform.redis import get_redis, run_by_node
 
 _REVISION_FIELD = {Timeline.PROFILE: "m_revision", Timeline.HOME: "p_revision"}
 

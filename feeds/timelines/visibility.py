@@ -5,7 +5,7 @@ can redo it. Storage only: no tasks."""
 from feeds.discovery import counters, indexes
 from feeds.models import Board
 from feeds.timelines import boardcache, store
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 
 def board_show(board: Board) -> int:

@@ -22,7 +22,7 @@ from feeds.services import activity, boards as services
 from feeds.services.boards import remix_title
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.models import Follow
-from ugcsite.http import page_number, visitor, whole_number
+from ugcsite.platform.http import page_number, visitor, whole_number
 
 User = get_user_model()
 

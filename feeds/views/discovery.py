@@ -13,7 +13,7 @@ from feeds.rules import BOARD_KINDS, TAG_RE
 from feeds.selectors import POPULAR_SCOPES as SCOPES
 from feeds.views.boards import PAGE_SIZE, cards
 from social.rules import USERNAME_RE
-from ugcsite.http import page_number
+from ugcsite.platform.http import page_number
 
 # What the tabs say, in their order; the names themselves are the API's (SORTS, POPULAR_SCOPES).
 SORT_LABELS = {

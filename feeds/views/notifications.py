@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from feeds import notifications, selectors
 from feeds.views.boards import cards
-from ugcsite.http import page_number, whole_number
+from ugcsite.platform.http import page_number, whole_number
 
 NOTIFICATIONS_PAGE_SIZE = 30
 

@@ -12,9 +12,9 @@ from social import hiding, selectors as people, services as people_services
 from social.forms import SignupForm
 from social.services import BlockSelf, FollowBlocked, FollowSelf, UsernameTaken, WrongPassword, auth_attempt
 from social.views import throttle_wait, too_many
-from ugcsite.errors import RateLimited
-from ugcsite.http import client_address, safe_next
-from ugcsite.ratelimits import write_attempt
+from ugcsite.platform.errors import RateLimited
+from ugcsite.platform.http import client_address, safe_next
+from ugcsite.platform.ratelimits import write_attempt
 
 
 def signup(request):

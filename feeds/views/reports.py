@@ -10,8 +10,8 @@ from feeds import selectors
 from feeds.rules import REPORT_TEXT_MAX, ReportReason
 from feeds.services import reports
 from social.selectors import user_get_for
-from ugcsite.errors import DomainError, NotFound, RateLimited
-from ugcsite.http import whole_number
+from ugcsite.platform.errors import DomainError, NotFound, RateLimited
+from ugcsite.platform.http import whole_number
 
 
 @login_required

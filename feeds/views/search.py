@@ -6,7 +6,7 @@ from feeds import selectors
 from feeds.views.boards import cards
 from social import graph
 from social.rules import SEARCH_QUERY_LENGTH
-from ugcsite.http import page_number
+from ugcsite.platform.http import page_number
 
 SEARCH_PAGE_SIZE = 20
 PEOPLE_ON_TOP = 5  # people shown above the boards when a search looks for everything

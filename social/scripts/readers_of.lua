@@ -10,7 +10,7 @@
 -- sets existed) is walked as before: their recent reads against a table of the asked ids.
 -- One call serves many readers whose keys lie on one Redis node, in many slots: declared KEYS
 -- would have to share a slot, so the keys come in ARGV (built by social.keys, grouped by
--- ugcsite.redis.run_by_node) and the flag above lets the script touch several slots. The
+-- ugcsite.platform.redis.run_by_node) and the flag above lets the script touch several slots. The
 -- scratch set is in the first reader's slot, so on the same node, and is deleted before the
 -- call returns. On a Redis Cluster one command may not name keys of two slots, even in a script
 -- allowed to cross slots, so there (the scratch set "") each reader is answered alone: their

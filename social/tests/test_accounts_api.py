@@ -243,7 +243,7 @@ def forget_cached_tokens():
     at most the time left), so moving a token's expiry into the past is seen as that cache
     entry having expired too."""
     from social.keys import token_user
-    from ugcsite.redis import get_redis
+    from ugcsite.platform.redis import get_redis
 
     for key_hash in ApiToken.objects.values_list("key_hash", flat=True):
         get_redis().delete(token_user(key_hash))

@@ -12,7 +12,7 @@ from feeds.models import Board
 from feeds.services import boards as board_services, follows
 from social import graph, services as people_services
 from social.models import User
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import PASSWORD, log_in_when_asked
 

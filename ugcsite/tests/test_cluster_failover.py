@@ -31,7 +31,7 @@ from redis.exceptions import NoScriptError
 from feeds import keys
 from feeds.discovery.scripts import scripts
 from feeds.models import Board
-from ugcsite.redis import REDIS_FAILURES, get_redis
+from ugcsite.platform.redis import REDIS_FAILURES, get_redis
 from ugcsite.testing import ApiClient
 
 pytestmark = [

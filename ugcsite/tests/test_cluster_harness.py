@@ -11,7 +11,7 @@ import redis
 from django.conf import settings
 from redis.cluster import RedisCluster
 
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 
 pytestmark = pytest.mark.skipif(not settings.REDIS_CLUSTER, reason="needs REDIS_CLUSTER=1 (make test-cluster)")
 

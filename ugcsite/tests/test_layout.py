@@ -26,16 +26,10 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
-# The site's platform: modules of ugcsite that import no app, so every app may use them.
-PLATFORM = {
-    "ugcsite.redis",
-    "ugcsite.errors",
-    "ugcsite.http",
-    "ugcsite.metrics",
-    "ugcsite.ratelimits",
-    "ugcsite.logs",
-    "ugcsite.sql",
-}
+# The site's platform: the package ugcsite.platform, whose modules import no app, so every app
+# may use them. The rest of ugcsite is the wiring, which imports the apps.
+PLATFORM = {name for name in MODULES if name == "ugcsite.platform" or name.startswith("ugcsite.platform.")}
+WIRING = {name for name in MODULES if name.startswith("ugcsite") and name not in PLATFORM}
 
 
 def _imports(path: Path, *, top_level: bool) -> set[str]:
@@ -57,7 +51,7 @@ def _imports(path: Path, *, top_level: bool) -> set[str]:
 
 
 def test_the_modules_are_found():
-    assert {"ugcsite.http", "feeds.services.boards", "social.graph"} <= MODULES.keys()
+    assert {"ugcsite.platform.http", "feeds.services.boards", "social.graph"} <= MODULES.keys()
 
 
 def test_social_imports_nothing_of_feeds_or_of_the_site():
@@ -80,7 +74,19 @@ def test_feeds_imports_no_module_of_the_site_but_its_platform():
 
 @pytest.mark.parametrize("name", sorted(PLATFORM))
 def test_the_platform_imports_no_app(name):
-    assert _imports(MODULES[name], top_level=True) <= {"ugcsite"} | PLATFORM
+    """Nothing of feeds, social or the wiring: only the platform's own modules."""
+    imported = _imports(MODULES[name], top_level=True) | _imports(MODULES[name], top_level=False)
+    assert imported <= {"ugcsite"} | PLATFORM
+
+
+def test_every_module_of_the_wiring_imports_an_app_or_the_platform():
+    """A module of ugcsite's top that needs neither belongs in the platform."""
+    lonely = {
+        name
+        for name in WIRING - {"ugcsite", "ugcsite.celery", "ugcsite.settings", "ugcsite.wsgi"}
+        if not {m for m in _imports(MODULES[name], top_level=True) if m.startswith(("feeds", "social", "ugcsite"))}
+    }
+    assert lonely == set()
 
 
 def test_no_import_cycle():

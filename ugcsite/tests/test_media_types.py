@@ -1,5 +1,5 @@
 """API writes take JSON bodies (API.md: ``Content-Type: application/json``): a body sent as any
-other type, or as none, is a 415 (ugcsite.http.json_body_required), so a cross-site HTML form
+other type, or as none, is a 415 (ugcsite.platform.http.json_body_required), so a cross-site HTML form
 cannot sign anyone up. Writes without a body still work, and the avatar's PUT, whose body is a
 picture, takes any type. The 415 comes after the 401 and before the 404, 403 and 400."""
 

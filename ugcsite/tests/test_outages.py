@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.serving import Site
 from ugcsite.testing import assert_problem
 

@@ -9,7 +9,7 @@ from feeds.models import Board
 from feeds.views.boards import PAGE_SIZE
 from social import services as people
 from social.views import PEOPLE_PAGE_SIZE
-from ugcsite.http import ID_LIMIT, LIMIT_MAX, OFFSET_MAX
+from ugcsite.platform.http import ID_LIMIT, LIMIT_MAX, OFFSET_MAX
 from ugcsite.testing import assert_problem
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings as django_settings
 
 from feeds import keys
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import wait_for
 from ugcsite.tests.servers import Processes, base_env, call, free_port, services
 

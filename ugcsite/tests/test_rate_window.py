@@ -1,15 +1,15 @@
 """The rate limits hold over any 60 seconds, not per clock minute: a burst of the limit and 5%
 more, sent across a minute's end, is refused past the limit (counts in fixed minutes let all
 of it through), and the window frees as its oldest attempts age. The clock of
-ugcsite.ratelimits is set by the test (the limits run on the real plain Redis); the API tests
+ugcsite.platform.ratelimits is set by the test (the limits run on the real plain Redis); the API tests
 go through the real views."""
 
 import math
 
 import pytest
 
-from ugcsite import ratelimits
-from ugcsite.errors import RateLimited
+from ugcsite.platform import ratelimits
+from ugcsite.platform.errors import RateLimited
 from ugcsite.testing import assert_problem
 
 pytestmark = pytest.mark.django_db

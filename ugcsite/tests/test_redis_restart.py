@@ -13,7 +13,7 @@ from feeds import keys
 from feeds.discovery.counters import pending_views
 from feeds.models import Board
 from feeds.tasks import board_fanout
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.testing import wait_for
 from ugcsite.tests.servers import Processes, base_env, call, free_port, redis_kill, services
 

@@ -1,4 +1,4 @@
-"""The script runner (ugcsite.redis.Script) survives NOSCRIPT: a restarted, failed-over or new
+"""The script runner (ugcsite.platform.redis.Script) survives NOSCRIPT: a restarted, failed-over or new
 node has an empty script cache, and the site's scripts must run there all the same. Runs on a
 plain Redis (make test) and on the cluster (make test-cluster)."""
 
@@ -16,7 +16,7 @@ from feeds.discovery.queries import Query, query
 from feeds.scripts import scripts
 from feeds.timelines import store
 from feeds.timelines.scripts import scripts as timeline_scripts
-from ugcsite.redis import _node_threads, get_redis
+from ugcsite.platform.redis import _node_threads, get_redis
 
 USER_ID = 42
 

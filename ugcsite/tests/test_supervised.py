@@ -18,7 +18,7 @@ from feeds.services.boards import board_create
 from social import graph
 from social.models import Follow
 from ugcsite.celery import app
-from ugcsite.redis import get_redis
+from ugcsite.platform.redis import get_redis
 from ugcsite.serving import Site
 from ugcsite.testing import wait_for
 

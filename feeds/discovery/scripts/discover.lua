@@ -5,7 +5,7 @@
 -- intersection is cached (with a TTL) for as long as the shard's index generation it was
 -- computed at is current. ZINTERSTORE walks the smallest input and probes the others, so the
 -- cost grows with the smallest filter set of the shard, not with the site.
--- No declared KEYS: the shards' keys come in ARGV (ugcsite.redis.run_by_node), each shard's in
+-- No declared KEYS: the shards' keys come in ARGV (ugcsite.platform.redis.run_by_node), each shard's in
 -- its own slot on this node, so the script declares allow-cross-slot-keys.
 -- ttl_ms   the cache's TTL in milliseconds
 -- width    the ARGV items of one shard: 6 + the number of filter sets

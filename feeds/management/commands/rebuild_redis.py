@@ -4,7 +4,7 @@ from tqdm import tqdm
 
 from feeds.models import Board
 from feeds.timelines import rebuild
-from ugcsite.redis import key_count
+from ugcsite.platform.redis import key_count
 
 ATTEMPTS = 3
 

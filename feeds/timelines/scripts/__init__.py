@@ -1,7 +1,7 @@
-"""The Lua scripts of feeds.timelines, one per ``.lua`` file here (``ugcsite.redis.Scripts``)."""
+"""The Lua scripts of feeds.timelines, one per ``.lua`` file here (``ugcsite.platform.redis.Scripts``)."""
 
 from pathlib import Path
 
-from ugcsite.redis import Scripts
+from ugcsite.platform.redis import Scripts
 
 scripts = Scripts(Path(__file__).parent)

@@ -1,4 +1,4 @@
--- Functions the timeline scripts share: ugcsite.redis.Scripts puts this file before each body
+-- Functions the timeline scripts share: ugcsite.platform.redis.Scripts puts this file before each body
 -- of this folder (after the script's #!lua line and its ARG table).
 
 -- What a home page does with a board whose G hash is `hash` (a flat HGETALL, not empty), by its

@@ -4,7 +4,7 @@
 -- follows the author (hybrid fan-out: the walk when an author becomes big, and a follow of a big
 -- author). An unfollow removes the edge from the following set first and the fb entry after it,
 -- so a walk in flight can never leave an entry behind for someone who no longer follows.
--- One call serves many readers whose keys lie on one Redis node (ugcsite.redis.run_by_node), in
+-- One call serves many readers whose keys lie on one Redis node (ugcsite.platform.redis.run_by_node), in
 -- many slots: the keys come in ARGV, as in home_deliver.lua.
 -- KEYS     none
 -- author  author id

@@ -6,7 +6,7 @@
 -- re-add a board after it; an idle owner is skipped (their P is regenerated when they return).
 -- One call serves many followers whose keys lie on one Redis node, in many slots: declared
 -- KEYS would have to share a slot, so the keys come in ARGV (built by feeds.keys, grouped by
--- ugcsite.redis.run_by_node) and the flag above lets the script touch several slots.
+-- ugcsite.platform.redis.run_by_node) and the flag above lets the script touch several slots.
 -- KEYS     none
 -- author  author id
 -- cap  the hard cap of P (hot size + slack): past it the oldest ids are dropped

@@ -5,7 +5,7 @@
 -- counts (feeds.timelines.snapshot); a timeline that held none of them keeps its revision, so an
 -- id that is only archived (a chunk keeps it; the head never had it) invalidates nothing.
 -- One call serves many owners whose keys lie on one Redis node, in many slots: the keys come in
--- ARGV (built by feeds.keys, grouped by ugcsite.redis.run_by_node), as in home_deliver.lua.
+-- ARGV (built by feeds.keys, grouped by ugcsite.platform.redis.run_by_node), as in home_deliver.lua.
 -- KEYS     none
 -- revision_field  the field of the revision in tm (m_revision or p_revision)
 -- count  B, how many board ids follow

@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 from django.conf import settings
 
-from ugcsite.errors import RateLimited
-from ugcsite.redis import Scripts, plain_redis
+from ugcsite.platform.errors import RateLimited
+from ugcsite.platform.redis import Scripts, plain_redis
 
 WINDOW_SECONDS = 60
 SLICE_SECONDS = 1  # the window's step: a limit counts the last 60 to 61 seconds, a hash of at most 61 fields

@@ -1,6 +1,6 @@
 --- ARGV: now slice slices allowed...
 -- Count one attempt against each limit of a request, in KEYS' order, over a sliding window
--- (ugcsite.ratelimits): a limit's hash holds its attempts per slice of time (`slice` seconds
+-- (ugcsite.platform.ratelimits): a limit's hash holds its attempts per slice of time (`slice` seconds
 -- long, numbered from the epoch). An attempt counts when the slices from `slices` ago to the
 -- current one (at least a whole window, at most a slice more) hold fewer than the limit
 -- allows; slices older than that are deleted. The first limit that refuses stops the count:

@@ -1,6 +1,6 @@
 """Domain errors: what selectors and services raise when an answer is "no". Each app names its
 own (``BoardNotFound``, ``UsernameTaken``, ...) as a subclass of one of these; the API
-(``ugcsite.http.endpoint``) and the pages (``ugcsite.middleware.DomainErrorMiddleware``) turn
+(``ugcsite.platform.http.endpoint``) and the pages (``ugcsite.middleware.DomainErrorMiddleware``) turn
 them into 404, 403, 400 or 409, with the error's message as the sentence a person reads.
 Imports nothing: every layer may raise them."""
 

@@ -6,7 +6,7 @@ A view module declares one function per method and joins them with ``endpoint(GE
 Order of answers (docs/api.md): 401, then 404, then 403, then 400, so bodies are parsed inside the
 handler, after it has loaded what it needs and checked who may touch it. A write whose body is
 not JSON is a 415 between the 401 and the 404 (``json_body_required``). Handlers and what
-they call raise ``ugcsite.errors`` (domain errors) or ``ApiError``; both become answers here.
+they call raise ``ugcsite.platform.errors`` (domain errors) or ``ApiError``; both become answers here.
 """
 
 import hashlib
@@ -29,7 +29,7 @@ from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from ugcsite import errors
+from ugcsite.platform import errors
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
