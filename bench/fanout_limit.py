@@ -23,6 +23,8 @@ from pathlib import Path
 
 import django
 
+from bench.targets import zadd_rate
+
 RESULTS = Path(__file__).resolve().parent / "results"
 AUTHOR = 999_999_999  # no user of the benchmark's worlds
 
@@ -69,47 +71,6 @@ def deliver_all(board_id: int, *, batch: int) -> float:
     return time.perf_counter() - started
 
 
-def zadd_limit(requests: int) -> float | None:
-    """redis-benchmark -c 1 -P 16 ZADD on the same server (random keys, as fan-out's are)."""
-    import re
-    import shutil
-    import subprocess
-    from urllib.parse import urlsplit
-
-    if not shutil.which("redis-benchmark"):
-        print("warning: redis-benchmark not found (apt-get install redis-tools): no limit measured")
-        return None
-    url = urlsplit(os.environ["REDIS_URL"])
-    out = subprocess.run(
-        [
-            "redis-benchmark",
-            "-h",
-            url.hostname,
-            "-p",
-            str(url.port),
-            "-c",
-            "1",
-            "-P",
-            "16",
-            "-n",
-            str(requests),
-            "-r",
-            "100000000",
-            "-q",
-            "--dbnum",
-            "13",
-            "ZADD",
-            "bench:zadd:__rand_int__",
-            "__rand_int__",
-            "__rand_int__",
-        ],
-        capture_output=True,
-        text=True,
-    ).stdout
-    found = re.findall(r"([\d.]+) requests per second", out)
-    return float(found[-1]) if found else None
-
-
 def measure(followers: list[int], batches: list[int], chunks: list[int], *, quiet: bool = False) -> list[dict]:
     """Deliveries per second for each size, batch size and script chunk, with the ZADD limit
     measured just before each size. Returns one row per combination."""
@@ -124,7 +85,7 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
     board_id = 10**15
     for count in sorted(followers):
         build_followers(count)
-        limit = zadd_limit(max(200_000, min(count, 1_000_000)))
+        limit = zadd_rate(max(200_000, min(count, 1_000_000)))
         for batch in batches:
             for chunk in chunks:
                 settings.FANOUT_SCRIPT_CHUNK = chunk

@@ -139,9 +139,10 @@ def _read_line(process: subprocess.Popen, timeout: float, want: str) -> str:
     raise RuntimeError(f"{process.args[1]} did not print {want!r} within {timeout:g} s; its stderr is above")
 
 
-def hold_idle(config: dict, timeout: float = 600) -> tuple[subprocess.Popen, int]:
+def hold_idle(config: dict, timeout: float = 600) -> tuple[subprocess.Popen, dict]:
     """Connect every client of `config` (made idle) and keep them connected: the generator's
-    process, and how many connected. `stop(process)` lets them go and answers the last counts."""
+    process, and ``{"connected", "connect_seconds"}`` (how many connected, and how long that
+    took, `connect_concurrency` at a time). `stop(process)` lets them go and answers the last counts."""
     node = ensure_installed()
     path = _write_config({**config, "idle": True})
     process = subprocess.Popen(
@@ -155,7 +156,7 @@ def hold_idle(config: dict, timeout: float = 600) -> tuple[subprocess.Popen, int
         line = _read_line(process, timeout, '"connected"')
     finally:
         os.unlink(path)
-    return process, json.loads(line)["connected"]
+    return process, json.loads(line)
 
 
 def start_peer(port: int, host: str = "127.0.0.1", timeout: float = 30) -> subprocess.Popen:
