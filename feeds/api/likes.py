@@ -25,6 +25,7 @@ MAX_LIKES_IDS = PAGE_IDS_MAX
 @login_required
 def remix_post(request, board_id: int):
     source = selectors.board_get_for(board_id, request.api_user)
+    board_services.remix_check(author=request.api_user, source=source)
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request) if request.body else {}
     data = validate(BoardRemix, raw)

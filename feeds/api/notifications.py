@@ -3,13 +3,13 @@
 from typing import Annotated
 
 from django.http import HttpResponse
-from pydantic import BeforeValidator, Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool
 
 from feeds import notifications, selectors
 from feeds.rules import NOTIFICATIONS_READ_MAX
 from ugcsite.platform.http import (
-    ID_LIMIT,
     ApiError,
+    ApiId,
     Strict,
     endpoint,
     login_required,
@@ -19,19 +19,11 @@ from ugcsite.platform.http import (
 )
 
 
-def _integral(value):
-    """JSON has one kind of number: 12.0 is the integer 12 (JSON Schema says so too)."""
-    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < ID_LIMIT else value
-
-
-NotificationId = Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT), BeforeValidator(_integral)]
-
-
 class NotificationsRead(Strict):
     """``{"ids": [...]}`` (1 to NOTIFICATIONS_READ_MAX of the caller's notification ids) or
     ``{"all": true}``: exactly one of them."""
 
-    ids: Annotated[list[NotificationId], Field(min_length=1, max_length=NOTIFICATIONS_READ_MAX)] = None
+    ids: Annotated[list[ApiId], Field(min_length=1, max_length=NOTIFICATIONS_READ_MAX)] = None
     all: StrictBool = None
 
 

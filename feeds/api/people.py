@@ -68,6 +68,10 @@ def follow_delete(request, username: str):
     return HttpResponse(status=204)
 
 
+class ExportStart(Strict):
+    """``POST /api/v1/me/export`` takes no fields: no body, or ``{}``."""
+
+
 class AccountDelete(Strict):
     password: Annotated[Text, Field(min_length=1, max_length=PASSWORD_LENGTH[1])]
 
@@ -82,6 +86,8 @@ def me_delete(request):
 
 @login_required
 def export_post(request):
+    if request.body:  # it takes no fields, but a body sent is read: a broken one is a 400
+        validate(ExportStart, parse_json_object(request))
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     return JsonResponse(exports.export_answer(exports.export_start(user=request.api_user)), status=202)
 

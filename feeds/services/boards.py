@@ -108,13 +108,20 @@ def remix_title(source: Board) -> str:
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1].rstrip() + "…"
 
 
+def remix_check(*, author: User, source: Board) -> None:
+    """RemixingOff unless ``author`` may remix ``source``: its author turned remixing off for it
+    (they may still copy their own). Callers ask before reading a body, as the 403 comes before
+    the 400 (docs/api.md)."""
+    if not source.remixable and source.author_id != author.pk:
+        raise RemixingOff()
+
+
 def board_remix(*, author: User, source: Board, changes: dict) -> Board:
     """A new board of ``author``'s, a copy of ``source`` (visible to them: the caller checked)
     with ``changes`` (any of title, kind, tags, doc, remixable) applied, crediting ``source``
-    as its direct source; a board like any other from then on. RemixingOff when the source's
-    author turned remixing off (they may still copy their own). As board_create."""
-    if not source.remixable and source.author_id != author.pk:
-        raise RemixingOff()
+    as its direct source; a board like any other from then on. RemixingOff as remix_check.
+    As board_create."""
+    remix_check(author=author, source=source)
     return board_create(
         author=author,
         title=changes.get("title") or remix_title(source),

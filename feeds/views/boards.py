@@ -220,8 +220,7 @@ def board_new(request):
     if source_id is None:
         raise selectors.BoardNotFound(remix[:20])
     source = selectors.board_get_for(source_id, request.user)
-    if not source.remixable and source.author_id != request.user.pk:
-        raise services.RemixingOff()
+    services.remix_check(author=request.user, source=source)
     return _editor(request, board=None, remix_of=source)
 
 

@@ -27,7 +27,16 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from ugcsite.platform import errors
 
@@ -367,6 +376,16 @@ ID_LIMIT = 2**53
 ID_DIGITS = len(str(ID_LIMIT - 1))  # 16: a longer number names no item
 
 
+def _integral(value):
+    """JSON has one kind of number: 12.0 is the integer 12 (JSON Schema says so too)."""
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < ID_LIMIT else value
+
+
+# An id in a JSON body: a whole number from 1 below ID_LIMIT, written 315 or 315.0; never a
+# boolean, a string or 315.5.
+ApiId = Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT), BeforeValidator(_integral)]
+
+
 def whole_number(raw: str) -> int | None:
     """A page's lenient reading of a number it put in a link or a form (an id, ``since``): ASCII
     digits of at most ID_DIGITS, else None, so that junk is ignored rather than refused
@@ -388,13 +407,14 @@ def _int_param(request: HttpRequest, name: str, default: int | None, low: int, h
 
 
 def board_ids_param(raw: str, *, name: str, most: int) -> list[int]:
-    """A query parameter of 1 to ``most`` ids separated by commas (``ids=1,2,3``), in order
-    without repeats, or a 400 that says what was wrong."""
-    parts = [part.strip() for part in raw.split(",") if part.strip()]
+    """A query parameter of 1 to ``most`` ids separated by single commas (``ids=1,2,3``), in order
+    without repeats, or a 400 that says what was wrong: nothing but digits and commas (no space,
+    sign, newline or empty item: ``1,,2``, ``+5`` and ``5%0a`` are refused as ``,,,`` is)."""
+    parts = raw.split(",") if raw else []
     if not 1 <= len(parts) <= most:
         raise ApiError(400, f"Give {name}=1,2,3 with 1 to {most} board ids.")
     if not all(part.isascii() and part.isdigit() and len(part) <= ID_DIGITS for part in parts):
-        raise ApiError(400, f"{name} must be board ids (whole numbers) separated by commas.")
+        raise ApiError(400, f"{name} must be board ids (whole numbers) separated by single commas, nothing else.")
     return list(dict.fromkeys(int(part) for part in parts))
 
 
