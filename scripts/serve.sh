@@ -41,7 +41,7 @@ case "$WEB_STACK" in
         export SERVE_PROXY=1 SERVE_LIVE=1 CLIENT_ADDRESS_HEADER=HTTP_X_REAL_IP
         export LIVE_COMMAND="$live --uds $RUN_DIR/live.sock --workers $LIVE_WORKERS"
         case "$WSGI_SERVER" in
-            gunicorn) export WEB_COMMAND="gunicorn ugcsite.wsgi --bind unix:$RUN_DIR/web.sock --workers $WEB_WORKERS --error-logfile - --log-level warning --graceful-timeout 5" ;;
+            gunicorn) export WEB_COMMAND="gunicorn ugcsite.wsgi --bind unix:$RUN_DIR/web.sock --workers $WEB_WORKERS --limit-request-line 8190 --error-logfile - --log-level warning --graceful-timeout 5" ;;
             granian) export WEB_COMMAND="granian --interface wsgi --uds $RUN_DIR/web.sock --workers $WEB_WORKERS --blocking-threads $(( ${DATABASE_POOL_SIZE:-4} > 0 ? ${DATABASE_POOL_SIZE:-4} : 4 )) --log-level warning ugcsite.wsgi:application" ;;
             *) die "WSGI_SERVER is gunicorn or granian, not '$WSGI_SERVER'." ;;
         esac ;;

@@ -8,7 +8,7 @@ from kombu import Connection
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge
 
 from feeds.timelines import archive
-from ugcsite.platform.http import error_response
+from ugcsite.platform.http import error_response, without_body
 from ugcsite.platform.metrics import exposition
 from ugcsite.platform.redis import get_redis, used_memory
 
@@ -20,9 +20,12 @@ RETRY_AFTER_SECONDS = 5
 def health(request):
     """``GET /api/v1/health``: the process answers (for load balancers, and the benchmark's
     trivial view: the framework's own ceiling on this stack). No caller, so no token is read."""
-    if request.method != "GET":
-        return error_response(405, f"{request.method} is not allowed here; use GET.", headers={"Allow": "GET"})
-    return JsonResponse({"ok": True})
+    if request.method not in ("GET", "HEAD"):
+        return error_response(
+            405, f"{request.method} is not allowed here; use GET or HEAD.", headers={"Allow": "GET, HEAD"}
+        )
+    response = JsonResponse({"ok": True})
+    return without_body(response) if request.method == "HEAD" else response
 
 
 def healthz(request):

@@ -38,6 +38,7 @@ from ugcsite.platform.http import (
     OFFSET_MAX,
     SAFE_METHODS,
     error_response,
+    without_body,
 )
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -914,6 +915,9 @@ def build() -> dict:
 
 @csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
 def document(request):
-    if request.method != "GET":
-        return error_response(405, f"{request.method} is not allowed here; use GET.", headers={"Allow": "GET"})
-    return JsonResponse(build())
+    if request.method not in ("GET", "HEAD"):
+        return error_response(
+            405, f"{request.method} is not allowed here; use GET or HEAD.", headers={"Allow": "GET, HEAD"}
+        )
+    response = JsonResponse(build())
+    return without_body(response) if request.method == "HEAD" else response

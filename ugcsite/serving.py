@@ -111,6 +111,7 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
         for code, text in errors.items()
     )
     unavailable = "The site is restarting or overloaded for a moment; nothing was lost. Try again in 5 seconds."
+    methods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"  # what the site answers; nginx refuses TRACE, CONNECT
     return f"""# Written by `python -m ugcsite.serving nginx-conf` (scripts/serve.sh); edit that, not this.
 {user}
 daemon off;
@@ -161,6 +162,13 @@ http {{
             send_timeout {LIVE_SEND_TIMEOUT:g}s;
         }}
 {pages}
+        error_page 405 =405 /.error/405;
+        location = /.error/405 {{
+            internal;
+            default_type application/json;
+            add_header Allow "{methods}" always;
+            return 405 '{{"detail": "This method is not allowed on this site; use one of {methods}."}}';
+        }}
         error_page 502 504 =503 /.error/503;
         location = /.error/503 {{
             internal;

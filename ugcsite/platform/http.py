@@ -161,45 +161,63 @@ def takes_bytes(handler: Callable) -> Callable:
 
 def endpoint(**handlers: Callable) -> Callable:
     """One URL, one handler per HTTP method. Each handler takes (request, **url_kwargs) and returns
-    a dict/list (200 JSON), an HttpResponse, or raises ApiError."""
+    a dict/list (200 JSON), an HttpResponse, or raises ApiError. HEAD is answered wherever GET is:
+    the GET's status and headers, no body."""
+    allowed = ", ".join(sorted({*handlers, *(("HEAD",) if "GET" in handlers else ())}))
 
     @csrf_exempt
     @wraps(next(iter(handlers.values())))
     def view(request: HttpRequest, **kwargs):
         handler = handlers.get(request.method)
+        if handler is None and request.method == "HEAD" and "GET" in handlers:
+            return without_body(_answer(request, handlers["GET"], kwargs))
         if handler is None:
-            allowed = ", ".join(sorted(handlers))
             return error_response(
                 405, f"{request.method} is not allowed here; use {allowed}.", headers={"Allow": allowed}
             )
-        try:
-            request.api_user = authenticate(request)
-            if request.api_user is not None:
-                _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
-            if getattr(handler, "login_required", False) and request.api_user is None:
-                raise ApiError(
-                    401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one)."
-                )
-            # 415 after the 401s (docs/api.md puts 401 first) and before anything the handler loads
-            # (404, 403) or counts (a sign-up's rate limit): the body's type is a fact of the
-            # request alone, as a 405 or a 413 is, so a form post to sign-up is refused unread.
-            if request.method not in SAFE_METHODS and not getattr(handler, "takes_bytes", False):
-                json_body_required(request)
-            if request.method in ("GET", "HEAD"):
-                _hook("API_READ_LIMIT")(
-                    user_id=request.api_user.pk if request.api_user is not None else None,
-                    address=client_address(request),
-                )
-            result = handler(request, **kwargs)
-        except ApiError as error:
-            return error.response()
-        except errors.DomainError as error:
-            return domain_error_response(error)
-        if isinstance(result, HttpResponseBase):
-            return result
-        return json_answer(result)
+        return _answer(request, handler, kwargs)
 
     return view
+
+
+def _answer(request: HttpRequest, handler: Callable, kwargs: dict) -> HttpResponseBase:
+    """The handler's answer, after the checks every call takes, in docs/api.md's order."""
+    try:
+        request.api_user = authenticate(request)
+        if request.api_user is not None:
+            _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
+        if getattr(handler, "login_required", False) and request.api_user is None:
+            raise ApiError(401, "Sign in first: send 'Authorization: Bearer <token>' (POST /api/v1/tokens gives one).")
+        # 415 after the 401s (docs/api.md puts 401 first) and before anything the handler loads
+        # (404, 403) or counts (a sign-up's rate limit): the body's type is a fact of the
+        # request alone, as a 405 or a 413 is, so a form post to sign-up is refused unread.
+        if request.method not in SAFE_METHODS and not getattr(handler, "takes_bytes", False):
+            json_body_required(request)
+        if request.method in ("GET", "HEAD"):
+            _hook("API_READ_LIMIT")(
+                user_id=request.api_user.pk if request.api_user is not None else None,
+                address=client_address(request),
+            )
+        result = handler(request, **kwargs)
+    except ApiError as error:
+        return error.response()
+    except errors.DomainError as error:
+        return domain_error_response(error)
+    if isinstance(result, HttpResponseBase):
+        return result
+    return json_answer(result)
+
+
+def without_body(response: HttpResponseBase) -> HttpResponseBase:
+    """The answer to a HEAD: the GET's status and headers (its Content-Length included), no body
+    (``endpoint`` does this for every API call; a plain view calls it itself)."""
+    if response.streaming:
+        response.streaming_content = iter(())
+    else:
+        length = len(response.content)
+        response.content = b""
+        response["Content-Length"] = str(length)
+    return response
 
 
 # --- bodies -----------------------------------------------------------------------------------

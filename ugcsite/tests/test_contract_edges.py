@@ -62,3 +62,20 @@ def test_a_broken_body_sent_to_the_export_is_a_400_and_starts_nothing(api):
     assert Export.objects.count() == 0
     assert alice.post("/api/v1/me/export", raw="{}").status_code == 202
     assert Export.objects.count() == 1
+
+
+@pytest.mark.parametrize("path", ["/api/v1/discover", "/api/v1/users/alice", "/api/v1/openapi.json"])
+def test_head_answers_wherever_get_does_with_its_headers_and_no_body(api, path):
+    api.as_user("alice")
+    got, head = api.client.get(path), api.client.head(path)
+    assert got.status_code == head.status_code == 200
+    assert head.content == b"" and int(head["Content-Length"]) == len(got.content) > 0
+    assert head["Content-Type"] == got["Content-Type"]
+
+
+def test_head_of_a_missing_thing_is_its_404_and_a_write_only_path_says_what_it_allows(api):
+    assert api.client.head("/api/v1/users/nobody").status_code == 404
+    response = api.client.head("/api/v1/tokens")
+    assert response.status_code == 405 and "POST" in response["Allow"] and "HEAD" not in response["Allow"]
+    response = api.client.delete("/api/v1/discover")
+    assert "HEAD" in response["Allow"] and "GET" in response["Allow"]

@@ -128,6 +128,24 @@ def test_what_the_server_itself_refuses_is_the_apis_error_object(asgi_server, re
     assert isinstance(body["detail"], str) and body["detail"].endswith(".")
 
 
+@pytest.mark.parametrize("method", [b"TRACE", b"CONNECT"])
+def test_a_method_the_proxy_refuses_is_the_apis_405_with_allow(asgi_server, method):
+    got, headers, body = raw(asgi_server, method + b" /api/v1/feed HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert got == 405 and headers["Content-Type"] == "application/json"
+    assert "GET" in headers["Allow"] and "GET" in body["detail"] and method.decode() not in headers["Allow"]
+
+
+@pytest.mark.parametrize("length", [4_000, 4_100, 6_000, 8_000, 8_150, 8_170, 8_185, 8_200, 9_000])
+def test_a_url_up_to_8_kib_reaches_the_site_and_a_longer_one_is_a_json_414(asgi_server, length):
+    """gunicorn's own limit (4 KiB) once answered URLs between it and nginx's 8 KiB with an HTML 414."""
+    line = b"GET /api/v1/discover?tag=" + b"a" * (length - len(b"GET /api/v1/discover?tag= HTTP/1.1")) + b" HTTP/1.1"
+    assert len(line) == length
+    got, headers, body = raw(asgi_server, line + b"\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    assert headers["Content-Type"] == "application/json" and body["detail"]
+    assert got == (400 if length <= 8_000 else got)  # a tag that long is a 400 of the site's own
+    assert got in (400, 414)
+
+
 def test_an_unknown_method_is_a_405_with_a_detail(conn):
     conn.request("BREW", "/api/v1/feed")
     status, data = answer(conn)
