@@ -1,5 +1,5 @@
 """Take my data (docs/api.md, "Safety"): a person's archive, built by a Celery task into a zip
-under EXPORT_DIR: ``profile.json``; each board as ``boards/<id>.json`` (the full form) and
+under EXPORT_DIR: ``profile.json``; each board as ``boards/<id>.json`` (the API's full form, times in ISO 8601 as everywhere) and
 ``boards/<id>.svg`` (its drawing); ``follows.json`` (whom they follow and who follows them);
 ``reads.json`` (what they read, as kept); ``likes.json`` (the boards they like); ``notifications.json``. Written entry by entry from
 streaming queries, so memory stays bounded whatever the account holds (10,000 boards are 20,000
@@ -9,7 +9,7 @@ Storage only: feeds.tasks runs it, feeds.services.exports starts it."""
 import json
 import os
 import zipfile
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from feeds.models import Board, Export, Like, Notification
+from feeds.selectors import board_full_json
 from feeds.svg import render_svg
 from social import reading
 from social.models import Follow, Read
@@ -30,8 +31,13 @@ def export_path(export: Export) -> Path:
     return Path(settings.EXPORT_DIR) / export.file_name
 
 
+def _plain(value) -> str:
+    """A value JSON lacks, as the API writes it: a time in ISO 8601, anything else as text."""
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
 def _json(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, indent=1, default=str).encode()
+    return json.dumps(value, ensure_ascii=False, indent=1, default=_plain).encode()
 
 
 def export_build(export_id: int) -> bool:
@@ -48,7 +54,7 @@ def export_build(export_id: int) -> bool:
     path = Path(settings.EXPORT_DIR) / name
     partial = path.with_suffix(".part")
     try:
-        boards = Board.objects.filter(author=user, state=Board.State.PUBLISHED)
+        boards = Board.objects.filter(author=user, state=Board.State.PUBLISHED).select_related("author")
         total = max(boards.count(), 1)
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(
@@ -67,21 +73,7 @@ def export_build(export_id: int) -> bool:
             )
             for done, board in enumerate(boards.order_by("id").iterator(chunk_size=ROWS_AT_ONCE), start=1):
                 doc = json.loads(board.doc_json)
-                archive.writestr(
-                    f"boards/{board.pk}.json",
-                    _json(
-                        {
-                            "id": board.pk,
-                            "title": board.title,
-                            "kind": board.kind,
-                            "tags": board.tags,
-                            "created_at": board.created_at,
-                            "updated_at": board.updated_at,
-                            "views": board.views,
-                            "doc": doc,
-                        }
-                    ),
-                )
+                archive.writestr(f"boards/{board.pk}.json", board_full_json(board).encode())  # the API's full form
                 archive.writestr(f"boards/{board.pk}.svg", render_svg(doc, title=board.title))
                 if done % PROGRESS_EVERY == 0:
                     Export.objects.filter(pk=export.pk).update(progress=min(95, 95 * done // total))
@@ -131,7 +123,7 @@ def _write_rows(archive: zipfile.ZipFile, name: str, lists: dict) -> None:
         for index, (key, rows) in enumerate(lists.items()):
             entry.write((", " if index else "").encode() + json.dumps(key).encode() + b": [")
             for n, row in enumerate(rows.iterator(chunk_size=ROWS_AT_ONCE)):
-                entry.write((b",\n" if n else b"\n") + json.dumps(row, ensure_ascii=False, default=str).encode())
+                entry.write((b",\n" if n else b"\n") + json.dumps(row, ensure_ascii=False, default=_plain).encode())
             entry.write(b"\n]")
         entry.write(b"}\n")
 

@@ -60,9 +60,11 @@ def test_an_archive_holds_everything_and_only_its_owner_gets_it(api, run, export
     assert {f"boards/{i}.json" for i in ids} | {f"boards/{i}.svg" for i in ids} <= names
     assert f"boards/{theirs}.json" not in names
     assert json.loads(archive.read("profile.json"))["username"] == "alice"
-    assert (
-        json.loads(archive.read(f"boards/{ids[0]}.json"))["doc"] == alice.get(f"/api/v1/boards/{ids[0]}").json()["doc"]
-    )
+    exported, answered = json.loads(archive.read(f"boards/{ids[0]}.json")), alice.get(f"/api/v1/boards/{ids[0]}").json()
+    assert exported.keys() == answered.keys()  # the API's full form: author, likes, preview_url, remixes...
+    for field in ("id", "title", "author", "created_at", "updated_at", "remixable", "remixed_from", "doc", "likes"):
+        assert exported[field] == answered[field], field
+    assert "T" in json.loads(archive.read("profile.json"))["date_joined"]  # ISO 8601, as the API writes times
     assert archive.read(f"boards/{ids[0]}.svg").startswith(b"<svg")
     follows = json.loads(archive.read("follows.json"))
     assert [f["followee__username"] for f in follows["following"]] == ["bob"]
