@@ -95,7 +95,7 @@ class Ours:
     name = "ours"
 
     def __init__(self, run_dir: Path):
-        from ugcsite.serving import Site
+        from ugcsite.serving import Site, sizes
 
         env = {
             **os.environ,
@@ -107,7 +107,7 @@ class Ours:
         self.site = Site(run_dir / "site", env)
         self.site.collect_static()
         self.site.start()
-        self.workers = env.get("LIVE_WORKERS", "1")
+        self.workers = str(sizes(env)["LIVE_WORKERS"])
 
     def pids(self) -> list[int]:
         """uvicorn's live processes and nginx's: what holds a live connection."""

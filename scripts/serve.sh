@@ -7,8 +7,9 @@
 #   PORT        where the site answers (nginx)                       RUN_DIR  sockets, logs, pid files
 #   WEB_STACK   split (default): nginx -> WSGI_SERVER (HTTP) + uvicorn (/ws/); or, for the
 #               benchmark's comparison only, uvicorn or granian serving everything on PORT
-#   WSGI_SERVER gunicorn (default) or granian                       WEB_WORKERS  HTTP processes (3)
-#   LIVE_WORKERS uvicorn processes for /ws/ (1)                     CELERY_CONCURRENCY  (2)
+#   WSGI_SERVER gunicorn (default) or granian                       WEB_WORKERS  HTTP processes
+#   LIVE_WORKERS uvicorn processes for /ws/                         CELERY_CONCURRENCY  Celery's
+#               (the three sizes' defaults: ugcsite.serving.PROCESS_SIZES)
 #   SERVE_TASKS 1 (default) also runs the Celery worker and beat; 0 leaves them to the caller
 #               (the tests run a worker of their own)
 #   DATABASE_POOL_SIZE connections a process may hold (4): ugcsite.serving adds up the budget.
@@ -17,7 +18,8 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 [ -n "${RUN_DIR:-}" ] && [ -n "${PORT:-}" ] || die "serve.sh needs RUN_DIR and PORT (scripts/run.sh sets them)."
 export WEB_STACK=${WEB_STACK:-split} WSGI_SERVER=${WSGI_SERVER:-gunicorn}
-export WEB_WORKERS=${WEB_WORKERS:-3} LIVE_WORKERS=${LIVE_WORKERS:-1} CELERY_CONCURRENCY=${CELERY_CONCURRENCY:-2}
+sizes=$(python -m ugcsite.serving sizes) || die "Set WEB_WORKERS, LIVE_WORKERS and CELERY_CONCURRENCY to whole numbers from 1."
+eval "$sizes"   # WEB_WORKERS, LIVE_WORKERS, CELERY_CONCURRENCY: their defaults live in ugcsite.serving
 export SERVE_TASKS=${SERVE_TASKS:-1}
 mkdir -p "$RUN_DIR/nginx"
 export RUN_DIR=$(cd "$RUN_DIR" && pwd -P)

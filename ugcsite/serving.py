@@ -2,6 +2,7 @@
 `make run`, `make soak`, the HTTP benchmark and the tests' server), the PostgreSQL connections
 they may hold together, and nginx's configuration in front of them.
 
+    python -m ugcsite.serving sizes        the process sizes, as `export NAME=value` for a shell
     python -m ugcsite.serving budget       the connection budget, one line a part
     python -m ugcsite.serving check        exit 1 with a sentence when it exceeds max_connections
     python -m ugcsite.serving nginx-conf   nginx.conf for RUN_DIR and PORT, on stdout
@@ -33,8 +34,23 @@ ROOT = Path(__file__).resolve().parent.parent
 # Connections kept free for what runs beside the site: the admin's shell, `migrate`,
 # `rebuild_redis`, psql, a backup.
 DATABASE_HEADROOM = int(os.environ.get("DATABASE_HEADROOM", "10"))
-# Each Celery worker process runs one task at a time; beat is one process.
-CELERY_CONCURRENCY_DEFAULT = 2
+# The site's process sizes, each overridable by the environment variable of its name: HTTP
+# processes, live (/ws/) processes, and Celery worker processes (each runs one task at a time;
+# beat is one process). scripts/serve.sh takes them from here (``sizes``), as the budget does.
+PROCESS_SIZES = {"WEB_WORKERS": 3, "LIVE_WORKERS": 1, "CELERY_CONCURRENCY": 2}
+
+
+def sizes(env: dict | None = None) -> dict[str, int]:
+    """PROCESS_SIZES with the environment's (or ``env``'s) own values; a ValueError names a value
+    that is no whole number from 1."""
+    env = os.environ if env is None else env
+    found = {}
+    for name, default in PROCESS_SIZES.items():
+        raw = env.get(name, "") or str(default)
+        if not (raw.isascii() and raw.isdigit() and int(raw) >= 1):
+            raise ValueError(f"{name} must be a whole number from 1; it is {raw[:20]!r}.")
+        found[name] = int(raw)
+    return found
 
 
 @dataclass(frozen=True)
@@ -54,10 +70,11 @@ def processes(env: dict | None = None) -> list[Part]:
     itself to PostgreSQL as ugcsite-<program> (application_name; scripts/supervisord.conf)."""
     env = os.environ if env is None else env
     pool = int(env.get("DATABASE_POOL_SIZE", settings.DATABASE_POOL_SIZE))
+    size = sizes(env)
     return [
-        Part("web (HTTP, WSGI)", int(env.get("WEB_WORKERS", "3")), pool),
-        Part("live (/ws/, ASGI)", int(env.get("LIVE_WORKERS", "1")), pool),
-        Part("Celery worker", int(env.get("CELERY_CONCURRENCY", str(CELERY_CONCURRENCY_DEFAULT))), pool),
+        Part("web (HTTP, WSGI)", size["WEB_WORKERS"], pool),
+        Part("live (/ws/, ASGI)", size["LIVE_WORKERS"], pool),
+        Part("Celery worker", size["CELERY_CONCURRENCY"], pool),
         Part("Celery beat", 1, pool),
     ]
 
@@ -315,9 +332,16 @@ class Site:
 
 
 def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "budget"
+    if command == "sizes":  # for scripts/serve.sh to eval: no Django needed
+        try:
+            print("export " + " ".join(f"{name}={value}" for name, value in sizes().items()))
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        return 0
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
-    command = argv[0] if argv else "budget"
     if command == "nginx-conf":
         print(nginx_conf(run_dir=os.environ["RUN_DIR"], port=int(os.environ["PORT"])))
         return 0
@@ -347,7 +371,7 @@ def main(argv: list[str]) -> int:
             return 1
         print(f"PostgreSQL connections: at most {budget} of {limit} (python -m ugcsite.serving budget)")
         return 0
-    print(f"unknown command {command!r}: use budget, check or nginx-conf", file=sys.stderr)
+    print(f"unknown command {command!r}: use sizes, budget, check or nginx-conf", file=sys.stderr)
     return 2
 
 
