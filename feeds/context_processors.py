@@ -1,8 +1,9 @@
 """What every page's header shows a signed-in person: their unread notifications, and how many
-boards the cards' scripts may ask about at once (static/js/reading.js, likes.js)."""
+boards the cards' scripts may ask about at once (static/js/reading.js, likes.js); and the
+drawing's layout numbers, for the pages that draw boards (static/js/live.js)."""
 
 from feeds.notifications import notifications_unread
-from feeds.rules import PAGE_IDS_MAX
+from feeds.rules import DRAWING_LAYOUT, PAGE_IDS_MAX
 
 
 def header(request) -> dict:
@@ -12,3 +13,8 @@ def header(request) -> dict:
     if user is None or not user.is_authenticated:
         return {}
     return {"notifications_unread": notifications_unread(user.pk), "page_ids_max": PAGE_IDS_MAX}
+
+
+def drawing(request) -> dict:
+    """``drawing_layout`` for the pages that draw boards (static/js/live.js): a constant."""
+    return {"drawing_layout": DRAWING_LAYOUT}

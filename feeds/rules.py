@@ -4,6 +4,7 @@ The validators (feeds.validation), the models, the OpenAPI document, the pages a
 (``static/js/editor.js``, through ``editor_config()`` embedded in its page) all read them here.
 """
 
+import math
 import re
 
 from django.db import models
@@ -93,6 +94,13 @@ class Timeline(models.TextChoices):
 
     PROFILE = "m", "profile (M)"
     HOME = "p", "home (P)"
+
+
+# How an arrow's head and a sticky note's text are laid out, alike by the server's preview
+# (feeds.svg), the canvas and the editor's export (static/js/live.js, which reads them from the
+# page's "drawing-layout" JSON: feeds.context_processors.drawing): the head's sides at an angle
+# from the shaft (radians), the note's padding, and its line height (times the text size).
+DRAWING_LAYOUT = {"arrowHeadAngle": math.pi / 6, "stickyPad": 10, "stickyLineHeight": 1.25}
 
 
 def editor_config() -> dict:

@@ -10,13 +10,15 @@ import math
 import re
 from html import escape
 
+from feeds.rules import DRAWING_LAYOUT
+
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 _ATTR_NAMES = {"xml_space": "xml:space"}
 # Drawn alike by the canvas and the editor's export (static/js/live.js: arrowHead, stickyLines).
-ARROW_HEAD_ANGLE = math.pi / 6  # each side of the head, from the shaft
-STICKY_PAD = 10  # between a sticky note's edge and its text
-STICKY_LINE_HEIGHT = 1.25  # times the text size
+ARROW_HEAD_ANGLE = DRAWING_LAYOUT["arrowHeadAngle"]  # each side of the head, from the shaft
+STICKY_PAD = DRAWING_LAYOUT["stickyPad"]  # between a sticky note's edge and its text
+STICKY_LINE_HEIGHT = DRAWING_LAYOUT["stickyLineHeight"]  # times the text size
 _PAPER_EDGE = {"stroke": "#000000", "stroke_opacity": "0.15", "stroke_width": "1"}
 
 

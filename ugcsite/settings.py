@@ -88,6 +88,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "feeds.context_processors.header",
+                "feeds.context_processors.drawing",
             ],
         },
     },

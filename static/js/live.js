@@ -89,10 +89,11 @@
     return size + "px sans-serif";
   }
 
-  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py).
-  const ARROW_HEAD_ANGLE = Math.PI / 6;
-  const STICKY_PAD = 10;
-  const STICKY_LINE_HEIGHT = 1.25;
+  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py), with
+  // the numbers of feeds/rules.py's DRAWING_LAYOUT, which the page embeds.
+  const LAYOUT_DATA = document.getElementById("drawing-layout");
+  if (!LAYOUT_DATA) throw new Error("live.js needs the page's drawing-layout JSON (feeds.context_processors.drawing)");
+  const { arrowHeadAngle: ARROW_HEAD_ANGLE, stickyPad: STICKY_PAD, stickyLineHeight: STICKY_LINE_HEIGHT } = JSON.parse(LAYOUT_DATA.textContent);
 
   /* The three points of an arrow's head: one side, the tip, the other (feeds/svg.py's arrow_head). */
   function arrowHead(element) {

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
+from feeds import svg
 from feeds.live import oplog
 from social import services as people_services
 from ugcsite.testing import wait_for
@@ -408,3 +409,20 @@ def test_live_a_resize_a_restyle_and_a_text_edit_are_one_update_op_each(browser,
     finally:
         alice.context.close()
         bob.context.close()
+
+
+def test_the_canvas_lays_out_arrow_heads_and_sticky_notes_with_the_servers_numbers(people):
+    """live.js takes the layout numbers from the page (feeds.rules.DRAWING_LAYOUT), so the canvas
+    and the editor's export place an arrow's head and a note's lines where the preview does."""
+    alice = people("alice", viewport=(1280, 800))
+    sign_up(alice, "alice")
+    open_editor(alice, "/new", "editor")
+    arrow = {"type": "arrow", "color": "#000000", "width": 4, "points": [[10, 20], [200, 90]]}
+    sticky = {"type": "sticky", "color": "#1d2330", "fill": "#fff3bf", "size": 18, "x": 30, "y": 40,
+              "w": 160, "h": 120, "text": "first\nsecond\nthird"}  # fmt: skip
+    in_js = alice.page.evaluate("([a, s]) => [window.ugcsiteLive.arrowHead(a), window.ugcsiteLive.stickyLines(s)]",
+                                [arrow, sticky])  # fmt: skip
+    head, lines = svg.arrow_head(arrow), svg.sticky_lines(sticky)
+    assert [c for point in in_js[0] for c in point] == pytest.approx([c for point in head for c in point])
+    assert [row[0] for row in in_js[1]] == [row[0] for row in lines]
+    assert [c for row in in_js[1] for c in row[1:]] == pytest.approx([c for row in lines for c in row[1:]])
