@@ -6,7 +6,6 @@
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from django.test import TransactionTestCase
 
 from feeds.services import activity
 from ugcsite.platform.redis import get_redis
-from ugcsite.serving import Site
+from ugcsite.serving import Site, worker_command
 from ugcsite.testing import ApiClient
 
 ROOT = Path(__file__).resolve().parent
@@ -126,20 +125,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         else subprocess.DEVNULL
     )
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "ugcsite",
-            "worker",
-            "--pool=solo",
-            "--loglevel=info",
-            "--without-gossip",
-            "--without-mingle",
-            "--hostname",
-            f"test-{os.getpid()}@%h",
-        ],
+        worker_command(f"test-{os.getpid()}@%h", "--pool=solo", loglevel="info"),
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -279,7 +279,7 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
     from django.utils import timezone
     from tqdm import tqdm
 
-    from bench.world import World, _accumulate, _copy, activate, build_redis, grow_boards
+    from bench.world import World, _accumulate, _copy, activate, build_redis, copy_users, grow_boards
     from feeds.models import Board
     from social.models import ApiToken, Follow
 
@@ -289,27 +289,7 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
     now = timezone.now()
     password = make_password(PASSWORD)  # one Argon2 hash, shared: hashing 200 alike would take a minute
     print(f"Building the world: {people:,} people following ~{following} each, {boards:,} boards", flush=True)
-    _copy(
-        User._meta.db_table,
-        [
-            "password",
-            "is_superuser",
-            "username",
-            "first_name",
-            "last_name",
-            "email",
-            "is_staff",
-            "is_active",
-            "date_joined",
-            "followers_count",
-            "following_count",
-            "boards_count",
-        ],
-        (
-            (password if i % MEMBER_EVERY == 0 else "!", False, name, "", "", "", False, True, now, 0, 0, 0)
-            for i, name in enumerate(names)
-        ),
-    )  # "!": no password login
+    copy_users(names, now=now, password_of=lambda i: password if i % MEMBER_EVERY == 0 else "!")
     by_name = dict(User.objects.filter(username__in=names).values_list("username", "id"))
     ids = [by_name[name] for name in names]  # rank order: the first are the most followed
     cumulative = list(_accumulate(1 / (rank + 1) ** 0.9 for rank in range(people)))

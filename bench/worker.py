@@ -7,14 +7,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ugcsite.serving import worker_command
+
 
 @contextmanager
 def celery_worker(name: str, *, concurrency: int, ready=None, options: tuple[str, ...] = ()) -> Iterator:
     """The worker ``<name>@<host>`` with ``concurrency`` processes; with ``ready`` (the Celery
     app), only once it answers a ping. ``options``: more of the worker's command line (-I ...)."""
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ugcsite", "worker", *options, "--loglevel=warning"]
-        + [f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--hostname", f"{name}@%h"],
+        worker_command(f"{name}@%h", *options, f"--concurrency={concurrency}"),
         env=dict(os.environ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -52,14 +52,10 @@ def _copy(table: str, columns: list[str], rows) -> None:
             copy.write_row(row)
 
 
-def build_people(world: World, progress=tqdm) -> None:
-    """20,000 users (or ``world.users``) and a heavy-tailed follow graph: out-degrees log-normal
-    around 40, followees chosen with Zipf weights, so most users have under 200 followers and
-    a few have thousands; plus readers following exactly 50, 450, 500 and 5,000 people."""
-    rng = random.Random(world.seed)
+def copy_users(names: list[str], *, now, password_of=lambda index: "!") -> None:
+    """People by COPY, one a name, each with the password hash ``password_of(its index)`` ("!":
+    no password login), active, joined ``now``, with no counts yet (the world and the soak)."""
     User = get_user_model()
-    now = datetime.now(UTC)
-    names = [f"user{i:05d}" for i in range(world.users - len(SPECIAL))] + list(SPECIAL)
     _copy(
         User._meta.db_table,
         [
@@ -76,8 +72,19 @@ def build_people(world: World, progress=tqdm) -> None:
             "following_count",
             "boards_count",
         ],
-        (("!", False, name, "", "", "", False, True, now, 0, 0, 0) for name in names),
+        ((password_of(i), False, name, "", "", "", False, True, now, 0, 0, 0) for i, name in enumerate(names)),
     )
+
+
+def build_people(world: World, progress=tqdm) -> None:
+    """20,000 users (or ``world.users``) and a heavy-tailed follow graph: out-degrees log-normal
+    around 40, followees chosen with Zipf weights, so most users have under 200 followers and
+    a few have thousands; plus readers following exactly 50, 450, 500 and 5,000 people."""
+    rng = random.Random(world.seed)
+    User = get_user_model()
+    now = datetime.now(UTC)
+    names = [f"user{i:05d}" for i in range(world.users - len(SPECIAL))] + list(SPECIAL)
+    copy_users(names, now=now)
     ids = dict(User.objects.filter(username__in=names).values_list("username", "id"))
     world.user_ids = [ids[name] for name in names]
     world.special = {name: ids[name] for name in SPECIAL}

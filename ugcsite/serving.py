@@ -53,6 +53,17 @@ def sizes(env: dict | None = None) -> dict[str, int]:
     return found
 
 
+def worker_command(hostname: str, *options: str, loglevel: str = "warning") -> list[str]:
+    """The command line of a Celery worker outside supervisord (the tests' and the benchmarks'):
+    ``celery -A ugcsite worker`` as this Python runs it, named ``hostname`` (``%h`` is the host),
+    without gossip and mingle (one worker, found at once), with ``options`` (``--pool=solo``,
+    ``--concurrency=2``, ``-Q queue``, ``-I module``)."""
+    return [
+        *(sys.executable, "-m", "celery", "-A", "ugcsite", "worker", *options, f"--loglevel={loglevel}"),
+        *("--without-gossip", "--without-mingle", "--hostname", hostname),
+    ]
+
+
 @dataclass(frozen=True)
 class Part:
     name: str

@@ -7,7 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +16,7 @@ import pytest
 from django.db import connection
 
 from ugcsite.celery import app
-from ugcsite.serving import Site
+from ugcsite.serving import Site, worker_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,22 +121,7 @@ class Processes:
         name = f"{queue}-{os.getpid()}@localhost"
         process = self.start(
             "worker",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "ugcsite",
-                "worker",
-                "--pool=solo",
-                "--loglevel=info",
-                "--without-gossip",
-                "--without-mingle",
-                "-Q",
-                queue,
-                "--hostname",
-                name,
-            ],
+            worker_command(name, "--pool=solo", "-Q", queue, loglevel="info"),
             dict(env, CELERY_QUEUE=queue),
         )
         deadline = time.monotonic() + 60

@@ -5,10 +5,10 @@ but never acknowledged comes back within a bounded visibility timeout."""
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from ugcsite.celery import app
+from ugcsite.serving import worker_command
 from ugcsite.testing import wait_for
 from ugcsite.tests import celery_probe
 
@@ -25,25 +25,9 @@ def test_the_delivery_settings():
 def test_a_task_whose_worker_process_dies_is_delivered_again(tmp_path):
     env = dict(os.environ, DATABASE_CONN_MAX_AGE="0")
     worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "ugcsite",
-            "worker",
-            "--pool=prefork",
-            "--concurrency=1",
-            "-Q",
-            QUEUE,
-            "-I",
-            celery_probe.__name__,
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel=warning",
-            "--hostname",
-            f"probe-{os.getpid()}@%h",
-        ],
+        worker_command(
+            f"probe-{os.getpid()}@%h", "--pool=prefork", "--concurrency=1", "-Q", QUEUE, "-I", celery_probe.__name__
+        ),
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
