@@ -613,7 +613,9 @@ class BoardConsumer(LiveSocket):
         try:
             await handler()
         except Exception as error:  # the next op or reconnect checks again
-            logger.warning("live board %s: a notice failed: %s", self.board_id, error)
+            # A socket already closing (its client gone meanwhile) has nothing left to tell: no warning.
+            log = logger.debug if self.closing else logger.warning
+            log("live board %s: a notice failed: %r", self.board_id, error)
 
     async def _access_changed(self) -> None:
         self.can_edit = await _db(self._may_draw_now)()

@@ -21,9 +21,13 @@ logger = logging.getLogger("ugcsite.requests")
 
 class RequestContextFilter(logging.Filter):
     """Adds ``request_id``, ``method`` and ``path`` of the request being served to each record
-    (Django's own request records carry the request itself)."""
+    (Django's own request records carry the request itself). Django's line about a 4xx keeps its
+    sentence and loses its traceback: a refusal (a 403 page, a bad request) is the client's doing,
+    and a traceback a refusal would bury the server's own errors (issue 37, "noise")."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "django.request" and getattr(record, "status_code", 500) < 500:
+            record.exc_info, record.exc_text = None, None
         request = getattr(record, "request", None)
         context = _current.get() or {}
         if getattr(request, "request_id", None):

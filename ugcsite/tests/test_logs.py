@@ -2,12 +2,15 @@
 method, path, status and time; a line logged while serving a request names that request."""
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
+
+from ugcsite.platform.logs import JsonFormatter, RequestContextFilter
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
@@ -66,3 +69,23 @@ def test_production_logs_are_one_json_object_a_line_with_the_request(transaction
     crash = next(e for e in entries if e["logger"] == "ugcsite.test")
     assert crash["level"] == "ERROR" and "ünïcode" in crash["message"] and "ZeroDivisionError" in crash["exception"]
     assert "request_id" not in crash
+
+
+def test_django_s_line_about_a_refusal_keeps_its_sentence_and_loses_its_traceback():
+    """A 403 page (PermissionDenied) or a 400 (BadRequest) is logged by Django with the whole
+    traceback of the refusal; a 5xx keeps its traceback."""
+    try:
+        raise PermissionError("Only this board's author and the editors they invited can change its drawing.")
+    except PermissionError:
+        exc_info = sys.exc_info()
+    lines = {}
+    for status in (403, 400, 500):
+        record = logging.LogRecord(
+            "django.request", logging.WARNING, __file__, 1, "Refused: %s", ("/b/1/edit",), exc_info
+        )
+        record.status_code = status
+        assert RequestContextFilter().filter(record)
+        lines[status] = json.loads(JsonFormatter().format(record))
+    assert lines[403]["message"] == lines[400]["message"] == "Refused: /b/1/edit"
+    assert "exception" not in lines[403] and "exception" not in lines[400]
+    assert "PermissionError" in lines[500]["exception"]
