@@ -9,16 +9,18 @@ cd "$(dirname "$0")/.."
 source scripts/services.sh
 export PATH="$PWD/.venv/bin:$PATH"
 export PORT=${PORT:-8000}
+VAR=${UGC_VAR:-$PWD/var}   # what make run keeps: the servers' data, the secret key, the ports
 
-PG_DATA=$PWD/var/pg
-REDIS_DIR=$PWD/var/redis
-PG_PORT=${LOCAL_PG_PORT:-54320}
-REDIS_PORT=${LOCAL_REDIS_PORT:-63790}
-BROKER_DIR=$PWD/var/redis-broker
-BROKER_PORT=${LOCAL_BROKER_PORT:-63791}
-MAIL_DIR_LOCAL=$PWD/var/mail
-MAIL_PORT=${LOCAL_MAIL_PORT:-10250}
+PG_DATA=$VAR/pg
+REDIS_DIR=$VAR/redis
+BROKER_DIR=$VAR/redis-broker
+MAIL_DIR_LOCAL=$VAR/mail
 started_pg= started_redis= started_broker= started_mail=
+# Each server's port: chosen once per var/ and kept in var/ports.env (scripts/ports.env's when
+# free, else a free port; LOCAL_PG_PORT and the like choose one), so that a second clone runs
+# beside this one with only PORT set. Held under a lock until the servers listen.
+ports_lock
+local_ports "$VAR" $(grep -v '^#' scripts/ports.env)
 
 cleanup() {
     trap - EXIT INT TERM
@@ -29,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-mkdir -p var
+mkdir -p "$VAR"
 if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
@@ -53,6 +55,7 @@ if [ -z "${EMAIL_HOST:-}" ]; then
     mail_start "$MAIL_DIR_LOCAL" "$MAIL_PORT"; started_mail=1
     export EMAIL_PORT=$MAIL_PORT MAIL_DIR=$MAIL_DIR_LOCAL
 fi
+ports_unlock
 [ "${REDIS_CLUSTER:-}" = 1 ] && say "Data on the Redis Cluster at $REDIS_URL; Celery's broker and Django's cache on ${PLAIN_REDIS_URL:-their own URLs}"
 
 # Production-like by default: no debug pages; served over plain HTTP on loopback, so the
@@ -60,10 +63,11 @@ fi
 export DJANGO_DEBUG=${DJANGO_DEBUG:-0}
 export SITE_HTTPS=${SITE_HTTPS:-0}
 if [ -z "${DJANGO_SECRET_KEY:-}" ]; then
-    [ -s var/secret_key ] || python -c 'import secrets; print(secrets.token_urlsafe(50))' > var/secret_key
-    export DJANGO_SECRET_KEY=$(cat var/secret_key)
+    [ -s "$VAR/secret_key" ] || python -c 'import secrets; print(secrets.token_urlsafe(50))' > "$VAR/secret_key"
+    export DJANGO_SECRET_KEY=$(cat "$VAR/secret_key")
 fi
-export RUN_DIR=$PWD/var/run
+export RUN_DIR=$VAR/run
+export EXPORT_DIR=${EXPORT_DIR:-$VAR/exports}
 
 say "Migrating"
 python manage.py migrate --noinput

@@ -165,6 +165,48 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# port_is_free PORT: nothing listens on 127.0.0.1:PORT.
+port_is_free() {
+    python3 -c 'import socket, sys; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+
+# local_ports VAR_DIR NAME=DEFAULT...: set each NAME to its port for `make run`, chosen once per
+# VAR_DIR and kept in VAR_DIR/ports.env: LOCAL_<NAME> when set, else the one kept, else DEFAULT
+# when nothing listens there, else a free port. Two clones (two var/) thus run side by side
+# with only PORT set, and a clone keeps its ports from run to run. Call it holding ports_lock
+# until the servers listen, so that two sites starting at once never choose the same port.
+local_ports() {
+    local dir=$1 spec name default override port
+    shift
+    mkdir -p "$dir"
+    for spec in "$@"; do unset "${spec%%=*}"; done   # only what ports.env kept counts, not the environment
+    [ -f "$dir/ports.env" ] && source "$dir/ports.env"
+    : > "$dir/ports.env.new"
+    for spec in "$@"; do
+        name=${spec%%=*} default=${spec#*=} override=LOCAL_${spec%%=*}
+        if [ -n "${!override:-}" ]; then
+            port=${!override}
+        elif [ -n "${!name:-}" ]; then
+            port=${!name}   # kept from an earlier run
+        elif port_is_free "$default"; then
+            port=$default
+        else
+            port=$(free_port)
+        fi
+        printf -v "$name" '%s' "$port"
+        echo "$name=$port" >> "$dir/ports.env.new"
+    done
+    mv "$dir/ports.env.new" "$dir/ports.env"
+}
+
+# ports_lock: held (until ports_unlock, or the script's end) while a site chooses its ports and
+# starts its servers on them.
+ports_lock() {
+    exec {UGC_PORTS_LOCK}>"${TMPDIR:-/tmp}/ugcsite-ports.lock"
+    flock "$UGC_PORTS_LOCK"
+}
+ports_unlock() { flock -u "$UGC_PORTS_LOCK"; }
+
 # free_ports N [EXCLUDE...]: N distinct free ports (held open together while chosen), none of
 # them in EXCLUDE, on one line separated by spaces.
 free_ports() {

@@ -94,6 +94,16 @@ TEMPLATES = [
     },
 ]
 
+# The ports of the servers `make run` starts, as it chose them for this clone (var/ports.env), or
+# the defaults it chooses when they are free (scripts/ports.env): so manage.py by hand finds them.
+LOCAL_PORTS = {
+    name: int(value)
+    for path in (BASE_DIR / "scripts" / "ports.env", BASE_DIR / "var" / "ports.env")
+    if path.exists()
+    for name, _, value in (line.partition("=") for line in path.read_text().splitlines())
+    if name.isupper() and value.isdigit()
+}
+
 # PostgreSQL connections: a bounded pool in every process (Django's psycopg pool), never a
 # connection per thread. Persistent per-thread connections (CONN_MAX_AGE) leaked under ASGI, where
 # each request's sync code may run on a new thread: three uvicorn workers held all 100 of
@@ -106,7 +116,7 @@ DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "4"))
 DATABASE_POOL_TIMEOUT = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", "postgres://ugcsite@127.0.0.1:54320/ugcsite"),
+        os.environ.get("DATABASE_URL", f"postgres://ugcsite@127.0.0.1:{LOCAL_PORTS['PG_PORT']}/ugcsite"),
         conn_max_age=0,  # the pool keeps connections; Django refuses both at once
         conn_health_checks=True,
     )
@@ -127,7 +137,7 @@ else:  # 0: no pool of our own, a connection a request, for a PgBouncer in front
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:63790/0")
+REDIS_URL = os.environ.get("REDIS_URL", f"redis://127.0.0.1:{LOCAL_PORTS['REDIS_PORT']}/0")
 REDIS_CLUSTER = env_bool("REDIS_CLUSTER", False)
 # Seconds the data Redis has to take a connection, and to answer a command (ugcsite.platform.redis): a hung
 # server is then a 503 (or a task tried again), not a request or worker waiting for ever. Above
@@ -249,7 +259,7 @@ REPORTS_AUTO_HIDE = int(os.environ.get("REPORTS_AUTO_HIDE", "5"))
 # production names its relay (and EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).
 EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "127.0.0.1")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "10250"))
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", str(LOCAL_PORTS["MAIL_PORT"])))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "0") == "1"
