@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source scripts/pg-ha.sh
 export PATH="$PWD/.venv/bin:$PATH"
 export PORT=${PORT:-8000}
 
@@ -18,13 +19,16 @@ BROKER_DIR=$PWD/var/redis-broker
 BROKER_PORT=${LOCAL_BROKER_PORT:-63791}
 MAIL_DIR_LOCAL=$PWD/var/mail
 MAIL_PORT=${LOCAL_MAIL_PORT:-10250}
-started_pg= started_redis= started_broker= started_mail=
+REPLICA_DATA=$PWD/var/pg-replica
+REPLICA_PORT=${LOCAL_REPLICA_PORT:-54321}
+started_pg= started_redis= started_broker= started_mail= started_replica=
 
 cleanup() {
     trap - EXIT INT TERM
     [ -n "$started_broker" ] && { say "Stopping the broker's Redis"; redis_stop "$BROKER_DIR" "$BROKER_PORT"; }
     [ -n "$started_redis" ] && { say "Stopping Redis"; redis_stop "$REDIS_DIR" "$REDIS_PORT"; }
     [ -n "$started_mail" ] && { say "Stopping the mail catcher"; mail_stop "$MAIL_DIR_LOCAL"; }
+    [ -n "$started_replica" ] && { say "Stopping the replica"; pg_stop "$REPLICA_DATA"; }
     [ -n "$started_pg" ] && { say "Stopping PostgreSQL"; pg_stop "$PG_DATA"; }
 }
 trap cleanup EXIT INT TERM
@@ -34,6 +38,10 @@ if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
     export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
+    if [ "${PG_REPLICAS:-0}" = 1 ]; then  # a streaming standby for lag-tolerant reads
+        pg_replica_start "$REPLICA_DATA" "$REPLICA_PORT" "$PG_PORT"; started_replica=1
+        export DATABASE_REPLICA_URL="postgres://ugcsite@127.0.0.1:$REPLICA_PORT/ugcsite"
+    fi
 fi
 if [ -z "${REDIS_URL:-}" ]; then
     ensure_redis

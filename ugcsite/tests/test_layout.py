@@ -35,6 +35,7 @@ PLATFORM = {
     "ugcsite.ratelimits",
     "ugcsite.logs",
     "ugcsite.sql",
+    "ugcsite.replicas",
 }
 
 
