@@ -21,7 +21,9 @@ MAIL_DIR_LOCAL=$PWD/var/mail
 MAIL_PORT=${LOCAL_MAIL_PORT:-10250}
 REPLICA_DATA=$PWD/var/pg-replica
 REPLICA_PORT=${LOCAL_REPLICA_PORT:-54321}
-started_pg= started_redis= started_broker= started_mail= started_replica=
+HA_DIR=$PWD/var/pg-ha   # PG_HA=1: etcd, Patroni nodes n1 and n2 (scripts/pg-ha.sh)
+HA_PORTS=(${LOCAL_HA_PORTS:-23790 23800 54330 8330 54331 8331})  # etcd client, peer; node PostgreSQL, REST x 2
+started_pg= started_redis= started_broker= started_mail= started_replica= started_ha=
 
 cleanup() {
     trap - EXIT INT TERM
@@ -30,10 +32,16 @@ cleanup() {
     [ -n "$started_mail" ] && { say "Stopping the mail catcher"; mail_stop "$MAIL_DIR_LOCAL"; }
     [ -n "$started_replica" ] && { say "Stopping the replica"; pg_stop "$REPLICA_DATA"; }
     [ -n "$started_pg" ] && { say "Stopping PostgreSQL"; pg_stop "$PG_DATA"; }
+    [ -n "$started_ha" ] && { say "Stopping the Patroni cluster"; pg_ha_stop "$HA_DIR"; }
 }
 trap cleanup EXIT INT TERM
 
 mkdir -p var
+if [ -z "${DATABASE_URL:-}" ] && [ "${PG_HA:-0}" = 1 ]; then
+    ensure_postgres
+    started_ha=1; pg_ha_start "$HA_DIR" "${HA_PORTS[@]}"
+    export DATABASE_URL="postgres://ugcsite@127.0.0.1:${HA_PORTS[2]},127.0.0.1:${HA_PORTS[4]}/ugcsite?target_session_attrs=read-write&connect_timeout=3"
+fi
 if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
