@@ -6,12 +6,14 @@ in ``REPLICA_READ_VIEWS`` (search, profiles and their boards with the archived p
 admin's lists) read the replica; everything else, and every write, uses ``default``.
 
 The rule for reading your own writes is the write's LSN: a request of a signed-in person that
-wrote to PostgreSQL records ``pg_current_wal_lsn()`` under that person (Django's cache, for
+wrote to PostgreSQL records ``pg_current_wal_insert_lsn()`` under that person (Django's cache, for
 ``REPLICA_RYW_SECONDS``); until the replica has replayed that LSN, that person's reads go to the
 primary. A replica that does not answer, is not in recovery (a promoted ex-standby), or is more
 than ``REPLICA_MAX_LAG_BYTES`` behind the primary is skipped, never waited on: its state is
 probed at most every ``REPLICA_CHECK_SECONDS`` a process, on a connection of its own with a
-short connect timeout, and a replica found down stays skipped until the next probe.
+short connect timeout, and a replica found down stays skipped until the next probe. A replica
+that dies between two probes is found by the next request that would read it (its pool waits at
+most ``REPLICA_CONNECT_TIMEOUT``), which reads the primary instead.
 """
 
 import logging
@@ -105,13 +107,19 @@ class _Probe:
                 self.state = ReplicaState(False, "not in recovery", checked_at=now)
                 return self.state
             with connections["default"].cursor() as cursor:
-                cursor.execute("SELECT pg_current_wal_lsn()::text")
+                cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
                 primary = lsn_int(cursor.fetchone()[0])
             replay_lsn = lsn_int(replay)
             lag = max(0, primary - replay_lsn)
             usable = lag <= settings.REPLICA_MAX_LAG_BYTES
             self.state = ReplicaState(usable, "streaming" if usable else "behind", replay_lsn, lag, now)
             return self.state
+
+    def mark_down(self, error: Exception) -> None:
+        """The replica failed a request: skipped until the next probe finds it well."""
+        with self.lock:
+            self._drop()
+            self.state = ReplicaState(False, f"unreachable: {type(error).__name__}", checked_at=time.monotonic())
 
     def has_replayed(self, lsn: int) -> bool:
         """Whether the replica, asked now, has replayed ``lsn`` (and is still a standby)."""
@@ -170,8 +178,20 @@ def read_alias_for(request) -> str:
     except (DatabaseError, RedisError):  # the primary or the cache is down: the view meets it and answers 503
         return "default"
     if written is None or state.replay_lsn >= written or _probe.has_replayed(written):
-        return REPLICA
+        return REPLICA if _replica_connects() else "default"
     return "default"
+
+
+def _replica_connects() -> bool:
+    """Whether the request holds a connection to the replica (a pooled one, checked as it leaves
+    the pool; the pool waits at most ``REPLICA_CONNECT_TIMEOUT``). A replica that died since the
+    last probe is marked down here, so the process's next requests skip it at once."""
+    try:
+        connections[REPLICA].ensure_connection()
+        return True
+    except DatabaseError as error:
+        _probe.mark_down(error)
+        return False
 
 
 def _lag_tolerant(request) -> bool:
@@ -226,8 +246,10 @@ class ReplicaReadsMiddleware:
             writer = _writer_id(request)
             if writer is None:
                 return
+            # The insert position, not pg_current_wal_lsn() (what is written out): with
+            # synchronous_commit off, a commit's record may not be written yet when it returns.
             with connections["default"].cursor() as cursor:
-                cursor.execute("SELECT pg_current_wal_lsn()::text")
+                cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
                 lsn = lsn_int(cursor.fetchone()[0])
             cache.set(_ryw_key(writer), lsn, timeout=settings.REPLICA_RYW_SECONDS)
         except (DatabaseError, RedisError) as error:  # the answer is made; a write that failed with it left no LSN

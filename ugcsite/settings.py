@@ -139,19 +139,24 @@ if DATABASE_POOL_SIZE:
     }
 else:  # 0: no pool of our own, a connection a request, for a PgBouncer in front (transaction pooling)
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
-# A streaming replica for the reads that tolerate a little lag, with a pool like the primary's
-# (ugcsite.replicas: which views, the read-your-writes rule, when it is skipped; PG_REPLICAS=1 make run).
-if os.environ.get("DATABASE_REPLICA_URL"):
-    DATABASES["replica"] = {**database_from_url(os.environ["DATABASE_REPLICA_URL"]), "TEST": {"MIRROR": "default"}}
-    if DATABASE_POOL_SIZE:
-        DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = DATABASES["default"]["OPTIONS"]["pool"]
-    else:
-        DATABASES["replica"]["DISABLE_SERVER_SIDE_CURSORS"] = True
-DATABASE_ROUTERS = ["ugcsite.replicas.ReplicaRouter"]
+# A streaming replica for the reads that tolerate a little lag (ugcsite.replicas: which views, the
+# read-your-writes rule, when it is skipped; PG_REPLICAS=1 make run). Its pool is the primary's,
+# but a request waits at most REPLICA_CONNECT_TIMEOUT for one of its connections, then reads the
+# primary: a replica that just died costs the first request after it that long, once.
 REPLICA_READ_VIEWS = {"search", "user", "user-boards", "followers", "following", "boards:search", "people:profile"}
 REPLICA_MAX_LAG_BYTES = int(os.environ.get("REPLICA_MAX_LAG_BYTES", str(16 * 1024 * 1024)))
 REPLICA_CHECK_SECONDS = float(os.environ.get("REPLICA_CHECK_SECONDS", "1"))  # a probe a process at most this often
 REPLICA_CONNECT_TIMEOUT = float(os.environ.get("REPLICA_CONNECT_TIMEOUT", "1"))
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = {**database_from_url(os.environ["DATABASE_REPLICA_URL"]), "TEST": {"MIRROR": "default"}}
+    if DATABASE_POOL_SIZE:
+        DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = {
+            **DATABASES["default"]["OPTIONS"]["pool"],
+            "timeout": REPLICA_CONNECT_TIMEOUT,
+        }
+    else:
+        DATABASES["replica"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+DATABASE_ROUTERS = ["ugcsite.replicas.ReplicaRouter"]
 REPLICA_RYW_SECONDS = int(os.environ.get("REPLICA_RYW_SECONDS", "3600"))  # how long a write's LSN is kept
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

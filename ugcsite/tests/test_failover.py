@@ -50,8 +50,13 @@ def machine_death(node: Path) -> None:
     """kill -9 the node's Patroni, its postmaster and the postmaster's children at once."""
     patroni = int((node / "patroni.pid").read_text())
     postmaster = int((node / "data" / "postmaster.pid").read_text().split()[0])
-    for pid in [patroni, postmaster, *_children(postmaster)]:
-        os.kill(pid, signal.SIGKILL)
+    os.kill(patroni, signal.SIGKILL)
+    os.kill(postmaster, signal.SIGKILL)
+    for pid in _children(postmaster):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:  # a backend that ended meanwhile
+            continue
 
 
 def is_primary(api_port: int) -> bool:

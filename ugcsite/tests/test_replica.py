@@ -49,6 +49,7 @@ def test_others_read_the_replica_and_a_writer_her_own_writes(transactional_db, s
             DATABASE_REPLICA_URL=f"postgres://ugcsite@127.0.0.1:{replica_port}/ugcsite",
             REPLICA_MAX_LAG_BYTES=str(MAX_LAG),
             REPLICA_CHECK_SECONDS="0.2",
+            REPLICA_CONNECT_TIMEOUT="0.5",  # a replica that just died costs each web process at most this, once
             REDIS_URL=settings.REDIS_URL,
             REDIS_CLUSTER="0",
             DJANGO_DEBUG="0",
