@@ -10,6 +10,12 @@
 pg_replica_start() {
     local data=$1 port=$2 primary_port=$3 fast=${4:-}
     local slot=ugcsite_replica_$port
+    if [ -f "$data/PG_VERSION" ] && ! as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$primary_port" -U ugcsite -d postgres -tAq \
+        -c "SELECT 1 FROM pg_replication_slots WHERE slot_name = '$slot'" | grep -q 1; then
+        # Its slot was dropped (a make run without PG_REPLICAS): the WAL it needs may be gone.
+        say "The replica in $data lost its slot on the primary; making it again"
+        rm -rf "$data"
+    fi
     if [ ! -f "$data/PG_VERSION" ]; then
         say "Creating a streaming replica of :$primary_port in $data"
         mkdir -p "$data"
@@ -29,8 +35,8 @@ pg_replica_start() {
         || die "The replica did not start on port $port; see $data/server.log (is the port taken?)"
 }
 
-# pg_replica_drop PRIMARY_PORT REPLICA_PORT: the replica's slot off the primary (a replica thrown
-# away must not keep the primary's WAL for ever).
+# pg_replica_drop PRIMARY_PORT REPLICA_PORT: the replica's slot off the primary (a replica not
+# started must not keep the primary's WAL for ever; make run without PG_REPLICAS drops it).
 pg_replica_drop() {
     as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$1" -U ugcsite -d postgres -tAq -c \
         "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'ugcsite_replica_$2'" \

@@ -49,6 +49,8 @@ if [ -z "${DATABASE_URL:-}" ]; then
     if [ "${PG_REPLICAS:-0}" = 1 ]; then  # a streaming standby for lag-tolerant reads
         pg_replica_start "$REPLICA_DATA" "$REPLICA_PORT" "$PG_PORT"; started_replica=1
         export DATABASE_REPLICA_URL="postgres://ugcsite@127.0.0.1:$REPLICA_PORT/ugcsite"
+    elif [ -d "$REPLICA_DATA" ]; then
+        pg_replica_drop "$PG_PORT" "$REPLICA_PORT"  # its slot would keep the primary's WAL for ever
     fi
 fi
 if [ -z "${REDIS_URL:-}" ]; then
