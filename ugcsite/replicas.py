@@ -161,7 +161,10 @@ def _reader_id(request) -> int | None:
 
 
 def _writer_id(request) -> int | None:
-    user = getattr(request, "api_user", None) or getattr(request, "user", None)
+    """Who wrote: the API's caller (its id, without loading the user), else the session's user."""
+    user = getattr(request, "api_user", None)
+    if user is None:
+        user = getattr(request, "user", None)
     return user.pk if user is not None and user.is_authenticated else None
 
 
