@@ -41,6 +41,13 @@ def configured() -> bool:
     return REPLICA in settings.DATABASES
 
 
+def read_alias() -> str:
+    """Where a raw SQL read (``connections[read_alias()].cursor()``) goes: what the router
+    answers for the ORM's reads, the replica in a lag-tolerant view that may read it, else
+    ``default``."""
+    return _read_alias.get() or "default"
+
+
 def lsn_int(text: str) -> int:
     """A ``pg_lsn`` as PostgreSQL prints it (``16/B374D848``) as a byte position."""
     high, _, low = text.partition("/")

@@ -1,7 +1,7 @@
-"""A streaming replica under a real site (gunicorn through serve.sh): a profile read by others
-comes from the replica (stale while its replay is paused), its author reads her own write from
-the primary until the replica has replayed its LSN, a replica too far behind or down is skipped
-at once, and /readyz reports its lag.
+"""A streaming replica under a real site (gunicorn through serve.sh): a profile and a search read
+by others come from the replica (stale while its replay is paused), their author reads her own
+writes from the primary until the replica has replayed their LSN, a replica too far behind or
+down is skipped at once, and /readyz reports its lag.
 
 The primary and the replica are throwaway ones of this test, made as `PG_REPLICAS=1 make run`
 makes them (scripts/services.sh pg_start, scripts/pg-ha.sh pg_replica_start: pg_basebackup)."""
@@ -52,6 +52,7 @@ def test_others_read_the_replica_and_a_writer_her_own_writes(transactional_db, s
             REPLICA_CONNECT_TIMEOUT="0.5",  # a replica that just died costs each web process at most this, once
             REDIS_URL=settings.REDIS_URL,
             REDIS_CLUSTER="0",
+            CELERY_QUEUE="replica-reads",  # no worker: a board's fan-out waits in a queue of its own
             DJANGO_DEBUG="0",
             SITE_HTTPS="0",
             DJANGO_SECRET_KEY="k" * 60,
@@ -91,6 +92,21 @@ def test_others_read_the_replica_and_a_writer_her_own_writes(transactional_db, s
             assert bio("bob") == "" and bio(None) == ""
         seen = replica_seen()
         assert seen["status"] == "streaming" and 0 < seen["lag_bytes"] <= MAX_LAG, seen
+        # Search too: alice's new board is found by her (the primary), not yet by bob (the replica).
+        doc = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
+        status, _, body = call(
+            base, "POST", "/api/v1/boards", {"title": "zebra", "kind": "note", "tags": [], "doc": doc}, tokens["alice"]
+        )
+        assert status == 201, body
+
+        def found(reader: str) -> list:
+            status, _, body = call(base, "GET", "/api/v1/search?q=zebra", token=tokens[reader])
+            assert status == 200, body
+            return [item["id"] for item in body["items"]]
+
+        assert found("alice") == [body["id"]]
+        time.sleep(0.5)
+        assert found("bob") == []
 
         # Too far behind (3 MB of WAL it has not replayed): skipped, everyone reads the primary.
         sql(primary_port, "CREATE TABLE filler AS SELECT repeat('x', 1000) AS pad FROM generate_series(1, 3000)")
