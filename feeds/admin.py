@@ -2,7 +2,7 @@
 takes a person's boards out of every feed, so it lives here, on top of social's UserAdmin)."""
 
 from django.contrib import admin, messages
-from django.db import connection
+from django.db import connections
 from django.utils.html import format_html, format_html_join
 
 from feeds.models import ArchiveRun, Board, Report, ReportCase, TimelineChunk
@@ -10,6 +10,7 @@ from feeds.services import boards as services, moderation, reports
 from feeds.timelines import archive
 from social.admin import UserAdmin
 from social.models import User
+from ugcsite.platform.replicas import read_alias
 
 
 class TagFilter(admin.SimpleListFilter):
@@ -20,7 +21,7 @@ class TagFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         # A scan of all tags, for staff only; discovery's tag indexes will answer this from Redis.
-        with connection.cursor() as cursor:
+        with connections[read_alias()].cursor() as cursor:  # the replica, as the list's other reads
             cursor.execute(
                 f"SELECT tag, count(*) FROM {Board._meta.db_table}, unnest(tags) AS tag "
                 "GROUP BY tag ORDER BY count(*) DESC, tag LIMIT 30"

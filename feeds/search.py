@@ -32,10 +32,11 @@ otherwise hash a whole term to find a thousand boards.
 import re
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import connections, transaction
 
 from feeds.models import Board, BoardTerm
 from feeds.rules import SEARCH_MATCHES_MAX, TAG_PATTERN
+from ugcsite.platform.replicas import read_alias
 
 # Words of a query: letters and digits (any script). Each becomes a prefix term of the query
 # ('gree':* finds "green"), all of them required. A tag is "#" and a tag's characters.
@@ -233,7 +234,8 @@ def boards_search(query: str, *, offset: int, limit: int, plan: str | None = Non
     words, tags = query_words(query), query_tags(query)
     if not words and not tags:
         return [], 0
-    with transaction.atomic(), connection.cursor() as cursor:
+    alias = read_alias()  # the replica for the search views (ugcsite.platform.replicas)
+    with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         cursor.execute(_BUILD, {"words": words})
         built, *was = cursor.fetchone()
         built = built if words else ""

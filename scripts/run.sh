@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source scripts/pg-ha.sh
 export PATH="$PWD/.venv/bin:$PATH"
 export PORT=${PORT:-8000}
 VAR=${UGC_VAR:-$PWD/var}   # what make run keeps: the servers' data, the secret key, the ports
@@ -15,27 +16,43 @@ PG_DATA=$VAR/pg
 REDIS_DIR=$VAR/redis
 BROKER_DIR=$VAR/redis-broker
 MAIL_DIR_LOCAL=$VAR/mail
-started_pg= started_redis= started_broker= started_mail=
+REPLICA_DATA=$VAR/pg-replica
+HA_DIR=$VAR/pg-ha   # PG_HA=1: etcd, Patroni nodes n1 and n2 (scripts/pg-ha.sh)
+started_pg= started_redis= started_broker= started_mail= started_replica= started_ha=
 # Each server's port: chosen once per var/ and kept in var/ports.env (scripts/ports.env's when
 # free, else a free port; LOCAL_PG_PORT and the like choose one), so that a second clone runs
 # beside this one with only PORT set. Held under a lock until the servers listen.
 ports_lock
 local_ports "$VAR" $(grep -v '^#' scripts/ports.env)
+HA_PORTS=("$ETCD_CLIENT_PORT" "$ETCD_PEER_PORT" "$HA1_PG_PORT" "$HA1_REST_PORT" "$HA2_PG_PORT" "$HA2_REST_PORT")
 
 cleanup() {
     trap - EXIT INT TERM
     [ -n "$started_broker" ] && { say "Stopping the broker's Redis"; redis_stop "$BROKER_DIR" "$BROKER_PORT"; }
     [ -n "$started_redis" ] && { say "Stopping Redis"; redis_stop "$REDIS_DIR" "$REDIS_PORT"; }
     [ -n "$started_mail" ] && { say "Stopping the mail catcher"; mail_stop "$MAIL_DIR_LOCAL"; }
+    [ -n "$started_replica" ] && { say "Stopping the replica"; pg_stop "$REPLICA_DATA"; }
     [ -n "$started_pg" ] && { say "Stopping PostgreSQL"; pg_stop "$PG_DATA"; }
+    [ -n "$started_ha" ] && { say "Stopping the Patroni cluster"; pg_ha_stop "$HA_DIR"; }
 }
 trap cleanup EXIT INT TERM
 
 mkdir -p "$VAR"
+if [ -z "${DATABASE_URL:-}" ] && [ "${PG_HA:-0}" = 1 ]; then
+    ensure_postgres
+    started_ha=1; pg_ha_start "$HA_DIR" "${HA_PORTS[@]}"
+    export DATABASE_URL="postgres://ugcsite@127.0.0.1:${HA_PORTS[2]},127.0.0.1:${HA_PORTS[4]}/ugcsite?target_session_attrs=read-write&connect_timeout=3"
+fi
 if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
     export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
+    if [ "${PG_REPLICAS:-0}" = 1 ]; then  # a streaming standby for lag-tolerant reads
+        pg_replica_start "$REPLICA_DATA" "$REPLICA_PORT" "$PG_PORT"; started_replica=1
+        export DATABASE_REPLICA_URL="postgres://ugcsite@127.0.0.1:$REPLICA_PORT/ugcsite"
+    elif [ -d "$REPLICA_DATA" ]; then
+        pg_replica_drop "$PG_PORT" "$REPLICA_PORT"  # its slot would keep the primary's WAL for ever
+    fi
 fi
 if [ -z "${REDIS_URL:-}" ]; then
     ensure_redis

@@ -7,12 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source scripts/pg-ha.sh
 export PATH="$PWD/.venv/bin:$PATH"
 
 ensure_postgres
 ensure_redis
 # The browser tests need Chromium; benchmarks and runs with -m "not browser" do not.
 if [ "${1:-}" = pytest ] && { [[ "$*" != *"not browser"* ]] || [[ "$*" == *"or cluster"* ]]; }; then ensure_chromium; fi
+# The failover test (ugcsite/tests/test_failover.py) starts a Patroni cluster of its own.
+if [ "${1:-}" = pytest ]; then ensure_patroni; fi
 TMP=$(mktemp -d /tmp/ugcsite-run.XXXXXX)
 chmod 755 "$TMP"
 PG_PORT=$(free_port); REDIS_PORT=$(free_port)

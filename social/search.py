@@ -5,9 +5,10 @@ either."""
 
 import re
 
-from django.db import connection, transaction
+from django.db import connections, transaction
 
 from social.rules import NAME_SIMILARITY_MIN, SEARCH_MATCHES_MAX
+from ugcsite.platform.replicas import read_alias
 
 # Matches of a name, best first: the username itself, then names that start with the query,
 # then any word of the name that starts with it, then the most alike (typos) by pg_trgm's word
@@ -52,7 +53,8 @@ def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], i
     threshold is set for it alone): the normalised query, then one query over at most twice
     SEARCH_MATCHES_MAX candidates: O(log n + cap) for the prefix; the trigram index only when the
     prefix finds fewer than the cap, and then until it has found the cap; O(cap log cap) to rank."""
-    with transaction.atomic(), connection.cursor() as cursor:
+    alias = read_alias()  # the replica for the search views (ugcsite.platform.replicas)
+    with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         cursor.execute(
             "SELECT lower(ugc_unaccent(%s)), set_config('pg_trgm.word_similarity_threshold', %s, true)",
             [query.strip(), str(NAME_SIMILARITY_MIN)],

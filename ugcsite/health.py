@@ -1,13 +1,14 @@
 """Operations (docs/api.md, "Operations"): is the process up, can it serve, and its metrics."""
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from kombu import Connection
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge
 
 from feeds.timelines import archive
+from ugcsite.platform import replicas
 from ugcsite.platform.http import error_response, without_body
 from ugcsite.platform.metrics import exposition
 from ugcsite.platform.redis import get_redis, used_memory
@@ -50,9 +51,26 @@ def _broker() -> None:
 CHECKS = {"postgres": _postgres, "redis": _redis, "broker": _broker}
 
 
+def _database() -> dict:
+    """Which server answers as the primary (with PG_HA=1, the one libpq found), and the
+    replica's state and lag in bytes when there is one (a replica down is reported, not a 503:
+    its reads go to the primary)."""
+    answer = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT host(inet_server_addr()) || ':' || inet_server_port()")
+            answer["primary"] = cursor.fetchone()[0]
+        if replicas.configured():
+            answer["replica"] = replicas.replica_state(max_age=0).as_json()
+    except DatabaseError as error:
+        answer["primary"] = f"unreachable: {type(error).__name__}"
+    return answer
+
+
 def readyz(request):
     """``GET /readyz``: 200 when PostgreSQL, the data Redis and Celery's broker all answer;
-    503 (Retry-After) naming the ones that did not."""
+    503 (Retry-After) naming the ones that did not. ``database`` names the primary and the
+    replica's lag."""
     checks = {}
     for name, check in CHECKS.items():
         try:
@@ -62,7 +80,8 @@ def readyz(request):
             checks[name] = f"unreachable: {type(error).__name__}"
     ready = all(value == "ok" for value in checks.values())
     response = JsonResponse(
-        {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
+        {"status": "ok" if ready else "unavailable", "checks": checks, "database": _database()},
+        status=200 if ready else 503,
     )
     if not ready:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)

@@ -22,6 +22,9 @@ logger = logging.getLogger(__name__)
 CONFLICTS = (psycopg_errors.DeadlockDetected, psycopg_errors.SerializationFailure, psycopg_errors.LockNotAvailable)
 # A server we depend on is unreachable: the request may work again in a moment.
 OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError, ClusterDownError)
+# A write reached a PostgreSQL that is a standby now (its primary failed over, PG_HA=1, and a kept
+# connection outlived the change): the next connection finds the new primary.
+DEMOTED = psycopg_errors.ReadOnlySqlTransaction
 RETRY_AFTER_SECONDS = 5
 
 # Pages load nothing from other hosts and run no inline script (docs/api.md, "Pages").
@@ -134,7 +137,7 @@ class ServiceUnavailableMiddleware:
             )
             response["Retry-After"] = str(exception.retry_after)
             return response
-        if not isinstance(exception, OUTAGES):
+        if not isinstance(exception, OUTAGES) and not isinstance(exception.__cause__, DEMOTED):
             return None
         which = "database" if isinstance(exception, DatabaseError) else "data store (Redis)"
         conflict = isinstance(exception.__cause__, CONFLICTS)

@@ -1,6 +1,8 @@
 """Settings of ugcsite. Everything that differs between machines comes from the environment.
 
-DATABASE_URL   PostgreSQL (default: the local cluster that `make run` starts under var/)
+DATABASE_URL   PostgreSQL (default: the local cluster that `make run` starts under var/); several
+               hosts (h1:p1,h2:p2) with ?target_session_attrs=read-write find the primary (PG_HA)
+DATABASE_REPLICA_URL  a streaming replica for lag-tolerant reads (ugcsite.platform.replicas; PG_REPLICAS)
 REDIS_URL      the data Redis: timelines, sets, board cache (default: the local one under var/)
 REDIS_CLUSTER  set to 1 when REDIS_URL names a node of a Redis Cluster
 CELERY_BROKER_URL, CACHE_URL  plain Redis for Celery and Django's cache (default: REDIS_URL's
@@ -62,6 +64,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "ugcsite.platform.replicas.ReplicaReadsMiddleware",  # after auth: whose writes, who reads
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "ugcsite.middleware.DomainErrorMiddleware",
@@ -114,11 +117,27 @@ LOCAL_PORTS = {
 # The whole site's budget (every process of `make run` x this) is ugcsite.serving.connection_budget().
 DATABASE_POOL_SIZE = int(os.environ.get("DATABASE_POOL_SIZE", "4"))
 DATABASE_POOL_TIMEOUT = float(os.environ.get("DATABASE_POOL_TIMEOUT", "3"))
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"postgres://ugcsite@127.0.0.1:{LOCAL_PORTS['PG_PORT']}/ugcsite"),
+
+
+def database_from_url(url: str) -> dict:
+    """A DATABASES entry from a URL, libpq's multi-host form too (PG_HA=1 make run:
+    ``postgres://u@h1:p1,h2:p2/db?target_session_attrs=read-write``), whose hosts psycopg tries
+    in turn until one is the primary."""
+    hosts = urlsplit(url).netloc.rpartition("@")[2]
+    config = dj_database_url.parse(
+        url.replace(hosts, hosts.split(",")[0], 1),
         conn_max_age=0,  # the pool keeps connections; Django refuses both at once
         conn_health_checks=True,
+    )
+    if "," in hosts:
+        pairs = [host.rpartition(":") for host in hosts.split(",")]
+        config["HOST"], config["PORT"] = ",".join(p[0] for p in pairs), ",".join(p[2] for p in pairs)
+    return config
+
+
+DATABASES = {
+    "default": database_from_url(
+        os.environ.get("DATABASE_URL", f"postgres://ugcsite@127.0.0.1:{LOCAL_PORTS['PG_PORT']}/ugcsite")
     )
 }
 if DATABASE_POOL_SIZE:
@@ -135,6 +154,25 @@ if DATABASE_POOL_SIZE:
     }
 else:  # 0: no pool of our own, a connection a request, for a PgBouncer in front (transaction pooling)
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+# A streaming replica for the reads that tolerate a little lag (ugcsite.platform.replicas: which views, the
+# read-your-writes rule, when it is skipped; PG_REPLICAS=1 make run). Its pool is the primary's,
+# but a request waits at most REPLICA_CONNECT_TIMEOUT for one of its connections, then reads the
+# primary: a replica that just died costs the first request after it that long, once.
+REPLICA_READ_VIEWS = {"search", "user", "user-boards", "followers", "following", "boards:search", "people:profile"}
+REPLICA_MAX_LAG_BYTES = int(os.environ.get("REPLICA_MAX_LAG_BYTES", str(16 * 1024 * 1024)))
+REPLICA_CHECK_SECONDS = float(os.environ.get("REPLICA_CHECK_SECONDS", "1"))  # a probe a process at most this often
+REPLICA_CONNECT_TIMEOUT = float(os.environ.get("REPLICA_CONNECT_TIMEOUT", "1"))
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = {**database_from_url(os.environ["DATABASE_REPLICA_URL"]), "TEST": {"MIRROR": "default"}}
+    if DATABASE_POOL_SIZE:
+        DATABASES["replica"].setdefault("OPTIONS", {})["pool"] = {
+            **DATABASES["default"]["OPTIONS"]["pool"],
+            "timeout": REPLICA_CONNECT_TIMEOUT,
+        }
+    else:
+        DATABASES["replica"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+DATABASE_ROUTERS = ["ugcsite.platform.replicas.ReplicaRouter"]
+REPLICA_RYW_SECONDS = int(os.environ.get("REPLICA_RYW_SECONDS", "3600"))  # how long a write's LSN is kept
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", f"redis://127.0.0.1:{LOCAL_PORTS['REDIS_PORT']}/0")

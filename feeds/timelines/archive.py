@@ -19,7 +19,7 @@ import heapq
 from collections.abc import Callable, Iterable, Iterator
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -30,6 +30,7 @@ from feeds.scripts import scripts
 from feeds.timelines import store
 from feeds.timelines.ids import min_board_id_at
 from ugcsite.platform.redis import get_redis
+from ugcsite.platform.replicas import read_alias
 
 _MAX_FIELD = {Timeline.PROFILE: "m_archived_max", Timeline.HOME: "p_archived_max"}
 
@@ -247,7 +248,7 @@ def archived_newest(user_id: int, kind: str, *, below: int | None = None, count:
     seen: set[int] = set()
     offset = 0
     while True:
-        with connection.cursor() as cursor:
+        with connections[read_alias()].cursor() as cursor:  # the replica on a profile's pages
             cursor.execute(sql, [*where, per_query, offset])
             rows = cursor.fetchall()
         offset += len(rows)

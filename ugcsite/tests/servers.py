@@ -28,9 +28,16 @@ def free_port() -> int:
 
 
 def services(function: str, *args: str) -> None:
-    """Run a function of scripts/services.sh (redis_start, pg_start, ...), as make run does."""
+    """Run a function of scripts/services.sh or scripts/pg-ha.sh (redis_start, pg_start,
+    pg_replica_start, ...), as make run does."""
     subprocess.run(
-        ["bash", "-c", f'source scripts/services.sh; ensure_postgres; {function} "$@"', "_", *args],
+        [
+            "bash",
+            "-c",
+            f'source scripts/services.sh; source scripts/pg-ha.sh; ensure_postgres; {function} "$@"',
+            "_",
+            *args,
+        ],
         cwd=ROOT,
         check=True,
         timeout=120,

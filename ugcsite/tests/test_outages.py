@@ -9,7 +9,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+from django.db import connection
 
+from social.models import User
 from ugcsite.platform.redis import get_redis
 from ugcsite.serving import Site
 from ugcsite.testing import assert_problem
@@ -157,3 +159,21 @@ def test_a_web_server_that_is_down_behind_the_proxy_is_a_503_with_retry_after(tm
         assert headers["Content-Type"] == "application/json" and "try again" in json.loads(text)["detail"].lower()
     finally:
         server.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_on_a_server_that_turned_standby_is_a_503_not_a_500(client):
+    """After a failover (PG_HA=1) a kept connection may reach a server that is a standby now: its
+    writes fail with read_only_sql_transaction (SQLSTATE 25006), which is an outage, not a bug. A
+    read-only session gives the same error."""
+    User.objects.create_user(username="reader", password="long-enough")
+    client.login(username="reader", password="long-enough")
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION default_transaction_read_only = on")
+    try:
+        response = client.generic("PATCH", "/api/v1/me", '{"bio": "x"}', content_type="application/json")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET SESSION default_transaction_read_only = off")
+    body = assert_problem(response, 503)
+    assert int(response["Retry-After"]) > 0 and "database" in body["detail"]
