@@ -38,7 +38,17 @@ class BoardAdmin(admin.ModelAdmin):
     search_fields = ("title", "author__username", "=tags")
     list_select_related = ("author",)
     raw_id_fields = ("author",)
-    readonly_fields = ("id", "created_at", "updated_at", "views", "likes", "remixed_from", "live_seq")
+    readonly_fields = (
+        "id",
+        "created_at",
+        "updated_at",
+        "views",
+        "likes",
+        "comments",
+        "commenting",
+        "remixed_from",
+        "live_seq",
+    )
     ordering = ("-id",)
     show_full_result_count = False
     actions = ["hide_boards", "unhide_boards"]
