@@ -4,15 +4,15 @@ import re
 from typing import Annotated
 
 from django.http import HttpResponse, JsonResponse
-from pydantic import AfterValidator, Field, StrictInt
+from pydantic import AfterValidator, Field
 
 from feeds import selectors
 from feeds.rules import COMMENT_TEXT_MAX
 from feeds.services import comments as services
 from ugcsite.platform.http import (
     ID_DIGITS,
-    ID_LIMIT,
     ApiError,
+    BodyId,
     Strict,
     Text,
     client_address,
@@ -47,7 +47,7 @@ class CommentCreate(Strict):
     """A comment: its text, and the comment it answers (null or left out: a new thread)."""
 
     text: CommentText
-    reply_to: Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)] | None = None
+    reply_to: BodyId | None = None
 
 
 class CommentPatch(Strict):

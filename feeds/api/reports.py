@@ -3,7 +3,7 @@
 from typing import Annotated, ClassVar, Literal
 
 from django.http import JsonResponse
-from pydantic import Field, StrictInt, StrictStr
+from pydantic import Field, StrictStr
 
 from feeds import selectors
 from feeds.rules import REPORT_TEXT_MAX, ReportReason
@@ -11,8 +11,8 @@ from feeds.services import reports
 from social.rules import USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import user_get_for
 from ugcsite.platform.http import (
-    ID_LIMIT,
     ApiError,
+    BodyId,
     Strict,
     Text,
     endpoint,
@@ -32,8 +32,8 @@ class ReportCreate(Strict):
 
     one_of: ClassVar[tuple[str, ...]] = ("board", "comment", "user")  # exactly one, never null (the handler checks too)
 
-    board: Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)] = None
-    comment: Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)] = None
+    board: BodyId = None
+    comment: BodyId = None
     user: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)] = None
     reason: Reason
     text: Annotated[Text, Field(max_length=REPORT_TEXT_MAX)] = ""

@@ -17,7 +17,7 @@ from feeds.models import Board, Comment, Notification
 from feeds.notifications import notifications_add
 from feeds.rules import COMMENT_TEXT_MAX, CommentPolicy
 from social import graph, hiding
-from ugcsite.platform.errors import Invalid, NotAllowed
+from ugcsite.platform.errors import NotAllowed, NotFound
 from ugcsite.platform.ratelimits import attempt
 
 
@@ -36,7 +36,7 @@ class MayNotDelete(NotAllowed):
         super().__init__("Only the comment's author, the board's author or staff can delete a comment.")
 
 
-class NoSuchParent(Invalid):
+class NoSuchParent(NotFound):
     def __init__(self, comment_id: int):
         super().__init__(f"reply_to: there is no comment {comment_id} on this board that you can answer.")
 

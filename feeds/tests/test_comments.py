@@ -8,6 +8,7 @@ import json
 import zipfile
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 from feeds import comments, keys, selectors
@@ -89,10 +90,12 @@ def test_replies_are_one_level_deep_and_a_reply_to_a_reply_names_who_it_answers(
         deeper["id"],
         other["id"],
     ]
-    # a reply to a comment of another board, or to none, is a 400
+    # a reply to a comment of another board, or to none, is a 404 (as a report of nothing)
     elsewhere = post_board(run, alice, "Other")
-    assert_problem(run(bob.post, f"/api/v1/boards/{elsewhere}/comments", {"text": "x", "reply_to": top["id"]}), 400)
-    assert_problem(run(bob.post, f"/api/v1/boards/{board_id}/comments", {"text": "x", "reply_to": 10**15}), 400)
+    assert_problem(run(bob.post, f"/api/v1/boards/{elsewhere}/comments", {"text": "x", "reply_to": top["id"]}), 404)
+    assert_problem(run(bob.post, f"/api/v1/boards/{board_id}/comments", {"text": "x", "reply_to": 10**15}), 404)
+    # an id may be written 3.0 (JSON Schema's integer), never true, "3" or 3.5
+    assert say(run, carol, board_id, "whole", reply_to=float(top["id"]))["reply_to"] == top["id"]
 
 
 def test_paging_walks_the_thread_with_the_cursor_in_one_query(api, run, django_assert_num_queries):
@@ -200,6 +203,8 @@ def test_who_may_comment_follows_the_boards_setting(api, run):
         {"text": "a\x00b"},
         {"text": "x", "reply_to": "1"},
         {"text": "x", "reply_to": 0},
+        {"text": "x", "reply_to": True},
+        {"text": "x", "reply_to": 1.5},
         {"text": "x", "reply_to": 2**53},
         {"text": "x", "extra": True},
         [],
@@ -270,7 +275,7 @@ def test_block_either_way_and_mute_hide_comments_and_stop_commenting(api, run):
     # nor answer someone who blocks them, or whom they block, on a third board
     third = post_board(run, carol, "Carol's")
     bobs = say(run, bob, third, "bob on carol's")
-    assert_problem(run(alice.post, f"/api/v1/boards/{third}/comments", {"text": "x", "reply_to": bobs["id"]}), 400)
+    assert_problem(run(alice.post, f"/api/v1/boards/{third}/comments", {"text": "x", "reply_to": bobs["id"]}), 404)
     assert texts(thread(bob, third)) == ["bob on carol's"]
     say(run, alice, third, "alice on carol's")
     assert texts(thread(bob, third)) == ["bob on carol's"]  # neither sees the other's
@@ -381,3 +386,17 @@ def test_mentioned_names_and_rendering_units():
         'a &lt;b&gt; <a href="/u/bob" class="mention">@bob</a> '
         '<a href="https://x.org/p" rel="nofollow ugc">https://x.org/p</a>.'
     )
+
+
+def test_a_rebuild_recounts_comments_from_their_rows(api, run, redis_data):
+    alice = api.as_user("alice")
+    board_id = post_board(run, alice)
+    say(run, api.as_user("bob"), board_id, "one")
+    say(run, alice, board_id, "two")
+    Board.objects.filter(pk=board_id).update(comments=99)  # a count gone wrong
+    redis_data.flushdb()
+    run(call_command, "rebuild_redis")
+    assert Board.objects.get(pk=board_id).comments == 2
+    assert board_count(api, board_id) == 2
+    assert alice.get("/api/v1/users/alice/boards").json()["items"][0]["comments"] == 2  # through G
+    assert int(redis_data.hget(keys.board(board_id), "comments")) == 2

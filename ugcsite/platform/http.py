@@ -27,7 +27,16 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from ugcsite.platform import errors
 
@@ -349,6 +358,7 @@ def _storable(value: str) -> str:
 STORABLE_PATTERN = r"^[^\u0000]*$"
 STORABLE_SCHEMA = {"pattern": STORABLE_PATTERN, "description": "no NUL characters or unpaired surrogates"}
 
+
 # Every free-text field of a body: a JSON string that can be stored and hashed.
 Text = Annotated[StrictStr, AfterValidator(_storable), Field(json_schema_extra=STORABLE_SCHEMA)]
 
@@ -365,6 +375,16 @@ OFFSET_MAX = 10**9
 # no more than that: anything above names no item.
 ID_LIMIT = 2**53
 ID_DIGITS = len(str(ID_LIMIT - 1))  # 16: a longer number names no item
+
+
+def _whole(value):
+    """JSON Schema's integer is a number with no fraction: 3 and 3.0 alike (never true, "3" or 3.5)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# An id in a body (a board, a comment): 1 to ID_LIMIT - 1, an integer as JSON Schema means it
+# (3.0 included). The bounds sit inside the validator, so the document states them.
+BodyId = Annotated[Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)], BeforeValidator(_whole)]
 
 
 def whole_number(raw: str) -> int | None:
