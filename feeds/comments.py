@@ -200,6 +200,15 @@ def comments_page(
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
+def comments_hidden_count(board_id: int, hidden: list[int]) -> int:
+    """How many published comments of a board the people of ``hidden`` wrote (what a reader who
+    does not see them must not count). One query on comment_author_idx, a range per person:
+    O(|hidden| log n + their comments on this board)."""
+    if not hidden:
+        return 0
+    return Comment.objects.filter(author_id__in=hidden, board_id=board_id, state=Comment.State.PUBLISHED).count()
+
+
 def comment_row(comment_id: int) -> dict | None:
     """One comment in the shape of comments_page's rows (any state), or None. One query."""
     with connection.cursor() as cursor:

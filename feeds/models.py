@@ -193,7 +193,9 @@ class Comment(models.Model):
         ]
         indexes = [
             models.Index(fields=["board", "thread", "id"], name="comment_thread_idx"),
-            models.Index(fields=["author", "-id"], name="comment_author_idx"),
+            # A person's comments (erasure, export), and on one board (what a reader who hides
+            # them must not count: feeds.comments.comments_hidden_count).
+            models.Index(fields=["author", "board", "id"], name="comment_author_idx"),
         ]
 
     def __str__(self):

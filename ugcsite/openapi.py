@@ -218,7 +218,10 @@ def _paths() -> dict:
         "properties": {
             "items": {"type": "array", "items": comment},
             "next": {"type": ["string", "null"], "description": "pass as after= for the next page; null at the end"},
-            "total": {"type": "integer", "description": "the board's published comments"},
+            "total": {
+                "type": "integer",
+                "description": "the board's published comments the caller sees (those of people they hide left out)",
+            },
         },
     }
     profile = {"$ref": "#/components/schemas/Profile"}
@@ -777,7 +780,7 @@ def _paths() -> dict:
                 "parameters": [_board_id_param()],
                 "get": {
                     "summary": "A board's comments in thread order (each top comment, then its replies, oldest first), "
-                    "without those of people the caller blocks, is blocked by or mutes; total is the board's count",
+                    "without those of people the caller blocks, is blocked by or mutes; total counts what the caller sees",
                     "parameters": [
                         _query("limit", LIMIT, LIMIT["description"]),
                         _query(

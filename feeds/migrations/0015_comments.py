@@ -80,7 +80,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='comment',
-            index=models.Index(fields=['author', '-id'], name='comment_author_idx'),
+            index=models.Index(fields=['author', 'board', 'id'], name='comment_author_idx'),
         ),
         migrations.AddConstraint(
             model_name='comment',
