@@ -11,11 +11,13 @@ from django.db import connections
 from websockets.exceptions import ConnectionClosed
 
 from feeds.services import boards as board_services, comments as comment_services
-from feeds.tests.test_live import DOC, Client
+from feeds.tests.support import LiveClient as Client
 from social import tokens
 from social.services import user_create
 
 pytestmark = pytest.mark.live
+
+DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": []}
 
 
 @pytest.fixture

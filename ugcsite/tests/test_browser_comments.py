@@ -69,7 +69,7 @@ def test_two_people_see_each_others_comments_live_reply_mention_and_delete(peopl
     link = item(alice, "What a sky").get_by_role("link", name="https://example.org/sky")
     assert link.get_attribute("rel") == "nofollow ugc"
     assert item(alice, "What a sky").get_by_role("link", name="@alice").get_attribute("href") == "/u/alice"
-    assert alice.page.locator("[data-slot='comment-count']").inner_text() == "1"
+    wait_for(lambda: alice.page.locator("[data-slot='comment-count']").inner_text() == "1")  # its own request
     wait_for(lambda: Notification.objects.filter(kind="comment", recipient__username="alice").exists())
     assert bob.page.get_by_label("Add a comment").evaluate("e => e === document.activeElement")
 
