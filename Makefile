@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -169,6 +169,10 @@ bench-cluster: bench-deps
 # Search alone at 1,000,000 boards and 1,000,000 people (about ten minutes): bench/results/search.md.
 bench-search: bench-deps
 	@scripts/with-servers.sh python -m bench.search $(ARGS)
+
+# A page of comments on a board with 100,000 of them, and posting under load (bench/comments.py).
+bench-comments: bench-deps
+	@scripts/with-servers.sh python -m bench.comments $(ARGS)
 
 # The serving stacks scripts/serve.sh can start (nginx + gunicorn or granian + uvicorn, uvicorn or
 # granian alone; Django's pool or PgBouncer), each under wrk in one run (bench/results/serving.md).

@@ -5,8 +5,8 @@ from django.contrib import admin, messages
 from django.db import connections
 from django.utils.html import format_html, format_html_join
 
-from feeds.models import ArchiveRun, Board, Report, ReportCase, TimelineChunk
-from feeds.services import boards as services, moderation, reports
+from feeds.models import ArchiveRun, Board, Comment, Report, ReportCase, TimelineChunk
+from feeds.services import boards as services, comments as comment_services, moderation, reports
 from feeds.timelines import archive
 from social.admin import UserAdmin
 from social.models import User
@@ -39,7 +39,17 @@ class BoardAdmin(admin.ModelAdmin):
     search_fields = ("title", "author__username", "=tags")
     list_select_related = ("author",)
     raw_id_fields = ("author",)
-    readonly_fields = ("id", "created_at", "updated_at", "views", "likes", "remixed_from", "live_seq")
+    readonly_fields = (
+        "id",
+        "created_at",
+        "updated_at",
+        "views",
+        "likes",
+        "comments",
+        "commenting",
+        "remixed_from",
+        "live_seq",
+    )
     ordering = ("-id",)
     show_full_result_count = False
     actions = ["hide_boards", "unhide_boards"]
@@ -206,11 +216,13 @@ class ReportCaseAdmin(admin.ModelAdmin):
 
     list_display = ("target", "reporters", "reasons", "auto_hidden", "opened_at", "outcome")
     list_filter = (CaseStatus, "outcome", "auto_hidden")
-    list_select_related = ("board", "board__author", "person")
+    list_select_related = ("board", "board__author", "person", "comment", "comment__author")
     ordering = ("-reporters", "opened_at")
     inlines = [ReportInline]
     readonly_fields = (
         "board",
+        "comment",
+        "comment_text",
         "person",
         "reporters",
         "auto_hidden",
@@ -232,8 +244,22 @@ class ReportCaseAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("reports")
 
+    @admin.display(description="the comment's text")
+    def comment_text(self, case):
+        return case.comment.text if case.comment_id else ""
+
     @admin.display(description="reported")
     def target(self, case):
+        if case.comment_id:
+            who = case.comment.author.username if case.comment.author else "a deleted account"
+            return format_html(
+                'comment by {} on <a href="/b/{}#comment-{}">board {}</a>: {}',
+                who,
+                case.comment.board_id,
+                case.comment_id,
+                case.comment.board_id,
+                case.comment.text[:120],
+            )
         if case.board_id:
             return format_html(
                 'board <a href="/b/{}">{}</a> by {}', case.board_id, case.board.title, case.board.author.username
@@ -256,7 +282,8 @@ class ReportCaseAdmin(admin.ModelAdmin):
         )
 
     @admin.action(
-        description="Take down: hide the board or suspend the person, and tell the reporters", permissions=["change"]
+        description="Take down: hide the board or comment, or suspend the person, and tell the reporters",
+        permissions=["change"],
     )
     def take_down(self, request, queryset):
         self._close(request, queryset, ReportCase.Outcome.ACTIONED, "taken down")
@@ -277,3 +304,50 @@ class ReportCaseAdmin(admin.ModelAdmin):
             + (f" {skipped} were decided already and left as they are." if skipped else ""),
             messages.SUCCESS if done else messages.WARNING,
         )
+
+
+@admin.register(Comment)
+class CommentAdmin(admin.ModelAdmin):
+    """Comments, newest first: staff hide one everywhere (the board's count and its open pages
+    follow, feeds.services.comments.comment_hide) or bring it back."""
+
+    list_display = ("id", "board_id", "author", "state", "created_at", "short_text")
+    list_filter = ("state",)
+    list_select_related = ("author",)
+    search_fields = ("=id", "=board__id", "author__username")
+    ordering = ("-id",)
+    readonly_fields = (
+        "board",
+        "author",
+        "remote_handle",
+        "reply_to",
+        "thread",
+        "text",
+        "created_at",
+        "edited_at",
+        "state",
+    )
+    fields = readonly_fields
+    actions = ["hide_comments", "unhide_comments"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="text")
+    def short_text(self, comment):
+        return comment.text[:80]
+
+    @admin.action(description="Hide the selected comments everywhere", permissions=["change"])
+    def hide_comments(self, request, queryset):
+        done = sum(comment_services.comment_hide(comment_id=pk) for pk in queryset.values_list("pk", flat=True))
+        self.message_user(request, f"{done} comment(s) hidden.")
+
+    @admin.action(description="Show the selected hidden comments again", permissions=["change"])
+    def unhide_comments(self, request, queryset):
+        done = sum(
+            comment_services.comment_hide(comment_id=pk, hidden=False) for pk in queryset.values_list("pk", flat=True)
+        )
+        self.message_user(request, f"{done} comment(s) shown again.")

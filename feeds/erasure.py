@@ -3,7 +3,8 @@ side). Storage only: the Celery tasks of feeds.tasks run it in order.
 
 1. ``account_withdraw``: every board of the closed account is marked deleted (404 at once) and
    leaves G, M, the discovery indexes and the live state, as a deleted board does; its likes
-   stop counting.
+   stop counting; its comments go (a "deleted" placeholder where others replied), the boards'
+   counts with them.
 2. The tasks then take the boards out of every follower's P, a batch of followers a run, with
    the retraction a board deletion uses (feeds.timelines.fanout.author_gone_batch), each
    follower's big-following entry going with them.
@@ -20,7 +21,7 @@ board: every read drops ids with no published board, and a rebuild never brings 
 
 from django.db import connection, transaction
 
-from feeds import keys, likes
+from feeds import comments, keys, likes
 from feeds.discovery import counters, indexes
 from feeds.export import export_path
 from feeds.models import Board, Export, Notification, TimelineChunk
@@ -39,6 +40,7 @@ def account_withdraw(user_id: int) -> list[int]:
     with transaction.atomic():
         Board.objects.filter(author_id=user_id).exclude(state=Board.State.DELETED).update(state=Board.State.DELETED)
     likes.likes_uncount(user_id)  # its likes stop counting at once (the rows go with the purge)
+    taken = comments.comments_erase(user_id)
     board_ids = list(Board.objects.filter(author_id=user_id).values_list("id", flat=True))
     pipe = get_redis().pipeline(transaction=False)
     for key in keys.user_keys(user_id):
@@ -49,6 +51,8 @@ def account_withdraw(user_id: int) -> list[int]:
             pipe.delete(key)
     if board_ids:
         pipe.zrem(keys.live_dirty(), *[keys.live_dirty_member(user_id, board_id) for board_id in board_ids])
+    for board_id, n in taken.items():
+        comments.count_move(board_id, -n, pipe=pipe)
     pipe.zrem(keys.last_seen(user_id), user_id)
     pipe.zrem(keys.archive_waiting(), *[keys.waiting_member(kind, user_id) for kind in Timeline])
     pipe.execute()

@@ -1,7 +1,8 @@
 """Take my data (docs/api.md, "Safety"): a person's archive, built by a Celery task into a zip
 under EXPORT_DIR: ``profile.json``; each board as ``boards/<id>.json`` (the API's full form, times in ISO 8601 as everywhere) and
 ``boards/<id>.svg`` (its drawing); ``follows.json`` (whom they follow and who follows them);
-``reads.json`` (what they read, as kept); ``likes.json`` (the boards they like); ``notifications.json``. Written entry by entry from
+``reads.json`` (what they read, as kept); ``likes.json`` (the boards they like); ``comments.json``
+(what they wrote on boards); ``notifications.json``. Written entry by entry from
 streaming queries, so memory stays bounded whatever the account holds (10,000 boards are 20,000
 small entries, never all in hand); the progress (0-100) is written every PROGRESS_EVERY boards.
 Storage only: feeds.tasks runs it, feeds.services.exports starts it."""
@@ -16,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from feeds.models import Board, Export, Like, Notification
+from feeds.models import Board, Comment, Export, Like, Notification
 from feeds.selectors import board_full_json
 from feeds.svg import render_svg
 from social import reading
@@ -92,6 +93,15 @@ def export_build(export_id: int) -> bool:
                 archive,
                 "likes.json",
                 {"likes": Like.objects.filter(user=user).order_by("-created_at").values("board_id", "created_at")},
+            )
+            _write_rows(
+                archive,
+                "comments.json",
+                {
+                    "comments": Comment.objects.filter(author=user)
+                    .order_by("id")
+                    .values("id", "board_id", "reply_to_id", "text", "created_at", "edited_at", "state")
+                },
             )
             _write_rows(
                 archive,

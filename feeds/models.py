@@ -6,7 +6,16 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 
-from feeds.rules import BOARD_KINDS, MAX_TAGS, MAX_TITLE, REPORT_TEXT_MAX, NotificationKind, ReportReason, Timeline
+from feeds.rules import (
+    BOARD_KINDS,
+    MAX_TAGS,
+    MAX_TITLE,
+    REPORT_TEXT_MAX,
+    CommentPolicy,
+    NotificationKind,
+    ReportReason,
+    Timeline,
+)
 
 
 class Board(models.Model):
@@ -60,6 +69,12 @@ class Board(models.Model):
         "self", null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )
     remixable = models.BooleanField(default=True, db_default=True)  # its author may turn remixing off
+    # The published comments (Comment.State.PUBLISHED), moved in the comment's own transaction:
+    # one increment a comment, never a recount (feeds.comments). G carries it as ``comments``.
+    comments = models.BigIntegerField(default=0, db_default=0)
+    commenting = models.CharField(
+        max_length=16, choices=CommentPolicy.choices, default=CommentPolicy.EVERYONE, db_default=CommentPolicy.EVERYONE
+    )
 
     class Meta:
         indexes = [
@@ -137,6 +152,54 @@ class Like(models.Model):
 
     def __str__(self):
         return f"user {self.user_id} likes board {self.board_id}"
+
+
+class Comment(models.Model):
+    """A comment on a board, or a reply to one (docs/api.md, "Comments"; feeds.comments).
+
+    Replies are one level deep: ``reply_to`` is always a top comment, and ``thread`` is the top
+    comment's id (a top comment's own), so a board's thread in order is its comments by
+    (thread, id): each top comment followed by its replies, oldest first, read from one index.
+    The author is a local person, or (federation) a remote one named by ``remote_handle``
+    (``user@host``) with ``author`` null; a comment removed while it has replies stays as a
+    "deleted" placeholder with neither, and no text."""
+
+    class State(models.TextChoices):
+        PUBLISHED = "published"
+        DELETED = "deleted", "deleted (a placeholder kept for its replies)"
+        HIDDEN = "hidden", "hidden by staff"
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    remote_handle = models.CharField(max_length=255, blank=True, default="")  # user@host of a fediverse author
+    reply_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )  # no constraint: a placeholder's row may go with its last reply; its replies keep their thread
+    thread = models.BigIntegerField()  # the top comment's id (its own for a top comment)
+    text = models.TextField(blank=True)  # plain text as sent (trimmed); escaped where it is shown
+    mentions = ArrayField(models.CharField(max_length=30), default=list, blank=True)  # names linked, lower case
+    created_at = models.DateTimeField()
+    edited_at = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PUBLISHED)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(state="published") | models.Q(author__isnull=False) | ~models.Q(remote_handle=""),
+                name="comment_has_author",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["board", "thread", "id"], name="comment_thread_idx"),
+            # A person's comments (erasure, export), and on one board (what a reader who hides
+            # them must not count: feeds.comments.comments_hidden_count).
+            models.Index(fields=["author", "board", "id"], name="comment_author_idx"),
+        ]
+
+    def __str__(self):
+        return f"comment {self.pk} on board {self.board_id}"
 
 
 class TimelineChunk(models.Model):
@@ -282,6 +345,7 @@ class ReportCase(models.Model):
         DISMISSED = "dismissed", "dismissed"
 
     board = models.ForeignKey(Board, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     person = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
@@ -297,7 +361,13 @@ class ReportCase(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(board__isnull=True) ^ models.Q(person__isnull=True), name="report_case_one_target"
+                condition=models.Q(board__isnull=False, person__isnull=True, comment__isnull=True)
+                | models.Q(board__isnull=True, person__isnull=False, comment__isnull=True)
+                | models.Q(board__isnull=True, person__isnull=True, comment__isnull=False),
+                name="report_case_one_target",
+            ),
+            models.UniqueConstraint(
+                fields=["comment"], condition=models.Q(closed_at__isnull=True), name="report_case_open_comment"
             ),
             models.UniqueConstraint(
                 fields=["board"], condition=models.Q(closed_at__isnull=True), name="report_case_open_board"
@@ -313,6 +383,8 @@ class ReportCase(models.Model):
         ]
 
     def __str__(self):
+        if self.comment_id:
+            return f"comment {self.comment_id}"
         return f"board {self.board_id}" if self.board_id else f"person {self.person_id}"
 
 

@@ -146,6 +146,9 @@ class NotificationKind(models.TextChoices):
     BOARD_CHANGED = "board_changed", "changed a board you edit while you were away"
     LIKE = "like", "liked your board"
     REMIX = "remix", "remixed your board"
+    COMMENT = "comment", "commented on your board"
+    REPLY = "reply", "replied to your comment"
+    MENTION = "mention", "mentioned you in a comment"
     REPORT_ACTIONED = "report_actioned", "staff reviewed your report and took the board or person down"
     REPORT_DISMISSED = "report_dismissed", "staff reviewed your report and left the board or person up"
 
@@ -170,3 +173,36 @@ NOTIFICATION_BUCKET_SECONDS = 24 * 3600
 NOTIFICATION_ACTORS_KEPT = 3
 # How many ids one POST /api/v1/notifications/read may name.
 NOTIFICATIONS_READ_MAX = 100
+
+
+# Comments on boards (docs/api.md, "Comments"). The text is plain: 1 to COMMENT_TEXT_MAX
+# characters once white space at both ends is trimmed (no NUL, no unpaired surrogate); a page
+# shows it escaped, with its links and @mentions made links. Replies are one level deep.
+COMMENT_TEXT_MAX = 2_000
+# People one comment may notify by @name: the first COMMENT_MENTIONS_MAX distinct names that
+# are someone's (more are left as text). Each is one notification row, written in Celery.
+COMMENT_MENTIONS_MAX = 10
+# The @name of a mention: a username (social.rules) after "@" that follows no word character,
+# ending where a username cannot go on. Read by the server alone (it renders the links).
+MENTION_PATTERN = (
+    r"(?<![A-Za-z0-9_@])@(" + people_rules.USERNAME_PATTERN.removeprefix("^").removesuffix("$") + r")(?![A-Za-z0-9_])"
+)
+MENTION_RE = re.compile(MENTION_PATTERN)
+# A link in a comment: http(s) up to white space; a closing punctuation mark is left outside.
+LINK_RE = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
+
+
+class CommentPolicy(models.TextChoices):
+    """Who may comment on a board (PATCH /api/v1/boards/{id} ``{"comments": ...}``): its author sets it."""
+
+    EVERYONE = "everyone", "everyone signed in"
+    FOLLOWERS = "followers", "people who follow the author"
+    OFF = "off", "nobody"
+
+
+def comments_config() -> dict:
+    """What the comment form checks before it sends (embedded in the board page as JSON)."""
+    return {"maxText": COMMENT_TEXT_MAX, "pageSize": COMMENTS_PAGE}
+
+
+COMMENTS_PAGE = 20  # comments a board page shows at first, and each "show more" adds

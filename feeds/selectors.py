@@ -8,9 +8,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from feeds import likes, notifications
+from feeds import comments, likes, notifications
 from feeds.discovery import counters, indexes, queries
-from feeds.models import Board, BoardEditor, Like
+from feeds.models import Board, BoardEditor, Comment, Like
 from feeds.rules import Timeline
 from feeds.search import boards_search
 from feeds.timelines import archive, boardcache, pages, snapshot, store
@@ -116,7 +116,12 @@ def board_full_json(board: Board) -> str:
     """The full form as JSON text, with the stored drawing spliced in as it is (no re-encoding):
     the summary, whether it may be remixed and what it is a remix of. One indexed query more
     for a remix."""
-    full = {**board_summary(board), "remixable": board.remixable, "remixed_from": remix_source(board)}
+    full = {
+        **board_summary(board),
+        "remixable": board.remixable,
+        "remixed_from": remix_source(board),
+        "commenting": board.commenting,
+    }
     text = json.dumps(full, ensure_ascii=False)
     return f'{text[:-1]}, "doc": {board.doc_json}}}'
 
@@ -533,3 +538,81 @@ def boards_edited_by(user_id: int, *, limit: int = 20) -> list[dict]:
         .order_by("-id")[:limit]
     )
     return [board_summary(board) for board in boards]
+
+
+# --- comments (docs/api.md, "Comments") ---------------------------------------------------------
+
+
+class CommentNotFound(NotFound):
+    def __init__(self, comment_id: int):
+        super().__init__(f"There is no comment {comment_id}.")
+
+
+def comment_json(row: dict) -> dict:
+    """docs/api.md's comment from a row of feeds.comments (comments_page, comment_row): a
+    placeholder has no author and no text, ``deleted`` true; a remote author (federation) is
+    named by their handle. ``html`` is the text as the page shows it (escaped, links made)."""
+    if row["state"] == Comment.State.DELETED:
+        author, text, html = None, "", ""
+    else:
+        text, html = row["text"], comments.comment_html(row["text"], row["mentions"])
+        if row["author_id"] is not None:
+            author = {
+                "username": row["username"],
+                "display_name": row["display_name"],
+                "avatar": avatar_url(row["username"], row["avatar_version"]),
+            }
+        else:
+            author = {"username": row["remote_handle"], "display_name": row["remote_handle"], "avatar": None}
+    return {
+        "id": row["id"],
+        "board": row["board_id"],
+        "author": author,
+        "text": text,
+        "html": html,
+        "reply_to": row["reply_to_id"],
+        "created_at": row["created_at"],
+        "edited_at": row["edited_at"],
+        "deleted": row["state"] == Comment.State.DELETED,
+    }
+
+
+def board_comments(board: Board, viewer, *, after: tuple[int, int] | None, limit: int) -> dict:
+    """docs/api.md's page of a board's comments, in thread order, after the cursor: without the
+    people the viewer does not see (blocked either way, muted) and what staff hid. ``total`` is
+    what the viewer sees: the board's count (the row in hand) less the published comments of the
+    people they hide (one more indexed query, only when they hide someone). One Redis read of
+    the viewer's hidden set, one or two queries: O(limit + |hidden| log n)."""
+    viewer_id = _viewer_id(viewer)
+    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    rows = comments.comments_page(board.pk, after=after, limit=limit + 1, hidden=hidden)
+    more, rows = len(rows) > limit, rows[:limit]
+    return {
+        "items": [comment_json(row) for row in rows],
+        "next": f"{rows[-1]['thread']}.{rows[-1]['id']}" if more else None,
+        "total": max(board.comments - comments.comments_hidden_count(board.pk, hidden), 0),
+    }
+
+
+def comment_get(comment_id: int, viewer) -> Comment:
+    """A comment the viewer may see (published, or a placeholder), on a board they may see, by
+    someone they see, with its board (and the board's author): CommentNotFound otherwise (as for
+    a hidden board). Two queries and one Redis read."""
+    comment = Comment.objects.filter(pk=comment_id, state__in=comments.SHOWN).first()
+    if comment is None:
+        raise CommentNotFound(comment_id)
+    try:
+        comment.board = board_get_for(comment.board_id, viewer)
+    except BoardNotFound:
+        raise CommentNotFound(comment_id) from None
+    viewer_id = _viewer_id(viewer)
+    others = comment.author_id is not None and viewer_id is not None and viewer_id != comment.author_id
+    if others and hiding.bits_of(viewer_id, comment.author_id):
+        raise CommentNotFound(comment_id)
+    return comment
+
+
+def comment_read(comment_id: int, viewer) -> dict:
+    """One comment as docs/api.md shapes it, for what the viewer may see (comment_get)."""
+    comment = comment_get(comment_id, viewer)
+    return comment_json(comments.comment_row(comment.pk))

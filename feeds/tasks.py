@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import erasure, export, likes, notifications
+from feeds import comments, erasure, export, likes, notifications
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -242,6 +242,12 @@ def accounts_erase_pending() -> int:
     for user_id in pending:
         account_erase.delay(user_id)
     return len(pending)
+
+
+@shared_task(**RETRYING)
+def comment_mentions_notify(comment_id: int) -> int:
+    """Tell the people a comment names (feeds.comments); a comment gone meanwhile is done."""
+    return comments.comment_mentions_notify(comment_id)
 
 
 @shared_task(acks_late=True)

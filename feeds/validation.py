@@ -27,6 +27,7 @@ from feeds.rules import (
     TAG_WORDS,
     TEXT_SIZE,
     TITLE_PATTERN,
+    CommentPolicy,
 )
 from ugcsite.platform.http import Strict, Text
 
@@ -44,6 +45,7 @@ ElementId = Annotated[StrictStr, Field(pattern=ELEMENT_ID_PATTERN)]
 # Degrees clockwise about the element's centre (a text's: its anchor); 0 when left out.
 Rotation = Annotated[Number, Field(ge=ROTATION[0], lt=ROTATION[1])]
 KindName = Literal[BOARD_KINDS]
+CommentPolicyName = Literal[tuple(CommentPolicy.values)]  # type: ignore[valid-type]
 # A canvas's width or height (a doc's, or a live board op's): the canvas grows to MAX_CANVAS.
 CanvasSize = Annotated[Number, Field(ge=1, le=MAX_CANVAS)]
 
@@ -236,7 +238,7 @@ class BoardCreate(Body):
     _tags = field_validator("tags")(_clean_tags)
 
 
-class BoardPatch(Body):
+class BoardChanges(Body):
     """Any of the fields; a field given as null is a 400 (the types are not optional)."""
 
     title: Title = None
@@ -248,6 +250,12 @@ class BoardPatch(Body):
     _tags = field_validator("tags")(_clean_tags)
 
 
-class BoardRemix(BoardPatch):
+class BoardPatch(BoardChanges):
+    """Any of the fields; a field given as null is a 400 (the types are not optional)."""
+
+    comments: CommentPolicyName = None  # who may comment (docs/api.md, "Comments"; Board.commenting)
+
+
+class BoardRemix(BoardChanges):
     """The optional body of a remix: what to change in the copy before it is made (docs/api.md,
     "Likes and remixes"); what it leaves out is the source's (the title "Remix of ...")."""

@@ -12,12 +12,21 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
+from feeds.api.comments import CURSOR_PATTERN, CommentCreate, CommentPatch
 from feeds.api.likes import MAX_LIKES_IDS
 from feeds.api.notifications import NotificationsRead
 from feeds.api.people import MAX_READING_IDS, AccountDelete, SignUp
 from feeds.api.reports import ReportCreate
 from feeds.discovery.queries import SORTS
-from feeds.rules import BOARD_KINDS, SEARCH_MATCHES_MAX, SEARCH_TYPES, TAG_PATTERN, NotificationKind
+from feeds.rules import (
+    BOARD_KINDS,
+    COMMENT_MENTIONS_MAX,
+    SEARCH_MATCHES_MAX,
+    SEARCH_TYPES,
+    TAG_PATTERN,
+    CommentPolicy,
+    NotificationKind,
+)
 from feeds.selectors import POPULAR_SCOPES, POPULAR_SORTS
 from feeds.validation import BoardCreate, BoardPatch, BoardRemix, Doc
 from social.api import Credentials, ProfilePatch
@@ -183,6 +192,15 @@ USERNAME = {
 }
 
 
+COMMENT_ID = {
+    "name": "comment_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1, "exclusiveMaximum": ID_LIMIT},
+    "description": "a comment the caller may see; any other number is a 404",
+}
+
+
 EXPORT_ID = {
     "name": "export_id",
     "in": "path",
@@ -194,6 +212,19 @@ EXPORT_ID = {
 
 def _paths() -> dict:
     board = {"$ref": "#/components/schemas/Board"}
+    comment = {"$ref": "#/components/schemas/Comment"}
+    comment_page = {
+        "type": "object",
+        "required": ["items", "next", "total"],
+        "properties": {
+            "items": {"type": "array", "items": comment},
+            "next": {"type": ["string", "null"], "description": "pass as after= for the next page; null at the end"},
+            "total": {
+                "type": "integer",
+                "description": "the board's published comments the caller sees (those of people they hide left out)",
+            },
+        },
+    }
     profile = {"$ref": "#/components/schemas/Profile"}
     me = {"$ref": "#/components/schemas/Me"}
     secured = [{"bearer": []}]
@@ -746,6 +777,52 @@ def _paths() -> dict:
                     },
                 }
             },
+            "/api/v1/boards/{board_id}/comments": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "A board's comments in thread order (each top comment, then its replies, oldest first), "
+                    "without those of people the caller blocks, is blocked by or mutes; total counts what the caller sees",
+                    "parameters": [
+                        _query("limit", LIMIT, LIMIT["description"]),
+                        _query(
+                            "after",
+                            {"type": "string", "pattern": CURSOR_PATTERN},
+                            "the next of the page before (opaque)",
+                        ),
+                    ],
+                    "responses": {
+                        "200": _answer("a page, the cursor of the next and the count", comment_page),
+                        **_errors(400, 401, 404),
+                    },
+                },
+                "post": {
+                    "summary": "Comment on a board, or reply (reply_to: a reply to a reply joins its top comment's thread "
+                    f"and names the person answered); @names notify up to {COMMENT_MENTIONS_MAX} people. "
+                    "403 when the board's setting or a block keeps the caller out",
+                    "security": secured,
+                    "requestBody": _body("CommentCreate"),
+                    "responses": {"201": _answer("the comment", comment), **_errors(400, 401, 403, 404, 413, 429)},
+                },
+            },
+            "/api/v1/comments/{comment_id}": {
+                "parameters": [COMMENT_ID],
+                "get": {
+                    "summary": "One comment (a placeholder when deleted with replies)",
+                    "responses": {"200": _answer("the comment", comment), **_errors(401, 404)},
+                },
+                "patch": {
+                    "summary": "Change a comment's text (its author only); sets edited_at",
+                    "security": secured,
+                    "requestBody": _body("CommentPatch"),
+                    "responses": {"200": _answer("the comment", comment), **_errors(400, 401, 403, 404, 413, 429)},
+                },
+                "delete": {
+                    "summary": "Delete a comment (its author, the board's author or staff); one with replies leaves a "
+                    "placeholder",
+                    "security": secured,
+                    "responses": {"204": _answer("deleted"), **_errors(401, 403, 404, 429)},
+                },
+            },
             "/api/v1/boards/{board_id}/editors": {
                 "parameters": [_board_id_param()],
                 "get": {
@@ -785,6 +862,8 @@ def build() -> dict:
                 Doc,
                 ReportCreate,
                 AccountDelete,
+                CommentCreate,
+                CommentPatch,
             )
         ],
         ref_template="#/components/schemas/{model}",
@@ -800,6 +879,10 @@ def build() -> dict:
         "updated_at": {"type": "string", "format": "date-time"},
         "views": {"type": "integer"},
         "likes": {"type": "integer", "description": "the likes that count (of people who may use the site)"},
+        "comments": {
+            "type": "integer",
+            "description": "the published comments (it counts those of people the caller does not see)",
+        },
         "preview_url": {"type": "string"},
     }
     components["BoardSummary"] = {"type": "object", "properties": summary_props, "required": list(summary_props)}
@@ -820,6 +903,11 @@ def build() -> dict:
                 },
                 {"type": "null"},
             ],
+        },
+        "commenting": {
+            "type": "string",
+            "enum": list(CommentPolicy.values),
+            "description": 'who may comment (set by PATCH {"comments": ...})',
         },
         "doc": {"$ref": "#/components/schemas/Doc"},
     }
@@ -881,6 +969,28 @@ def build() -> dict:
         "properties": {"ids": {k: v for k, v in read_ids.items() if k != "title"}, "all": {"const": True}},
         "oneOf": [{"required": ["ids"]}, {"required": ["all"]}],
     }
+    comment_author = {
+        "type": "object",
+        "required": ["username", "display_name", "avatar"],
+        "description": "a local person; a remote (fediverse) author has its user@host handle as username",
+        "properties": {
+            "username": {"type": "string"},
+            "display_name": {"type": "string"},
+            "avatar": {"type": ["string", "null"]},
+        },
+    }
+    comment_props = {
+        "id": {"type": "integer"},
+        "board": {"type": "integer"},
+        "author": {"oneOf": [comment_author, {"type": "null"}], "description": "null for a deleted placeholder"},
+        "text": {"type": "string", "description": "plain text as written (empty for a placeholder)"},
+        "html": {"type": "string", "description": "the text escaped, links rel=nofollow ugc, @names linked"},
+        "reply_to": {"type": ["integer", "null"], "description": "the top comment it answers"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "edited_at": {"type": ["string", "null"], "format": "date-time"},
+        "deleted": {"type": "boolean", "description": "a placeholder of a comment deleted while it had replies"},
+    }
+    components["Comment"] = {"type": "object", "properties": comment_props, "required": list(comment_props)}
     components["Error"] = {
         "type": "object",
         "required": ["detail"],

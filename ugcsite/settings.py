@@ -292,6 +292,9 @@ RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_READS_P
 # reported by REPORTS_AUTO_HIDE distinct people is hidden (suspended) until staff decide.
 RATE_LIMIT_REPORTS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_REPORTS_PER_MINUTE", "10"))
 REPORTS_AUTO_HIDE = int(os.environ.get("REPORTS_AUTO_HIDE", "5"))
+# Comments (feeds.services.comments): at most this many a minute per person, on top of the
+# write limits every comment counts against.
+RATE_LIMIT_COMMENTS_PER_MINUTE = int(os.environ.get("RATE_LIMIT_COMMENTS_PER_MINUTE", "20"))
 # Mail: SMTP to EMAIL_HOST:EMAIL_PORT. `make run` and the tests start a local catcher that keeps
 # each mail as a file in MAIL_DIR (scripts/mailcatcher.py; staff read it at /admin/mail/);
 # production names its relay (and EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS).

@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from feeds import urls as board_pages  # registers the board_id converter
 from feeds.api import (
     boards as board_api,
+    comments as comment_api,
     likes as like_api,
     notifications as notification_api,
     people as people_api,
@@ -52,6 +53,8 @@ api_v1 = [
     path("boards/<board_id:board_id>/like", like_api.like, name="board-like"),
     path("boards/<board_id:board_id>/likes", like_api.likers, name="board-likes"),
     path("boards/<board_id:board_id>/editors/<str:username>", board_api.editor, name="board-editor"),
+    path("boards/<board_id:board_id>/comments", comment_api.comments, name="board-comments"),
+    path("comments/<board_id:comment_id>", comment_api.comment, name="comment"),
 ]
 
 urlpatterns = [

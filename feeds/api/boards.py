@@ -57,6 +57,8 @@ def board_update(request, board_id: int):
     changes = {field: getattr(data, field) for field in data.model_fields_set}
     if "doc" in changes:
         changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
+    if "comments" in changes:
+        changes["commenting"] = changes.pop("comments")  # the API's name; the count is "comments"
     board = services.board_update(board=board, changes=changes, by=request.api_user.username)
     return board_json(board)
 

@@ -25,13 +25,15 @@ Reason = Literal[tuple(ReportReason.values)]  # type: ignore[valid-type]
 
 
 class ReportCreate(Strict):
-    """``{"board": id}`` or ``{"user": username}``, with a reason and, if you like, a few words."""
+    """``{"board": id}``, ``{"comment": id}`` or ``{"user": username}``, with a reason and, if you
+    like, a few words."""
 
     pattern_messages: ClassVar[dict[str, str]] = {"user": f"must be {USERNAME_WORDS}"}
 
-    one_of: ClassVar[tuple[str, ...]] = ("board", "user")  # exactly one, never null (the handler checks too)
+    one_of: ClassVar[tuple[str, ...]] = ("board", "comment", "user")  # exactly one, never null (the handler checks too)
 
     board: ApiId = None
+    comment: ApiId = None
     user: Annotated[StrictStr, Field(pattern=USERNAME_PATTERN)] = None
     reason: Reason
     text: Annotated[Text, Field(max_length=REPORT_TEXT_MAX)] = ""
@@ -40,11 +42,13 @@ class ReportCreate(Strict):
 @login_required
 def report_create(request):
     data = validate(ReportCreate, parse_json_object(request))
-    if (data.board is None) == (data.user is None):
-        raise ApiError(400, 'Name one thing to report: {"board": <id>} or {"user": "<username>"}.')
+    if [data.board, data.comment, data.user].count(None) != 2:
+        raise ApiError(400, 'Name one thing to report: {"board": <id>}, {"comment": <id>} or {"user": "<username>"}.')
     reporter = request.api_user
     if data.board is not None:
         target = {"board": selectors.board_get_for(data.board, reporter)}
+    elif data.comment is not None:
+        target = {"comment": selectors.comment_get(data.comment, reporter)}
     else:
         target = {"person": user_get_for(data.user, reporter)}
     report = reports.report_create(reporter=reporter, reason=data.reason, text=data.text, **target)

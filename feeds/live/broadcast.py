@@ -11,7 +11,7 @@ op lost here is in the log: each connection reads it back at the next op's gap o
 import logging
 
 from feeds.live import oplog
-from feeds.live.hub import notify, publish_op
+from feeds.live.hub import notify, publish_comment, publish_op
 
 logger = logging.getLogger(__name__)
 
@@ -45,3 +45,13 @@ def board_op(board_id: int, seq: int, message: dict) -> None:
         publish_op(board_id, seq, oplog._json(message))
     except Exception as error:  # in the log: read back at the next gap or reconnect
         logger.warning("could not hand op %s of board %s to its live connections: %s", seq, board_id, error)
+
+
+def board_comment(board_id: int, action: str, comment_id: int) -> None:
+    """A comment of the board was posted, edited or removed (``action``): every open page of
+    the board is told its id and reads it again through the API (which leaves out what the
+    viewer does not see). A message lost here shows at the page's next load."""
+    try:
+        publish_comment(board_id, oplog._json({"type": "comment", "action": action, "id": comment_id}))
+    except Exception as error:  # a live nicety, never the reason a comment fails
+        logger.warning("could not tell board %s's live connections of comment %s: %s", board_id, comment_id, error)

@@ -11,7 +11,10 @@ outbox (``Outbox``): nothing is decoded on the way but a short header, ``<kind> 
 - ``c``  a cursor, ``s`` a stroke being drawn, ``p`` presence: not to the socket ``from`` (the
   sender); cursors and presence are coalesced in each outbox (only the latest of a sender waits);
 - ``x``  a notice (``access``, ``gone``, ``reset``), published by any process, web or worker
-  (``notify``), to every socket of the board.
+  (``notify``), to every socket of the board;
+- ``m``  a comment posted, edited or removed (``publish_comment``): its message goes as it is to
+  every socket of the board (it names the comment; each page reads it through the API, which
+  applies the viewer's blocks and mutes).
 
 Pub/sub keeps nothing: a frame published while a process's subscription is down is lost to it,
 and its sockets read the ops back from the board's log when they see the gap, or at once when
@@ -40,7 +43,7 @@ from ugcsite.platform.redis import Batcher, get_async_redis, plain_redis
 
 logger = logging.getLogger(__name__)
 
-OP, CURSOR, STROKE, PRESENCE, NOTICE = "o", "c", "s", "p", "x"
+OP, CURSOR, STROKE, PRESENCE, NOTICE, COMMENT = "o", "c", "s", "p", "x", "m"
 NOTICES = ("access", "gone", "reset")
 SUBSCRIBE_TIMEOUT = 5.0
 TICK = 5.0  # how often the hub looks for stuck writers (and refreshes presence every few ticks)
@@ -67,6 +70,13 @@ def publish_op(board_id: int, seq: int, text: str) -> None:
     to every live socket of the board, from synchronous code (an API edit of the title). Raises
     the plain Redis's errors. O(1) here, as ``notify``."""
     _plain().publish(keys.live_channel(board_id), envelope(OP, text, seq=seq))
+
+
+def publish_comment(board_id: int, text: str) -> None:
+    """Hand a comment message (``text``, as every receiver gets it) to every live socket of the
+    board, from synchronous code (a request, a task). Raises the plain Redis's errors. O(1)
+    here, as ``notify``."""
+    _plain().publish(keys.live_channel(board_id), envelope(COMMENT, text))
 
 
 class Outbox:

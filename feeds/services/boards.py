@@ -287,7 +287,7 @@ def _board_write(
         live.author = board.author
         live.views += counters.pending_views([board.id])[board.id]
         # Likes moved since this request read the row: G gets the count as it stands.
-        live.likes = Board.objects.filter(pk=board.pk).values_list("likes", flat=True).first() or 0
+        live.likes, live.comments = Board.objects.filter(pk=board.pk).values_list("likes", "comments").first() or (0, 0)
         boardcache.board_cache_put(live)
         if {"kind", "tags"} & changes.keys():
             _board_indexed(live)  # only the indexes that changed are written

@@ -1,5 +1,6 @@
-"""Reports and the moderation queue (docs/api.md, "Safety"): anyone signed in reports a board or
-a person; staff decide in the admin (feeds.admin, ReportCaseAdmin), one case per target.
+"""Reports and the moderation queue (docs/api.md, "Safety"): anyone signed in reports a board, a
+comment or a person; staff decide in the admin (feeds.admin, ReportCaseAdmin), one case per target.
+A comment taken down is hidden everywhere (feeds.services.comments.comment_hide).
 
 A case gathers its target's reports, one per person; when REPORTS_AUTO_HIDE distinct people have
 reported it, the target is hidden (a board) or suspended (a person) at once, through the same
@@ -15,8 +16,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from feeds import notifications
-from feeds.models import Board, Notification, Report, ReportCase
-from feeds.services import moderation
+from feeds.models import Board, Comment, Notification, Report, ReportCase
+from feeds.services import comments, moderation
 from ugcsite.platform.errors import Invalid
 from ugcsite.platform.ratelimits import attempt
 
@@ -30,8 +31,10 @@ class ReportOwn(Invalid):
         )
 
 
-def report_create(*, reporter, reason: str, text: str = "", board: Board | None = None, person=None) -> Report:
-    """``reporter`` reports ``board`` or ``person`` (the caller found it visible to them). At
+def report_create(
+    *, reporter, reason: str, text: str = "", board: Board | None = None, person=None, comment: Comment | None = None
+) -> Report:
+    """``reporter`` reports ``board``, ``comment`` or ``person`` (the caller found it visible to them). At
     most RATE_LIMIT_REPORTS_PER_MINUTE a minute. Reporting again in the open case replaces the
     reason and text. The REPORTS_AUTO_HIDE-th distinct reporter hides the target pending review.
     O(1) rows; returns the report."""
@@ -39,10 +42,17 @@ def report_create(*, reporter, reason: str, text: str = "", board: Board | None 
         raise ReportOwn("your own board")
     if person is not None and person.pk == reporter.pk:
         raise ReportOwn("yourself")
+    if comment is not None and comment.author_id == reporter.pk:
+        raise ReportOwn("your own comment")
     attempt(
         "reports", str(reporter.pk), per_minute=settings.RATE_LIMIT_REPORTS_PER_MINUTE, what="reports from your account"
     )
-    target = {"board": board} if board is not None else {"person": person}
+    if board is not None:
+        target = {"board": board}
+    elif comment is not None:
+        target = {"comment": comment}
+    else:
+        target = {"person": person}
     with transaction.atomic():
         case = _open_case(target)
         report, created = Report.objects.update_or_create(
@@ -72,7 +82,9 @@ def _open_case(target: dict) -> ReportCase:
 
 
 def _take_down(case: ReportCase) -> None:
-    if case.board_id is not None:
+    if case.comment_id is not None:
+        comments.comment_hide(comment_id=case.comment_id)
+    elif case.board_id is not None:
         moderation.board_hide(board=Board.objects.select_related("author").get(pk=case.board_id))
     elif case.person.is_active:
         moderation.user_suspend(user=case.person)
@@ -83,13 +95,15 @@ def case_close(*, case: ReportCase, outcome: str, staff) -> bool:
     DISMISSED brings back what the case hid on its own. Each reporter is told. False when the
     case was closed already. O(reporters) notification rows, one statement."""
     with transaction.atomic():
-        case = ReportCase.objects.select_for_update(of=("self",)).select_related("person").get(pk=case.pk)
+        case = ReportCase.objects.select_for_update(of=("self",)).select_related("person", "comment").get(pk=case.pk)
         if case.closed_at is not None:
             return False
         if outcome == ReportCase.Outcome.ACTIONED:
             _take_down(case)
         elif case.auto_hidden:
-            if case.board_id is not None:
+            if case.comment_id is not None:
+                comments.comment_hide(comment_id=case.comment_id, hidden=False)
+            elif case.board_id is not None:
                 moderation.board_unhide(board=Board.objects.get(pk=case.board_id))
             elif not case.person.is_active:
                 moderation.user_unsuspend(user=case.person)
@@ -102,7 +116,7 @@ def case_close(*, case: ReportCase, outcome: str, staff) -> bool:
         notifications.notices_add(
             kind=kind,
             recipient_ids=list(case.reports.values_list("reporter_id", flat=True)),
-            board_id=case.board_id,
+            board_id=case.board_id or (case.comment.board_id if case.comment_id else None),
             at=timezone.now(),
         )
     return True

@@ -7,10 +7,13 @@ and the small world of test_history (alice, bob, carol and a reader who follows 
 Helpers only: no tests and no fixtures here (fixtures live in conftest.py or beside their tests).
 """
 
+import json
 import math
+import time
 from dataclasses import dataclass, field
 
 from django.db import connection
+from websockets.sync.client import connect
 
 from feeds import keys, selectors
 from feeds.models import Board, TimelineChunk
@@ -259,3 +262,42 @@ def set_windows(settings, *, hot: int, chunk: int = 100, slack: int | None = Non
     settings.PROFILE_TIMELINE_HOT = settings.HOME_TIMELINE_HOT = hot
     settings.TIMELINE_CHUNK = chunk
     settings.HOME_TIMELINE_SLACK = slack if slack is not None else max(150, 2 * chunk)
+
+
+class LiveClient:
+    """A websockets client of a board's live socket (feeds.live): ``hello`` read on connect."""
+
+    def __init__(self, server, board_id, *, token=None, since=None, headers=None, max_size=2**20):
+        query = f"?since={since}" if since is not None else ""
+        extra = dict(headers or {})
+        if token:
+            extra["Authorization"] = f"Bearer {token}"
+        self.socket = connect(
+            f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra, open_timeout=10, max_size=max_size
+        ).__enter__()  # closed by close()
+        self.skipped: list[dict] = []  # messages recv_type passed over, for a later recv_type
+        self.hello = self.recv()
+
+    def send(self, message):
+        self.socket.send(message if isinstance(message, str) else json.dumps(message))
+
+    def recv(self, timeout=10):
+        return json.loads(self.socket.recv(timeout=timeout))
+
+    def recv_type(self, kind, timeout=10):
+        for message in self.skipped:
+            if message["type"] == kind:
+                self.skipped.remove(message)
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.recv(timeout=max(deadline - time.monotonic(), 0.01))
+            if message["type"] == kind:
+                return message
+            self.skipped.append(message)
+
+    def op(self, cid, op):
+        self.send({"type": "op", "client_op_id": cid, "op": op})
+
+    def close(self):
+        self.socket.close()

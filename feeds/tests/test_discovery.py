@@ -61,6 +61,7 @@ def test_filters_and_exact_totals(api, run, people):
         "updated_at",
         "views",
         "likes",
+        "comments",
         "preview_url",
     }
 

@@ -16,6 +16,7 @@ from feeds import keys, rules
 from feeds.live import compaction
 from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
+from feeds.tests.support import LiveClient as Client
 from social import tokens
 from social.models import User
 from social.services import user_create
@@ -34,45 +35,6 @@ DOC = {
 
 def stroke(element_id: str, x: float = 10) -> dict:
     return {"type": "path", "color": "#112233", "width": 3, "points": [[x, 10], [x + 5, 20]], "id": element_id}
-
-
-class Client:
-    """A websockets client speaking the protocol: ``hello`` read on connect."""
-
-    def __init__(self, server, board_id, *, token=None, since=None, headers=None, max_size=2**20):
-        query = f"?since={since}" if since is not None else ""
-        extra = dict(headers or {})
-        if token:
-            extra["Authorization"] = f"Bearer {token}"
-        self.socket = connect(
-            f"{server.ws}/ws/boards/{board_id}{query}", additional_headers=extra, open_timeout=10, max_size=max_size
-        ).__enter__()  # closed by close()
-        self.skipped: list[dict] = []  # messages recv_type passed over, for a later recv_type
-        self.hello = self.recv()
-
-    def send(self, message):
-        self.socket.send(message if isinstance(message, str) else json.dumps(message))
-
-    def recv(self, timeout=10):
-        return json.loads(self.socket.recv(timeout=timeout))
-
-    def recv_type(self, kind, timeout=10):
-        for message in self.skipped:
-            if message["type"] == kind:
-                self.skipped.remove(message)
-                return message
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self.recv(timeout=max(deadline - time.monotonic(), 0.01))
-            if message["type"] == kind:
-                return message
-            self.skipped.append(message)
-
-    def op(self, cid, op):
-        self.send({"type": "op", "client_op_id": cid, "op": op})
-
-    def close(self):
-        self.socket.close()
 
 
 def closed_with(server, board_id, query="", headers=None) -> int:

@@ -27,6 +27,7 @@ def fields_of(board) -> dict:
         "updated_at": board.updated_at.isoformat(),
         "views": board.views,
         "likes": board.likes,
+        "comments": board.comments,
     }
 
 
@@ -43,6 +44,7 @@ def summary_from_fields(fields: dict) -> dict:
         "updated_at": fields["updated_at"],
         "views": int(fields["views"]),
         "likes": int(fields.get("likes", 0)),  # G entries cached before likes existed lack it
+        "comments": int(fields.get("comments", 0)),  # the published comments (feeds.comments), as likes
         "preview_url": f"/api/v1/boards/{board_id}/preview.svg",
     }
 

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Max
 
-from feeds import keys, likes
+from feeds import comments, keys, likes
 from feeds.discovery import counters, indexes, trending
 from feeds.models import Board, TimelineChunk
 from feeds.rules import Timeline
@@ -309,10 +309,11 @@ def rebuild_archive_marks(user_ids, progress) -> None:
 
 def rebuild_discovery(progress) -> int:
     """Every index, sort order and facet from the published boards (views: PostgreSQL's count
-    plus what is pending, after a flush of the pending counts; likes: recounted from the Like
-    rows), the hourly view and like counts of the trending window, then the trending roll-ups. Returns the number of boards indexed."""
+    plus what is pending, after a flush of the pending counts; likes and comments: recounted
+    from their rows), the hourly view and like counts of the trending window, then the trending roll-ups. Returns the number of boards indexed."""
     counters.views_flush()  # finishes a batch a crash left half done, so nothing counts twice
     likes.likes_recount_all()  # the Like rows are the truth of every count
+    comments.comments_recount_all()  # and the Comment rows of the comment counts G reads
     indexes.index_clear()
     boards = (
         Board.objects.filter(state=Board.State.PUBLISHED)

@@ -17,8 +17,8 @@ from django.urls import reverse
 
 from feeds import selectors
 from feeds.models import Board
-from feeds.rules import BOARD_KINDS, editor_config
-from feeds.services import activity, boards as services
+from feeds.rules import BOARD_KINDS, COMMENTS_PAGE, CommentPolicy, comments_config, editor_config
+from feeds.services import activity, boards as services, comments as comment_services
 from feeds.services.boards import remix_title
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from social.models import Follow
@@ -153,6 +153,10 @@ def board_detail(request, board_id: int):
             "may_draw": selectors.board_may_draw(board, viewer),
             "editors": selectors.board_editors(board.pk),
             "may_delete": viewer is not None and (viewer.pk == board.author_id or viewer.is_staff),
+            "comments": selectors.board_comments(board, viewer, after=None, limit=COMMENTS_PAGE),
+            "comments_config": comments_config(),
+            "comment_refusal": (comment_services.may_comment(user=viewer, board=board) if viewer is not None else None),
+            "commenting_choices": CommentPolicy.choices,
         },
     )
 

@@ -1,4 +1,4 @@
-"""The report form (/report?board=<id> or /report?user=<name>): why, and a few words; it calls
+"""The report form (/report?board=<id>, /report?comment=<id> or /report?user=<name>): why, and a few words; it calls
 the same service as POST /api/v1/reports and goes back to what was reported."""
 
 from django.contrib import messages
@@ -18,7 +18,13 @@ from ugcsite.platform.http import whole_number
 def report_page(request):
     source = request.POST if request.method == "POST" else request.GET
     board_id, username = whole_number(source.get("board", "")), source.get("user", "")
-    if board_id is not None:
+    comment_id = whole_number(source.get("comment", ""))
+    if comment_id is not None:
+        comment = selectors.comment_get(comment_id, request.user)
+        back = reverse("boards:detail", args=[comment.board_id]) + f"#comment-{comment.pk}"
+        who = comment.author.username if comment.author_id else "someone"
+        target, label = {"comment": comment}, f"a comment by {who} on “{comment.board.title}”"
+    elif board_id is not None:
         board = selectors.board_get_for(board_id, request.user)
         target, back, label = {"board": board}, reverse("boards:detail", args=[board.pk]), f"the board “{board.title}”"
     elif username:

@@ -347,6 +347,9 @@
       } else if (message.type === "cursor") {
         this.cursors[message.by] = { x: message.x, y: message.y, at: Date.now(), color: colorOf(message.by) };
         if (this.handlers.onChange) this.handlers.onChange();
+      } else if (message.type === "comment") {
+        /* A comment of this board was posted, edited or removed: static/js/comments.js reads it. */
+        document.dispatchEvent(new CustomEvent("ugcsite:comment", { detail: message }));
       }
     }
 

@@ -376,6 +376,7 @@ def _storable(value: str) -> str:
 STORABLE_PATTERN = r"^[^\u0000]*$"
 STORABLE_SCHEMA = {"pattern": STORABLE_PATTERN, "description": "no NUL characters or unpaired surrogates"}
 
+
 # Every free-text field of a body: a JSON string that can be stored and hashed.
 Text = Annotated[StrictStr, AfterValidator(_storable), Field(json_schema_extra=STORABLE_SCHEMA)]
 
@@ -399,9 +400,10 @@ def _integral(value):
     return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < ID_LIMIT else value
 
 
-# An id in a JSON body: a whole number from 1 below ID_LIMIT, written 315 or 315.0; never a
-# boolean, a string or 315.5.
-ApiId = Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT), BeforeValidator(_integral)]
+# An id in a JSON body (a board, a comment, a notification): a whole number from 1 below
+# ID_LIMIT, written 315 or 315.0; never a boolean, a string or 315.5. The bounds sit inside the
+# validator, so the OpenAPI document states them.
+ApiId = Annotated[Annotated[StrictInt, Field(ge=1, lt=ID_LIMIT)], BeforeValidator(_integral)]
 
 
 def whole_number(raw: str) -> int | None:

@@ -144,6 +144,7 @@ def test_every_write_that_takes_json_documents_its_415(api, client):
     alice = api.as_user("alice")
     api.as_user("bob")
     board_id = alice.post(BOARDS, BOARD).json()["id"]
+    comment_id = alice.post(f"{BOARDS}/{board_id}/comments", {"text": "hi"}).json()["id"]
     doc = client.get("/api/v1/openapi.json").json()
     writes = [
         (path, method, operation)
@@ -153,7 +154,11 @@ def test_every_write_that_takes_json_documents_its_415(api, client):
     ]
     assert len(writes) >= 14
     for path, method, operation in writes:
-        concrete = path.replace("{username}", "bob").replace("{board_id}", str(board_id))
+        concrete = (
+            path.replace("{username}", "bob")
+            .replace("{board_id}", str(board_id))
+            .replace("{comment_id}", str(comment_id))
+        )
         response = send(Client(), method.upper(), concrete, "{}", "text/plain", alice.token)
         if path == "/api/v1/me/avatar" and method == "put":
             assert "415" not in operation["responses"]

@@ -37,8 +37,12 @@ def concrete(api, run):
     alice = api.as_user("alice")
     board_id = run(alice.post, "/api/v1/boards", {"title": "t", "kind": "note", "doc": DOC}).json()["id"]
     export_id = Export.objects.create(user=User.objects.get(username="alice")).pk
+    comment_id = run(alice.post, f"/api/v1/boards/{board_id}/comments", {"text": "hi"}).json()["id"]
     return lambda path: (
-        path.replace("{username}", "alice").replace("{board_id}", str(board_id)).replace("{export_id}", str(export_id))
+        path.replace("{username}", "alice")
+        .replace("{board_id}", str(board_id))
+        .replace("{export_id}", str(export_id))
+        .replace("{comment_id}", str(comment_id))
     )
 
 
