@@ -1,25 +1,31 @@
-"""Pages about people: log in, log out, followers and following lists.
+"""Pages about people: log in (with its code step), log out, settings (two-factor sign-in,
+sessions), followers and following lists.
 
 Each view validates its input and calls one service or selector (social.services,
 social.selectors); what a page shows is what the API answers for the same person. Signing up,
 a profile with its boards and the follow button touch feeds: they are in feeds.views.people.
 """
 
+import time
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import logout as auth_logout, views as auth_views
+from django.contrib.auth import login as auth_login, logout as auth_logout, views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from social import selectors, services
 from social.avatars import AvatarRefused, identicon_svg
 from social.forms import LoginForm, ResetForm, SettingsForm
 from social.models import Avatar
-from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX
-from ugcsite.platform.errors import RateLimited
-from ugcsite.platform.http import body_max, client_address, page_number
+from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX, LOGIN_CODE_SECONDS, OTP_INPUT_MAX
+from social.services import SessionNotFound
+from ugcsite.platform.errors import DomainError, RateLimited
+from ugcsite.platform.http import body_max, client_address, page_number, safe_next
 from ugcsite.platform.ratelimits import attempt, write_attempt
 
 PEOPLE_PAGE_SIZE = 50
@@ -62,10 +68,48 @@ class LoginPage(auth_views.LoginView):
             )
         return super().post(request, *args, **kwargs)
 
+    def form_valid(self, form):
+        """With two-factor on, the password is only the first step: the session remembers
+        whose it was (for LOGIN_CODE_SECONDS), and the code page signs them in."""
+        user = form.get_user()
+        if not selectors.two_factor_on(user):
+            return super().form_valid(form)
+        self.request.session[LOGIN_PENDING] = {"u": user.pk, "b": user.backend, "at": time.time()}
+        return redirect(f"{reverse('people:login-code')}?{urlencode({'next': self.get_success_url()})}")
+
     def form_invalid(self, form):
         response = super().form_invalid(form)
         response.status_code = 400
         return response
+
+
+LOGIN_PENDING = "login_pending"  # the session's note between the password and the code
+
+
+def login_code(request):
+    """The log-in's second step: the code of the authenticator app (or a recovery code), for
+    the person whose password was just given. Wrong codes spend the sign-in throttle."""
+    pending = request.session.get(LOGIN_PENDING)
+    user = selectors.login_pending_user(pending, max_age=LOGIN_CODE_SECONDS, now=time.time())
+    if user is None:
+        messages.error(request, "Give your username and password first (the code step waits 5 minutes at most).")
+        return redirect("people:login")
+    context = {"next": safe_next(request, "/"), "code_max": OTP_INPUT_MAX}
+    if request.method != "POST":
+        return render(request, "social/login_code.html", context)
+    wait = throttle_wait(request, account=user.username)
+    if wait:
+        return too_many(request, "social/login_code.html", context, wait)
+    try:
+        passed = services.second_factor_check(user=user, code=request.POST.get("code", "")[:OTP_INPUT_MAX])
+    except RateLimited as error:
+        return too_many(request, "social/login_code.html", context, error.retry_after)
+    if not passed:
+        problem = "That code is wrong or was already used; type the code your app shows now, or a recovery code."
+        return render(request, "social/login_code.html", {**context, "problem": problem}, status=400)
+    del request.session[LOGIN_PENDING]
+    auth_login(request, user, backend=pending["b"])
+    return redirect(context["next"])
 
 
 def logout_page(request):
@@ -98,7 +142,7 @@ def settings_page(request):
     return redirect("people:settings")
 
 
-def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
+def _settings(request, form, *, status: int = 200, avatar_error: str = "", **extra):
     return render(
         request,
         "social/settings.html",
@@ -111,9 +155,64 @@ def _settings(request, form, *, status: int = 200, avatar_error: str = ""):
             "blocks": selectors.blocks_list(request.user),
             "mutes": selectors.mutes_list(request.user),
             "quarantine_days": settings.USERNAME_QUARANTINE_DAYS,
+            "two_factor": selectors.two_factor_state(request.user),
+            "sessions": selectors.sessions_list(request.user, session_key=request.session.session_key, token_key=None)[
+                "items"
+            ],
+            "code_max": OTP_INPUT_MAX,
+            **extra,
         },
         status=status,
     )
+
+
+@login_required
+@require_POST
+def two_factor_page(request):
+    """The settings page's two-factor forms: start an enrolment (the page then shows its QR
+    code), confirm it with a code (the page shows the recovery codes, this once), or turn it
+    off with the password and a code. The same services as /api/v1/me/2fa."""
+    action = request.POST.get("action")
+    code = request.POST.get("code", "")[:OTP_INPUT_MAX]
+    form = SettingsForm(instance=request.user)
+    try:
+        if action == "start":
+            services.two_factor_start(user=request.user)
+            return redirect(f"{reverse('people:settings')}#two-factor-heading")
+        if action == "confirm":
+            codes = services.two_factor_confirm(user=request.user, code=code)
+            return _settings(request, form, recovery_codes=codes)
+        if action == "disable":
+            services.auth_attempt(address=client_address(request))  # a password guess, counted as a log-in
+            services.two_factor_disable(user=request.user, password=request.POST.get("password", ""), code=code)
+            messages.success(request, "Two-factor sign-in is off.")
+            return redirect("people:settings")
+    except RateLimited as error:
+        response = _settings(request, form, status=429, two_factor_error=str(error))
+        response["Retry-After"] = str(error.retry_after)
+        return response
+    except DomainError as error:
+        return _settings(request, form, status=400, two_factor_error=str(error))
+    return _settings(request, form, status=400, two_factor_error="Choose one of the two-factor buttons.")
+
+
+@login_required
+@require_POST
+def sessions_page(request):
+    """The settings page's sessions: end one (``id``), or every one but this (``others``)."""
+    if "others" in request.POST:
+        ended = services.sessions_end_others(user=request.user, session_key=request.session.session_key, token_key=None)
+        messages.success(
+            request, f"Ended {ended} other session{'s' if ended != 1 else ''} and token{'s' if ended != 1 else ''}."
+        )
+        return redirect("people:settings")
+    try:
+        services.session_end(user=request.user, session_id=request.POST.get("id", ""))
+    except SessionNotFound as error:
+        messages.error(request, str(error))
+        return redirect("people:settings")
+    messages.success(request, "That session is ended.")
+    return redirect("people:settings")
 
 
 @body_max(AVATAR_BODY_MAX, "picture")

@@ -63,6 +63,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "ugcsite.middleware.StaffSecondFactorMiddleware",
+    "ugcsite.middleware.SessionTouchMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "ugcsite.middleware.DomainErrorMiddleware",
     "ugcsite.middleware.ServiceUnavailableMiddleware",
