@@ -13,6 +13,7 @@ import pytest
 from django.test import Client, override_settings
 
 from social.models import ApiToken, User
+from ugcsite.testing import with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -137,7 +138,7 @@ def test_staff_read_the_kept_mail(run, mailbox):
     run(sign_up, Client(), "erin", "erin@example.org")
     [mail] = mailbox.new()
     staff = Client()
-    staff.force_login(User.objects.create_superuser("mod", password=PASSWORD))
+    staff.force_login(with_second_factor(User.objects.create_superuser("mod", password=PASSWORD)))
     listing = staff.get("/admin/mail/").content.decode()
     assert "Confirm your address on ugcsite" in listing
     name = sorted(mailbox.folder.glob("*.eml"))[-1].name
