@@ -47,6 +47,10 @@ RECOVERY_CODES = 10
 RECOVERY_CODE_PATTERN = r"^[a-z0-9]{5}-[a-z0-9]{5}$"
 # What a client may send as a code: a TOTP code or a recovery code, spaces allowed (longer is no code).
 OTP_INPUT_MAX = 32
+# A session's or token's id in GET/DELETE /api/v1/me/sessions: "s" (a browser session) or "t"
+# (a token), then its row's number.
+SESSION_ID_PATTERN = r"^[st][1-9][0-9]{0,17}$"
+SESSION_ID_RE = re.compile(SESSION_ID_PATTERN.removesuffix("$") + r"\Z")
 # A browser's User-Agent as kept beside a session or token (longer ones are cut).
 USER_AGENT_MAX = 300
 # A session's last use is written at most this often (a write a request would cost too much).

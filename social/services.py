@@ -20,7 +20,7 @@ from django.utils import timezone
 from social import graph, hiding, keys, mail, tokens, two_factor
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
 from social.models import ApiToken, Avatar, Block, Follow, Mute, RetiredUsername, TwoFactor, UserSession
-from social.rules import SESSION_TOUCH_SECONDS, USER_AGENT_MAX
+from social.rules import SESSION_ID_RE, SESSION_TOUCH_SECONDS, USER_AGENT_MAX
 from social.selectors import UserNotFound, block_between
 from ugcsite.platform.errors import Conflict, Invalid, NotAllowed, NotFound
 from ugcsite.platform.ratelimits import attempt
@@ -381,7 +381,7 @@ class WrongPasswordOrCode(NotAllowed):
 
 class SessionNotFound(NotFound):
     def __init__(self, session_id: str):
-        super().__init__(f"You have no session or token {session_id!r}; GET /api/v1/me/sessions lists them.")
+        super().__init__(f"You have no session or token {session_id[:40]!r}; GET /api/v1/me/sessions lists them.")
 
 
 def second_factor_check(*, user: User, code: str | None) -> bool:
@@ -495,15 +495,13 @@ def session_end(*, user: User, session_id: str) -> None:
     """End one of a person's sessions ("s<id>") or tokens ("t<id>") at once: the session's
     row goes (its next request is signed out), or the token's (its cache entry revoked by
     the post_delete signal). ``SessionNotFound`` for anyone else's or none. O(1)."""
-    kind, number = session_id[:1], session_id[1:]
-    if not (number.isascii() and number.isdigit() and len(number) <= 18):
+    if not SESSION_ID_RE.match(session_id):
         raise SessionNotFound(session_id)
+    kind, number = session_id[:1], session_id[1:]
     if kind == "t":
         if not ApiToken.objects.filter(user=user, pk=int(number)).delete()[0]:
             raise SessionNotFound(session_id)
         return
-    if kind != "s":
-        raise SessionNotFound(session_id)
     with transaction.atomic():
         row = UserSession.objects.filter(user=user, pk=int(number)).select_for_update().first()
         if row is None:

@@ -84,7 +84,7 @@ def test_nobody_ends_anyone_elses_session_and_junk_ids_are_404(api):
     erin = token_client(api, "erin", "erin")
     frank = token_client(api, "frank", "frank")
     [erin_id] = [i["id"] for i in listed(erin)]
-    for junk in (erin_id, "s0", "t99999999999999999999", "x1", "s-1", "session", "t1.5"):
+    for junk in (erin_id, "s0", "s999999999999999999", "t99999999999999999999", "x1", "s-1", "session", "t1.5"):
         assert_problem(frank.delete(f"{SESSIONS}/{junk}"), 404)
     assert erin.get("/api/v1/me").status_code == 200
 
