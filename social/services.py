@@ -359,14 +359,9 @@ class TwoFactorAlreadyOn(Conflict):
         super().__init__("Two-factor sign-in is already on; turn it off first to enrol a new authenticator.")
 
 
-class TwoFactorNotStarted(Invalid):
+class TwoFactorNotStarted(Conflict):
     def __init__(self):
         super().__init__("There is no enrolment to confirm; start one with POST /api/v1/me/2fa first.")
-
-
-class TwoFactorNotOn(Invalid):
-    def __init__(self):
-        super().__init__("Two-factor sign-in is not on; there is nothing to turn off.")
 
 
 class WrongCode(Invalid):
@@ -432,10 +427,14 @@ def two_factor_seed(*, user: User, secret: str) -> None:
 
 def two_factor_disable(*, user: User, password: str, code: str) -> None:
     """Turn two-factor off, confirmed by the password and a code (TOTP or recovery);
-    ``WrongPasswordOrCode`` otherwise (a wrong code counted against the sign-in throttle)."""
+    ``WrongPasswordOrCode`` otherwise (a wrong code counted against the sign-in throttle).
+    Idempotent: with it off, the right password is enough and nothing changes."""
+    if not user.check_password(password):
+        raise WrongPasswordOrCode()
     if not two_factor.is_on(user.pk):
-        raise TwoFactorNotOn()
-    if not user.check_password(password) or not second_factor_check(user=user, code=code):
+        two_factor.remove(user_id=user.pk)  # an enrolment never confirmed goes too
+        return
+    if not second_factor_check(user=user, code=code):
         raise WrongPasswordOrCode()
     two_factor.remove(user_id=user.pk)
     mail.security_notice(

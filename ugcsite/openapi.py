@@ -551,7 +551,7 @@ def _paths() -> dict:
                     "summary": "Turn two-factor sign-in off, confirmed by the password and a code (or a recovery code)",
                     "security": secured,
                     "requestBody": _body("TwoFactorDisable"),
-                    "responses": {"204": _answer("off"), **_errors(400, 401, 403, 413, 429)},
+                    "responses": {"204": _answer("off (or already off)"), **_errors(400, 401, 403, 413, 429)},
                 },
             },
             "/api/v1/me/2fa/confirm": {

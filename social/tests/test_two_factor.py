@@ -12,7 +12,6 @@ from django.test import Client
 from social import services, two_factor
 from social.models import RecoveryCode, TwoFactor
 from social.rules import OTP_PERIOD_SECONDS, RECOVERY_CODE_PATTERN, RECOVERY_CODES
-from social.tests.test_password_reset import mailbox  # noqa: F401 (a fixture: the real SMTP catcher)
 from ugcsite.testing import ApiClient, assert_problem
 
 pytestmark = pytest.mark.django_db
@@ -67,13 +66,15 @@ def test_enrolment_starts_off_and_a_right_code_turns_it_on_with_ten_hashed_recov
     assert_problem(client.post(CONFIRM, {"code": "123456"}), 409)
 
 
-def test_confirm_without_an_enrolment_and_bad_bodies_are_400s(api):
+def test_confirm_without_an_enrolment_is_409_and_bad_bodies_are_400s(api):
     client = api.as_user("bob")
-    assert "POST /api/v1/me/2fa" in assert_problem(client.post(CONFIRM, {"code": "123456"}), 400)["detail"]
+    assert "POST /api/v1/me/2fa" in assert_problem(client.post(CONFIRM, {"code": "123456"}), 409)["detail"]
     assert_problem(client.post(CONFIRM, {"code": 123456}), 400)
     assert_problem(client.post(CONFIRM, {"code": "1" * 100}), 400)
     assert_problem(client.post(CONFIRM, {}), 400)
-    assert_problem(client.delete(TWO_FACTOR, {"password": PASSWORD, "code": "123456"}), 400)  # not on
+    # Off already: the right password is enough (nothing changes), a wrong one is refused.
+    assert client.delete(TWO_FACTOR, {"password": PASSWORD, "code": "123456"}).status_code == 204
+    assert_problem(client.delete(TWO_FACTOR, {"password": "wrong-password", "code": "123456"}), 403)
     assert_problem(api.post(TWO_FACTOR, {}), 401)
 
 
@@ -116,7 +117,7 @@ def test_wrong_codes_count_against_the_sign_in_throttle(api, settings):
     assert answers == [401, 401, 401, 429]
 
 
-def test_turning_it_off_needs_the_password_and_a_code(api, run, mailbox):  # noqa: F811
+def test_turning_it_off_needs_the_password_and_a_code(api, run, mailbox):
     client, secret, codes = enrolled(api, "frank")
     refused = assert_problem(
         client.delete(TWO_FACTOR, {"password": "wrong-password", "code": next_step_code(secret)}), 403
@@ -193,7 +194,7 @@ def test_make_otp_prints_the_current_code(capsys):
     assert printed in {two_factor.current_code("UGCSITEDEMOADMINTWOFACTORSECRETX", at=time.time() - d) for d in (0, 2)}
 
 
-def test_two_factor_on_and_a_password_change_are_mailed_to_a_confirmed_address(api, run, mailbox):  # noqa: F811
+def test_two_factor_on_and_a_password_change_are_mailed_to_a_confirmed_address(api, run, mailbox):
     client = api.as_user("ivan")
     User.objects.filter(username="ivan").update(email="ivan@example.org", email_verified=True)
     secret = client.post(TWO_FACTOR, {}).json()["secret"]
@@ -215,7 +216,7 @@ def test_two_factor_on_and_a_password_change_are_mailed_to_a_confirmed_address(a
     assert mailbox.none_new()
 
 
-def test_a_sign_in_from_a_new_device_is_mailed_and_a_known_one_is_not(api, run, mailbox):  # noqa: F811
+def test_a_sign_in_from_a_new_device_is_mailed_and_a_known_one_is_not(api, run, mailbox):
     services.user_create(username="judy", password=PASSWORD, email="judy@example.org")
     User.objects.filter(username="judy").update(email_verified=True)
     laptop = {"User-Agent": "Firefox on the laptop"}
