@@ -92,7 +92,10 @@ def login_code(request):
     pending = request.session.get(LOGIN_PENDING)
     user = selectors.login_pending_user(pending, max_age=LOGIN_CODE_SECONDS, now=time.time())
     if user is None:
-        messages.error(request, "Give your username and password first (the code step waits 5 minutes at most).")
+        messages.error(
+            request,
+            f"Give your username and password first (the code step waits {LOGIN_CODE_SECONDS // 60} minutes at most).",
+        )
         return redirect("people:login")
     context = {"next": safe_next(request, "/"), "code_max": OTP_INPUT_MAX}
     if request.method != "POST":
