@@ -269,6 +269,22 @@ class TwoFactor(models.Model):
         return f"two-factor of {self.user_id} ({'on' if self.confirmed_at else 'enrolling'})"
 
 
+class Passkey(models.Model):
+    """A WebAuthn credential (a passkey) of a person (social.passkeys): its id and public key as
+    the authenticator gave them at registration, and the signature counter it last reported."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="passkeys")
+    credential_id = models.BinaryField(unique=True)
+    public_key = models.BinaryField()
+    sign_count = models.BigIntegerField(default=0)
+    name = models.CharField(max_length=USER_AGENT_MAX, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"passkey of {self.user_id}"
+
+
 class RecoveryCode(models.Model):
     """One single-use recovery code of a person with two-factor on; only its SHA-256 is kept
     (the codes are random, 50 bits each: no salt or slow hash needed)."""

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from social import graph, hiding, two_factor
 from social.avatars import avatar_url
-from social.models import ApiToken, Block, Mute, RetiredUsername, UserSession
+from social.models import ApiToken, Block, Mute, Passkey, RetiredUsername, UserSession
 from social.rules import USERNAME_RE
 from ugcsite.platform.errors import NotFound
 
@@ -197,3 +197,10 @@ def login_pending_user(pending, *, max_age: float, now: float):
     if not isinstance(pending, dict) or now - pending.get("at", 0) > max_age:
         return None
     return User.objects.filter(pk=pending.get("u"), is_active=True).first()
+
+
+def passkeys_list(user) -> list[dict]:
+    """A person's passkeys for the settings page: id, the browser that made it, when, last use. One query."""
+    return list(
+        Passkey.objects.filter(user=user).order_by("-created_at").values("id", "name", "created_at", "last_used_at")
+    )

@@ -6,6 +6,7 @@ social.selectors); what a page shows is what the API answers for the same person
 a profile with its boards and the follow button touch feeds: they are in feeds.views.people.
 """
 
+import json
 import time
 from urllib.parse import urlencode
 
@@ -13,22 +14,25 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login as auth_login, logout as auth_logout, views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from social import selectors, services
+from social import passkeys, selectors, services
 from social.avatars import AvatarRefused, identicon_svg
 from social.forms import LoginForm, ResetForm, SettingsForm
 from social.models import Avatar
+from social.passkeys import PasskeyRefused
 from social.rules import AVATAR_ACCEPT, AVATAR_BODY_MAX, AVATAR_UPLOAD_MAX, LOGIN_CODE_SECONDS, OTP_INPUT_MAX
 from social.services import SessionNotFound
 from ugcsite.platform.errors import DomainError, RateLimited
-from ugcsite.platform.http import body_max, client_address, page_number, safe_next
+from ugcsite.platform.http import body_max, client_address, page_number, safe_next, whole_number
 from ugcsite.platform.ratelimits import attempt, write_attempt
 
 PEOPLE_PAGE_SIZE = 50
+# Whom a passkey signs in is known without a password; Django's session still names a backend.
+PASSWORD_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
 def throttle_wait(request, *, account: str | None = None) -> int:
@@ -163,6 +167,7 @@ def _settings(request, form, *, status: int = 200, avatar_error: str = "", **ext
                 "items"
             ],
             "code_max": OTP_INPUT_MAX,
+            "passkeys": selectors.passkeys_list(request.user),
             **extra,
         },
         status=status,
@@ -375,3 +380,105 @@ class ResetConfirmPage(auth_views.PasswordResetConfirmView):
 
 class ResetDonePage(auth_views.PasswordResetCompleteView):
     template_name = "social/password_reset_done.html"
+
+
+# --- passkeys (WebAuthn): the settings page registers one, the log-in page signs in with it ------
+
+PASSKEY_REGISTERING = "passkey_registering"  # the session's challenge of a registration under way
+PASSKEY_SIGNING_IN = "passkey_signing_in"  # and of a sign-in
+
+
+def _relying_party(request) -> tuple[str, str]:
+    """This site as WebAuthn names it: the host (the RP id) and the origin the browser reports."""
+    host = request.get_host()
+    return host.rsplit(":", 1)[0] if not host.endswith("]") else host, f"{request.scheme}://{host}"
+
+
+def _json_body(request) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError:
+        raise PasskeyRefused("the browser's answer was not JSON") from None
+    if not isinstance(data, dict):
+        raise PasskeyRefused("the browser's answer was not an object")
+    return data
+
+
+def _refused(error: Exception, status: int = 400) -> JsonResponse:
+    response = JsonResponse({"detail": str(error)}, status=status)
+    if isinstance(error, RateLimited):
+        response["Retry-After"] = str(error.retry_after)
+    return response
+
+
+@login_required
+@require_POST
+def passkey_register_options(request):
+    """What navigator.credentials.create() needs; the challenge stays in the session."""
+    rp_id, _ = _relying_party(request)
+    options, challenge = passkeys.registration_options(user=request.user, rp_id=rp_id)
+    request.session[PASSKEY_REGISTERING] = challenge
+    return JsonResponse(options)
+
+
+@login_required
+@require_POST
+def passkey_register(request):
+    """The new credential, checked against the session's challenge (used once) and kept."""
+    challenge = request.session.pop(PASSKEY_REGISTERING, None)
+    rp_id, origin = _relying_party(request)
+    try:
+        if challenge is None:
+            raise PasskeyRefused("no registration was started; press the button again")
+        passkeys.register(
+            user=request.user,
+            credential=_json_body(request),
+            challenge=challenge,
+            rp_id=rp_id,
+            origin=origin,
+            name=request.headers.get("User-Agent", ""),
+        )
+    except PasskeyRefused as error:
+        return _refused(error)
+    messages.success(request, "Your passkey is saved: you can sign in with it, no password needed.")
+    return JsonResponse({"next": reverse("people:settings")}, status=201)
+
+
+@login_required
+@require_POST
+def passkey_remove(request):
+    """Forget one of your passkeys (the settings page's list)."""
+    number = whole_number(request.POST.get("id", ""))
+    if number is not None and passkeys.remove(user=request.user, passkey_id=number):
+        messages.success(request, "That passkey is removed.")
+    return redirect("people:settings")
+
+
+@require_POST
+def passkey_sign_in_options(request):
+    """What navigator.credentials.get() needs to sign in by passkey alone; the challenge stays
+    in the session. Counted as a log-in attempt of the address."""
+    try:
+        services.auth_attempt(address=client_address(request))
+    except RateLimited as error:
+        return _refused(error, 429)
+    rp_id, _ = _relying_party(request)
+    options, challenge = passkeys.sign_in_options(rp_id=rp_id)
+    request.session[PASSKEY_SIGNING_IN] = challenge
+    return JsonResponse(options)
+
+
+@require_POST
+def passkey_sign_in(request):
+    """The passkey's signature of the session's challenge (used once): the person it belongs to
+    is signed in, with no password and no code (the authenticator verified its holder)."""
+    challenge = request.session.pop(PASSKEY_SIGNING_IN, None)
+    rp_id, origin = _relying_party(request)
+    try:
+        if challenge is None:
+            raise PasskeyRefused("no sign-in was started; press the button again")
+        user = passkeys.sign_in(credential=_json_body(request), challenge=challenge, rp_id=rp_id, origin=origin)
+    except PasskeyRefused as error:
+        return _refused(error)
+    auth_login(request, user, backend=PASSWORD_BACKEND)
+    return JsonResponse({"next": safe_next(request, "/")})

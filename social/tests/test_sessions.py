@@ -103,3 +103,29 @@ def test_the_settings_page_lists_sessions_ends_one_and_all_but_this_one(api):
     assert_problem(script.get("/api/v1/me"), 401)
     assert here.get("/settings").status_code == 200
     assert here.get("/settings").content.decode().count("data-session=") == 1
+
+
+def test_passkey_ceremonies_refuse_what_they_did_not_start_with_a_sentence():
+    """The browser half is tested with Chromium's virtual authenticator (test_browser_two_factor);
+    here, what a client that skips a step or sends junk gets: a 400 saying why, never a 5xx."""
+    services.user_create(username="heidi", password=PASSWORD)
+    page = browser("heidi", "laptop")
+    for path, body in (
+        ("/settings/passkeys", {"id": "x"}),  # no registration started
+        ("/login/passkey", {"id": "x"}),  # no sign-in started
+    ):
+        refused = page.post(path, body, content_type="application/json")
+        assert refused.status_code == 400 and "press the button again" in refused.json()["detail"]
+    options = page.post("/settings/passkeys/options").json()
+    assert options["rp"]["id"] == "testserver" and options["authenticatorSelection"]["residentKey"] == "required"
+    for junk in (b"not json", b"[1]", b'{"id": "x", "rawId": "x", "response": {}}'):
+        page.post("/settings/passkeys/options")
+        refused = page.post("/settings/passkeys", junk, content_type="application/json")
+        assert refused.status_code == 400 and refused.json()["detail"].startswith("The passkey was not accepted")
+    anyone = Client()
+    assert anyone.post("/login/passkey/options").json()["userVerification"] == "required"
+    for junk in (b'{"rawId": "!!"}', b'{"rawId": "AAAA"}', b"{}"):
+        anyone.post("/login/passkey/options")
+        refused = anyone.post("/login/passkey", junk, content_type="application/json")
+        assert refused.status_code == 400 and "passkey" in refused.json()["detail"]
+    assert anyone.get("/settings").status_code == 302  # nobody signed in

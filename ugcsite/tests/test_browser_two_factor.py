@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 
 from social import services as people_services, two_factor
-from social.models import TwoFactor
+from social.models import Passkey, TwoFactor
 from social.rules import RECOVERY_CODES
 from ugcsite.testing import unused_code
 from ugcsite.tests.support import PASSWORD, axe_run, log_in
@@ -50,3 +50,39 @@ def test_enrol_with_the_qr_code_then_log_in_with_a_code_and_end_the_other_sessio
     assert unused_code(secret)  # the key still gives codes: only the session ended
     for person in (laptop, phone):
         person.check_clean()
+
+
+def test_a_passkey_made_in_settings_signs_in_with_no_password(celery_worker, people):
+    """Chromium's virtual authenticator (the DevTools protocol's WebAuthn domain) stands in for
+    a phone or a security key."""
+    with transaction.atomic():
+        people_services.user_create(username="bob", password=PASSWORD)
+    bob = people("bob")
+    cdp = bob.page.context.new_cdp_session(bob.page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+    log_in(bob, "bob", "/settings")
+    bob.page.get_by_role("button", name="Add a passkey").click()
+    bob.page.locator("[data-testid=passkeys] li").first.wait_for(state="visible")
+    assert Passkey.objects.filter(user__username="bob").count() == 1
+    bob.shot("passkey-added")
+    bob.page.context.clear_cookies()  # signed out: the passkey alone signs in now
+
+    bob.visit("/login?next=/settings", "passkey-login")
+    bob.page.get_by_role("button", name="Sign in with a passkey").click()
+    bob.page.wait_for_url(lambda url: url.endswith("/settings") and "/login" not in url)
+    assert bob.page.locator("[data-testid=passkeys] li").count() == 1
+    assert Passkey.objects.get(user__username="bob").last_used_at is not None
+    bob.check_clean()
