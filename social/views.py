@@ -471,14 +471,19 @@ def passkey_sign_in_options(request):
 @require_POST
 def passkey_sign_in(request):
     """The passkey's signature of the session's challenge (used once): the person it belongs to
-    is signed in, with no password and no code (the authenticator verified its holder)."""
+    is signed in, with no password and no code (the authenticator verified its holder). On the
+    code page, after a password, it stands for the code, and must be that account's."""
     challenge = request.session.pop(PASSKEY_SIGNING_IN, None)
     rp_id, origin = _relying_party(request)
     try:
         if challenge is None:
             raise PasskeyRefused("no sign-in was started; press the button again")
         user = passkeys.sign_in(credential=_json_body(request), challenge=challenge, rp_id=rp_id, origin=origin)
+        pending = request.session.get(LOGIN_PENDING)
+        if isinstance(pending, dict) and pending.get("u") != user.pk:
+            raise PasskeyRefused("it is not a passkey of the account whose password you gave")
     except PasskeyRefused as error:
         return _refused(error)
+    request.session.pop(LOGIN_PENDING, None)  # as the second factor, it ends the code step too
     auth_login(request, user, backend=PASSWORD_BACKEND)
     return JsonResponse({"next": safe_next(request, "/")})

@@ -6,12 +6,14 @@ import pytest
 from django.db import transaction
 
 from social import services as people_services, two_factor
-from social.models import Passkey, TwoFactor
+from social.models import Passkey, TwoFactor, User
 from social.rules import RECOVERY_CODES
-from ugcsite.testing import unused_code
+from ugcsite.testing import unused_code, with_second_factor
 from ugcsite.tests.support import PASSWORD, axe_run, log_in
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
+
+BOB_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXQ"
 
 
 def test_enrol_with_the_qr_code_then_log_in_with_a_code_and_end_the_other_session(celery_worker, people):
@@ -85,4 +87,16 @@ def test_a_passkey_made_in_settings_signs_in_with_no_password(celery_worker, peo
     bob.page.wait_for_url(lambda url: url.endswith("/settings") and "/login" not in url)
     assert bob.page.locator("[data-testid=passkeys] li").count() == 1
     assert Passkey.objects.get(user__username="bob").last_used_at is not None
+
+    # With two-factor on, the passkey also stands for the code after a password.
+    with_second_factor(User.objects.get(username="bob"), BOB_SECRET)
+    bob.page.context.clear_cookies()
+    bob.visit("/login?next=/settings", "password-then-passkey")
+    bob.page.fill("#id_username", "bob")
+    bob.page.fill("#id_password", PASSWORD)
+    bob.page.click("form.stacked button[type=submit]")
+    bob.page.wait_for_url("**/login/code**")
+    bob.page.get_by_role("button", name="Use a passkey instead").click()
+    bob.page.wait_for_url(lambda url: url.endswith("/settings") and "/login" not in url)
+    assert bob.page.locator("[data-testid=two-factor-state]").is_visible()
     bob.check_clean()
