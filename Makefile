@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -87,6 +87,11 @@ vendor:
 
 run: $(RUN_STAMP)
 	@scripts/run.sh
+
+# The current one-time code of a person's two-factor key, from make run's database (it must be up):
+# `make otp USER=admin` for the demo admin, whom /admin/ asks for one after the password.
+otp: $(RUN_STAMP)
+	@$(VENV)/bin/python manage.py otp_code $(USER)
 
 # A local 3-primary Redis Cluster for `REDIS_CLUSTER=1 REDIS_URL=redis://127.0.0.1:7001/0 make run`.
 cluster:

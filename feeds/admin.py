@@ -2,10 +2,11 @@
 takes a person's boards out of every feed, so it lives here, on top of social's UserAdmin)."""
 
 from django.contrib import admin, messages
-from django.db import connections
+from django.db import connections, transaction
 from django.utils.html import format_html, format_html_join
 
-from feeds.models import ArchiveRun, Board, Comment, Report, ReportCase, TimelineChunk
+from feeds import staff_record
+from feeds.models import ArchiveRun, Board, Comment, Report, ReportCase, StaffAction, TimelineChunk
 from feeds.services import boards as services, comments as comment_services, moderation, reports
 from feeds.timelines import archive
 from social.admin import UserAdmin
@@ -73,12 +74,16 @@ class BoardAdmin(admin.ModelAdmin):
 
     @admin.action(description="Hide selected boards", permissions=["change"])
     def hide_boards(self, request, queryset):
-        done = sum(moderation.board_hide(board=board) for board in queryset.select_related("author"))
+        done = sum(
+            moderation.board_hide(board=board, staff=request.user) for board in queryset.select_related("author")
+        )
         _report(self, request, done, queryset.count(), "hidden", "were not published")
 
     @admin.action(description="Unhide selected boards", permissions=["change"])
     def unhide_boards(self, request, queryset):
-        done = sum(moderation.board_unhide(board=board) for board in queryset.select_related("author"))
+        done = sum(
+            moderation.board_unhide(board=board, staff=request.user) for board in queryset.select_related("author")
+        )
         _report(self, request, done, queryset.count(), "unhidden", "were not hidden by staff")
 
 
@@ -98,7 +103,7 @@ class ModeratedUserAdmin(UserAdmin):
         people = [user for user in queryset if user.pk != request.user.pk and user.is_active]
         if queryset.filter(pk=request.user.pk).exists():
             self.message_user(request, "You cannot suspend yourself; you were left out.", messages.WARNING)
-        boards = sum(moderation.user_suspend(user=user) for user in people)
+        boards = sum(moderation.user_suspend(user=user, staff=request.user) for user in people)
         self.message_user(
             request,
             f"{len(people)} user{'s' if len(people) != 1 else ''} suspended, "
@@ -110,7 +115,7 @@ class ModeratedUserAdmin(UserAdmin):
     def unsuspend_users(self, request, queryset):
         """Sign-in again, and the boards the suspension hid come back (feeds.services.moderation.user_unsuspend)."""
         people = [user for user in queryset if not user.is_active]
-        boards = sum(moderation.user_unsuspend(user=user) for user in people)
+        boards = sum(moderation.user_unsuspend(user=user, staff=request.user) for user in people)
         self.message_user(
             request,
             f"Suspension lifted for {len(people)} user{'s' if len(people) != 1 else ''}, "
@@ -342,12 +347,45 @@ class CommentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Hide the selected comments everywhere", permissions=["change"])
     def hide_comments(self, request, queryset):
-        done = sum(comment_services.comment_hide(comment_id=pk) for pk in queryset.values_list("pk", flat=True))
+        done = sum(self._hide(request, comment, hidden=True) for comment in queryset.select_related("author"))
         self.message_user(request, f"{done} comment(s) hidden.")
 
     @admin.action(description="Show the selected hidden comments again", permissions=["change"])
     def unhide_comments(self, request, queryset):
-        done = sum(
-            comment_services.comment_hide(comment_id=pk, hidden=False) for pk in queryset.values_list("pk", flat=True)
-        )
+        done = sum(self._hide(request, comment, hidden=False) for comment in queryset.select_related("author"))
         self.message_user(request, f"{done} comment(s) shown again.")
+
+    @staticmethod
+    def _hide(request, comment, *, hidden: bool) -> bool:
+        """Hide or show one comment, on the staff record in the same transaction when it changed."""
+        with transaction.atomic():
+            changed = comment_services.comment_hide(comment_id=comment.pk, hidden=hidden)
+            if changed:
+                staff_record.staff_action_record(
+                    staff=request.user,
+                    action=StaffAction.Action.HIDE_COMMENT if hidden else StaffAction.Action.UNHIDE_COMMENT,
+                    target=staff_record.comment_target(comment),
+                )
+        return bool(changed)
+
+
+@admin.register(StaffAction)
+class StaffActionAdmin(admin.ModelAdmin):
+    """Staff actions on the record: read-only, for staff to read (nothing here adds, changes or
+    deletes one; only STAFF_ACTIONS_RETENTION_DAYS does, through beat)."""
+
+    list_display = ("created_at", "staff_name", "action", "target", "why")
+    list_filter = ("action",)
+    search_fields = ("staff_name", "target", "why")
+    ordering = ("-created_at",)
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -407,6 +407,36 @@ class Report(models.Model):
         return f"{self.reason} by {self.reporter_id}"
 
 
+class StaffAction(models.Model):
+    """One staff action on the record (issue 41): who, what, on what, when and why. Written in
+    the same transaction as the action (feeds.services.moderation); read-only in the admin, and
+    nothing deletes a row but STAFF_ACTIONS_RETENTION_DAYS (beat's staff_actions_prune). The
+    staff member's name is kept beside the key, so the record outlives their account."""
+
+    class Action(models.TextChoices):
+        HIDE = "hide", "hid a board"
+        UNHIDE = "unhide", "unhid a board"
+        SUSPEND = "suspend", "suspended a person"
+        UNSUSPEND = "unsuspend", "lifted a suspension"
+        TAKE_DOWN = "take_down", "took down a reported target"
+        DISMISS = "dismiss", "dismissed a report"
+        HIDE_COMMENT = "hide_comment", "hid a comment"
+        UNHIDE_COMMENT = "unhide_comment", "showed a hidden comment again"
+
+    staff = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    staff_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    target = models.CharField(
+        max_length=200,
+        help_text='what it was done to: "board 12 (A cat) by alice", "comment 7 on board 12 by bob", "person bob"',
+    )
+    why = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self):
+        return f"{self.staff_name} {self.get_action_display()}: {self.target}"
+
+
 class Export(models.Model):
     """A person's "take my data" archive (feeds.export): built by a Celery task into a zip under
     EXPORT_DIR, with its progress, served to its owner alone, and deleted (file and row)

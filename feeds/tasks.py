@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import comments, erasure, export, likes, notifications
+from feeds import comments, erasure, export, likes, notifications, staff_record
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -260,6 +260,12 @@ def export_build(export_id: int) -> None:
 def exports_expire() -> int:
     """Beat, hourly: archives past their day are deleted, files and rows."""
     return export.exports_expire()
+
+
+@shared_task
+def staff_actions_prune() -> int:
+    """Beat, hourly: staff actions older than STAFF_ACTIONS_RETENTION_DAYS leave the record (0: none)."""
+    return staff_record.staff_actions_prune(retention_days=settings.STAFF_ACTIONS_RETENTION_DAYS)
 
 
 @shared_task(**RETRYING)

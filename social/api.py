@@ -10,7 +10,7 @@ from django.http import HttpResponse, JsonResponse
 from pydantic import Field, StrictBool, StrictStr
 
 from social import selectors, services, tokens
-from social.rules import BIO_MAX, DISPLAY_NAME_MAX, EMAIL_MAX, EMAIL_PATTERN, EMAIL_WORDS
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX, EMAIL_MAX, EMAIL_PATTERN, EMAIL_WORDS, OTP_INPUT_MAX
 from ugcsite.platform.http import (
     ApiError,
     Strict,
@@ -29,9 +29,32 @@ from ugcsite.platform.ratelimits import write_attempt
 Email = Annotated[StrictStr, Field(max_length=EMAIL_MAX, pattern=EMAIL_PATTERN)]
 
 
+OtpCode = Annotated[Text, Field(max_length=OTP_INPUT_MAX, description="a one-time code, or a recovery code")]
+
+
 class Credentials(Strict):
     username: Text
     password: Text
+    otp: OtpCode = None
+
+
+class TwoFactorStart(Strict):
+    """POST /api/v1/me/2fa takes no fields: no body, or {}."""
+
+
+class TwoFactorConfirm(Strict):
+    code: OtpCode
+
+
+class TwoFactorDisable(Strict):
+    password: Text
+    code: OtpCode
+
+
+ONE_TIME_CODE_NEEDED = (
+    "This account has two-factor sign-in on: send the one-time code your authenticator app shows now "
+    "(or an unused recovery code) as 'otp'."
+)
 
 
 class ProfilePatch(Strict):
@@ -54,7 +77,10 @@ def tokens_create(request):
         raise ApiError(
             401, selectors.closed_account_words(data.username, data.password) or "The username or password is wrong."
         )
-    return JsonResponse({"token": tokens.token_create(user=user)}, status=201)
+    if not services.second_factor_check(user=user, code=data.otp):
+        raise ApiError(401, ONE_TIME_CODE_NEEDED)
+    key = services.token_sign_in(user=user, user_agent=request.headers.get("User-Agent", ""))
+    return JsonResponse({"token": key}, status=201)
 
 
 def token_current_delete(request):
@@ -97,6 +123,43 @@ def me_avatar_delete(request):
     return selectors.own_profile(services.avatar_remove(user=request.api_user))
 
 
+@login_required
+def two_factor_start(request):
+    if request.body:  # it takes no fields, but a body sent is read: a broken one is a 400
+        validate(TwoFactorStart, parse_json_object(request))
+    return JsonResponse(services.two_factor_start(user=request.api_user), status=201)
+
+
+@login_required
+def two_factor_confirm(request):
+    data = validate(TwoFactorConfirm, parse_json_object(request))
+    return JsonResponse({"recovery_codes": services.two_factor_confirm(user=request.api_user, code=data.code)})
+
+
+@login_required
+def two_factor_disable(request):
+    data = validate(TwoFactorDisable, parse_json_object(request))
+    services.auth_attempt(address=client_address(request))  # a password guess, counted as a log-in
+    services.two_factor_disable(user=request.api_user, password=data.password, code=data.code)
+    return HttpResponse(status=204)
+
+
+def _session_key(request) -> str | None:
+    """The browser session of this call, when it was made by session rather than by token."""
+    return request.session.session_key if request.api_token is None and hasattr(request, "session") else None
+
+
+@login_required
+def sessions(request):
+    return selectors.sessions_list(request.api_user, session_key=_session_key(request), token_key=request.api_token)
+
+
+@login_required
+def session_delete(request, session_id: str):
+    services.session_end(user=request.api_user, session_id=session_id)
+    return HttpResponse(status=204)
+
+
 def user_profile(request, username: str):
     return selectors.profile(selectors.user_get_for(username, request.api_user), viewer=request.api_user)
 
@@ -117,6 +180,10 @@ tokens_view = endpoint(POST=tokens_create)
 token_current = endpoint(DELETE=token_current_delete)
 # docs/api.md: every API body at most 2 MiB, a picture too (the settings page takes 5 MB); the 413 says "picture".
 me_avatar = body_max(settings.API_MAX_BODY_BYTES, "picture")(endpoint(PUT=me_avatar_put, DELETE=me_avatar_delete))
+two_factor_view = endpoint(POST=two_factor_start, DELETE=two_factor_disable)
+two_factor_confirm_view = endpoint(POST=two_factor_confirm)
+sessions_view = endpoint(GET=sessions)
+session_view = endpoint(DELETE=session_delete)
 profile = endpoint(GET=user_profile)
 followers_view = endpoint(GET=followers)
 following_view = endpoint(GET=following)

@@ -4,12 +4,16 @@ confirms an address. Password resets are Django's own views and mail (social.vie
 The link carries the user id and the address it confirms, signed (django.core.signing) and
 good for EMAIL_LINK_HOURS; it confirms nothing once the address has changed."""
 
+import logging
+
 from django.conf import settings
 from django.core import signing
 from django.core.mail import send_mail
+from django.db import transaction
 from django.urls import reverse
 
 SALT = "ugcsite.email-check"
+logger = logging.getLogger(__name__)
 
 
 def address_check_send(user, *, base_url: str) -> None:
@@ -35,3 +39,34 @@ def address_check_read(token: str) -> tuple[int, str] | None:
     except signing.BadSignature:
         return None
     return int(data["u"]), str(data["e"])
+
+
+def security_notice_send(user, *, subject: str, what: str) -> None:
+    """Tell ``user`` that something happened to their account's security (a sign-in from a new
+    device, a new password, two-factor on or off), through the same SMTP path as password
+    resets. One SMTP exchange; the caller sends only to a confirmed address."""
+    send_mail(
+        subject=f"{subject} on ugcsite",
+        message=(
+            f"Hello {user.username},\n\n{what}\n\nIf this was you, there is nothing to do. If it was not, "
+            "reset your password now (the log-in page's 'Forgot your password?'), then end the sessions "
+            "you do not know on your settings page.\n"
+        ),
+        from_email=None,
+        recipient_list=[user.email],
+    )
+
+
+def security_notice(*, user, subject: str, what: str) -> None:
+    """After the commit, send ``user`` a security notice if their address is confirmed; a mail
+    server that does not answer is logged, and what happened stands. (Here rather than in
+    social.services: ``User.save`` sends the new-password one, however the password changed.)"""
+
+    def send():
+        try:
+            security_notice_send(user, subject=subject, what=what)
+        except OSError as error:  # SMTP refused or unreachable
+            logger.warning("the notice %r to user %s was not sent: %s", subject, user.pk, error)
+
+    if user.email and user.email_verified:
+        transaction.on_commit(send)

@@ -2,17 +2,17 @@ import hashlib
 import secrets
 
 from django.contrib.auth.models import AbstractUser, UserManager
-from django.contrib.auth.signals import user_logged_in
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Func, Value
-from django.db.models.functions import Concat, Lower
+from django.db.models.functions import Concat, Lower, Now
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+from django.utils import timezone
 
-from social import token_cache
-from social.rules import BIO_MAX, DISPLAY_NAME_MAX, USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
+from social import mail, token_cache
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX, USER_AGENT_MAX, USERNAME_MAX, USERNAME_RE, USERNAME_WORDS
 
 
 class CaseInsensitiveUserManager(UserManager):
@@ -99,6 +99,10 @@ class User(AbstractUser):
             # suspension ends every token at once (docs/api.md, "Operations"): the rows go, and each
             # one's cache entry with it (token_deleted below).
             self.api_tokens.all().delete()
+        if new_password:
+            mail.security_notice(
+                user=self, subject="Your password was changed", what="The password of your account was changed."
+            )
 
 
 class Follow(models.Model):
@@ -173,10 +177,15 @@ class RetiredUsername(models.Model):
 
 class UserSession(models.Model):
     """Which browser sessions a person logged in (recorded at each log-in), so that deleting
-    the account ends them all without decoding every session of the site."""
+    the account ends them all without decoding every session of the site, and so that the
+    person sees where they are signed in and ends one (GET/DELETE /api/v1/me/sessions)."""
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
     session_key = models.CharField(max_length=40)
+    created_at = models.DateTimeField(default=timezone.now, db_default=Now())
+    # Touched at most every SESSION_TOUCH_SECONDS (social.services.session_touch), not every request.
+    last_used_at = models.DateTimeField(default=timezone.now, db_default=Now())
+    user_agent = models.CharField(max_length=USER_AGENT_MAX, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "session_key"], name="user_session_unique")]
@@ -228,6 +237,10 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
+    # Written when the token's cache entry is filled (social.tokens.token_user_id): at most every
+    # token_cache.CACHE_SECONDS, so a busy token costs no write a request.
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    user_agent = models.CharField(max_length=USER_AGENT_MAX, blank=True, default="", db_default="")
 
     @staticmethod
     def hash_key(key: str) -> str:
@@ -239,6 +252,52 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"token of {self.user_id}, expires {self.expires_at:%Y-%m-%d}"
+
+
+class TwoFactor(models.Model):
+    """A person's TOTP secret (RFC 6238, social.two_factor). ``confirmed_at`` NULL: enrolment
+    started, not on yet. ``last_step`` is the time step of the last code accepted: a code of that
+    step or an earlier one is refused, so a code works once."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, primary_key=True, related_name="two_factor")
+    secret = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    last_step = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"two-factor of {self.user_id} ({'on' if self.confirmed_at else 'enrolling'})"
+
+
+class Passkey(models.Model):
+    """A WebAuthn credential (a passkey) of a person (social.passkeys): its id and public key as
+    the authenticator gave them at registration, and the signature counter it last reported."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="passkeys")
+    credential_id = models.BinaryField(unique=True)
+    public_key = models.BinaryField()
+    sign_count = models.BigIntegerField(default=0)
+    name = models.CharField(max_length=USER_AGENT_MAX, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"passkey of {self.user_id}"
+
+
+class RecoveryCode(models.Model):
+    """One single-use recovery code of a person with two-factor on; only its SHA-256 is kept
+    (the codes are random, 50 bits each: no salt or slow hash needed)."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="recovery_codes")
+    code_hash = models.CharField(max_length=64)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "code_hash"], name="recovery_code_unique")]
+
+    def __str__(self):
+        return f"recovery code of {self.user_id}{' (used)' if self.used_at else ''}"
 
 
 @receiver(post_delete, sender=ApiToken)
@@ -253,10 +312,3 @@ def token_saved(sender, instance: ApiToken, created: bool, **kwargs) -> None:
     """A token changed in place (its expiry, say) is read afresh on its next use."""
     if not created:
         token_cache.forget([instance.key_hash])
-
-
-@receiver(user_logged_in)
-def session_recorded(sender, request, user, **kwargs) -> None:
-    """Each log-in's session, so that deleting the account can end it (social.services.account_close)."""
-    if request is not None and getattr(request, "session", None) is not None and request.session.session_key:
-        UserSession.objects.get_or_create(user=user, session_key=request.session.session_key)

@@ -35,3 +35,25 @@ AVATAR_PIXELS_MAX = 25_000_000
 AVATAR_SIZE = 256
 AVATAR_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 AVATAR_ACCEPT = "image/png,image/jpeg,image/gif,image/webp"
+# Two-factor sign-in (docs/api.md, "Two-factor sign-in and sessions"): six-digit codes of 30 s
+# (RFC 6238's defaults, what every authenticator app shows), a code of the step before or after
+# taken too (a phone's clock drifts), and ten single-use recovery codes of two groups of five
+# lower-case letters and digits (~52 bits each).
+OTP_DIGITS = 6
+OTP_PERIOD_SECONDS = 30
+OTP_DRIFT_STEPS = 1
+OTP_ISSUER = "ugcsite"
+RECOVERY_CODES = 10
+RECOVERY_CODE_PATTERN = r"^[a-z0-9]{5}-[a-z0-9]{5}$"
+# What a client may send as a code: a TOTP code or a recovery code, spaces allowed (longer is no code).
+OTP_INPUT_MAX = 32
+# A session's or token's id in GET/DELETE /api/v1/me/sessions: "s" (a browser session) or "t"
+# (a token), then its row's number.
+SESSION_ID_PATTERN = r"^[st][1-9][0-9]{0,17}$"
+SESSION_ID_RE = re.compile(SESSION_ID_PATTERN.removesuffix("$") + r"\Z")
+# A browser's User-Agent as kept beside a session or token (longer ones are cut).
+USER_AGENT_MAX = 300
+# A session's last use is written at most this often (a write a request would cost too much).
+SESSION_TOUCH_SECONDS = 300
+# Between the password and the code on the log-in page: how long the password step holds.
+LOGIN_CODE_SECONDS = 300

@@ -1,11 +1,13 @@
 """Reads about people for views and the API."""
 
 from django.contrib.auth import get_user_model
+from django.contrib.sessions.models import Session
 from django.db.models import Q
+from django.utils import timezone
 
-from social import graph, hiding
+from social import graph, hiding, two_factor
 from social.avatars import avatar_url
-from social.models import Block, Mute, RetiredUsername
+from social.models import ApiToken, Block, Mute, Passkey, RetiredUsername, UserSession
 from social.rules import USERNAME_RE
 from ugcsite.platform.errors import NotFound
 
@@ -137,3 +139,68 @@ def active_people(user_ids) -> dict[int, str]:
 def profile_avatar_url(user) -> str:
     """The address of a person's avatar at its current version (social.avatars)."""
     return avatar_url(user.username, user.avatar_version)
+
+
+def sessions_list(user, *, session_key: str | None, token_key: str | None) -> dict:
+    """Where a person is signed in: every browser session and unexpired token, the latest used
+    first, ``current`` marking the one of this request (GET /api/v1/me/sessions). Ids are
+    "s<id>" for a session, "t<id>" for a token. Two indexed queries."""
+    token_hash = ApiToken.hash_key(token_key) if token_key else None
+    items = [
+        {
+            "id": f"s{row.pk}",
+            "kind": "session",
+            "created_at": row.created_at,
+            "last_used_at": row.last_used_at,
+            "user_agent": row.user_agent,
+            "current": row.session_key == session_key and token_key is None,
+        }
+        for row in UserSession.objects.filter(
+            user=user,
+            session_key__in=Session.objects.filter(expire_date__gt=timezone.now()).values("session_key"),
+        )
+    ] + [
+        {
+            "id": f"t{row.pk}",
+            "kind": "token",
+            "created_at": row.created_at,
+            "last_used_at": row.last_used_at or row.created_at,
+            "user_agent": row.user_agent,
+            "current": row.key_hash == token_hash,
+        }
+        for row in ApiToken.objects.filter(user=user, expires_at__gt=timezone.now())
+    ]
+    items.sort(key=lambda item: item["last_used_at"], reverse=True)
+    return {"items": items}
+
+
+def two_factor_state(user) -> dict:
+    """What the settings page shows of two-factor sign-in: on (and how many recovery codes are
+    left), or an enrolment under way (its secret, address and QR code), or off. Two queries."""
+    if two_factor.is_on(user.pk):
+        return {"on": True, "recovery_left": two_factor.recovery_left(user.pk)}
+    pending = two_factor.enrolment(user.pk)
+    if pending is None:
+        return {"on": False}
+    uri = two_factor.provisioning_uri(pending.secret, username=user.username)
+    return {"on": False, "secret": pending.secret, "otpauth_uri": uri, "qr": two_factor.qr_data_uri(uri)}
+
+
+def two_factor_on(user) -> bool:
+    """Whether a person signs in with a second factor. One query."""
+    return two_factor.is_on(user.pk)
+
+
+def login_pending_user(pending, *, max_age: float, now: float):
+    """The active person a log-in's password step named (the session's note: user id, backend,
+    when), if it is at most ``max_age`` seconds old; else None. One query."""
+    if not isinstance(pending, dict) or now - pending.get("at", 0) > max_age:
+        return None
+    return User.objects.filter(pk=pending.get("u"), is_active=True).first()
+
+
+def passkeys_list(user) -> list[dict]:
+    """A person's passkeys for the settings page: id, the browser that made it, when, last use. One query."""
+    return list(
+        Passkey.objects.filter(user=user).order_by("-created_at").values("id", "name", "created_at", "last_used_at")
+    )

@@ -17,11 +17,12 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest, Lower  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
-from social import graph, hiding, keys, mail, tokens
+from social import graph, hiding, keys, mail, tokens, two_factor
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
-from social.models import Avatar, Block, Follow, Mute, RetiredUsername, UserSession
+from social.models import ApiToken, Avatar, Block, Follow, Mute, RetiredUsername, TwoFactor, UserSession
+from social.rules import SESSION_ID_RE, SESSION_TOUCH_SECONDS, USER_AGENT_MAX
 from social.selectors import UserNotFound, block_between
-from ugcsite.platform.errors import Conflict, Invalid, NotAllowed
+from ugcsite.platform.errors import Conflict, Invalid, NotAllowed, NotFound
 from ugcsite.platform.ratelimits import attempt
 from ugcsite.platform.redis import get_redis
 
@@ -348,3 +349,172 @@ def account_purge(*, user_id: int) -> bool:
         User.objects.filter(pk__in=followers).update(following_count=Greatest(F("following_count") - 1, 0))
         User.objects.filter(pk=user_id).delete()
     return True
+
+
+# --- account security: two-factor sign-in, sessions and devices, notices ------------------------
+
+
+class TwoFactorAlreadyOn(Conflict):
+    def __init__(self):
+        super().__init__("Two-factor sign-in is already on; turn it off first to enrol a new authenticator.")
+
+
+class TwoFactorNotStarted(Conflict):
+    def __init__(self):
+        super().__init__("There is no enrolment to confirm; start one with POST /api/v1/me/2fa first.")
+
+
+class WrongCode(Invalid):
+    def __init__(self):
+        super().__init__("That code is wrong or was already used; type the code your authenticator app shows now.")
+
+
+class WrongPasswordOrCode(NotAllowed):
+    def __init__(self):
+        super().__init__("The password or the one-time code is wrong; two-factor sign-in stays on.")
+
+
+class SessionNotFound(NotFound):
+    def __init__(self, session_id: str):
+        super().__init__(f"You have no session or token {session_id[:40]!r}; GET /api/v1/me/sessions lists them.")
+
+
+def second_factor_check(*, user: User, code: str | None) -> bool:
+    """Whether ``code`` passes ``user``'s second factor: True when two-factor is off; else a
+    TOTP code not used before or an unused recovery code (spent here). A wrong code counts
+    against the account's sign-in throttle once more (``RateLimited`` past it). O(1) queries."""
+    if not two_factor.is_on(user.pk):
+        return True
+    if code and (
+        two_factor.code_take(user_id=user.pk, code=code) or two_factor.recovery_take(user_id=user.pk, code=code)
+    ):
+        return True
+    login_attempt(account=user.username)
+    return False
+
+
+def two_factor_start(*, user: User) -> dict:
+    """Start enrolling an authenticator: a new secret and its otpauth:// address (two-factor is
+    not on until two_factor_confirm). ``TwoFactorAlreadyOn`` if it is on."""
+    if two_factor.is_on(user.pk):
+        raise TwoFactorAlreadyOn()
+    secret = two_factor.enrolment_start(user_id=user.pk)
+    return {"secret": secret, "otpauth_uri": two_factor.provisioning_uri(secret, username=user.username)}
+
+
+def two_factor_confirm(*, user: User, code: str) -> list[str]:
+    """Turn two-factor on with the first code of the enrolled secret; the recovery codes, shown
+    this once. ``WrongCode`` (counted against the sign-in throttle) if the code does not match."""
+    if two_factor.is_on(user.pk):
+        raise TwoFactorAlreadyOn()
+    if not TwoFactor.objects.filter(user_id=user.pk).exists():
+        raise TwoFactorNotStarted()
+    if not two_factor.code_take(user_id=user.pk, code=code, confirmed=False):
+        login_attempt(account=user.username)
+        raise WrongCode()
+    codes = two_factor.confirm(user_id=user.pk)
+    mail.security_notice(
+        user=user, subject="Two-factor sign-in is on", what="Two-factor sign-in was turned on for your account."
+    )
+    return codes
+
+
+def two_factor_seed(*, user: User, secret: str) -> None:
+    """Two-factor on with a known key, no code asked (the demo admin: seed_demo). No mail."""
+    two_factor.enrolment_start(user_id=user.pk, secret=secret)
+    two_factor.confirm(user_id=user.pk)
+
+
+def two_factor_disable(*, user: User, password: str, code: str) -> None:
+    """Turn two-factor off, confirmed by the password and a code (TOTP or recovery);
+    ``WrongPasswordOrCode`` otherwise (a wrong code counted against the sign-in throttle).
+    Idempotent: with it off, the right password is enough and nothing changes."""
+    if not user.check_password(password):
+        raise WrongPasswordOrCode()
+    if not two_factor.is_on(user.pk):
+        two_factor.remove(user_id=user.pk)  # an enrolment never confirmed goes too
+        return
+    if not second_factor_check(user=user, code=code):
+        raise WrongPasswordOrCode()
+    two_factor.remove(user_id=user.pk)
+    mail.security_notice(
+        user=user, subject="Two-factor sign-in is off", what="Two-factor sign-in was turned off for your account."
+    )
+
+
+def _device_known(user: User, user_agent: str) -> bool:
+    """Whether the person signed in from this browser before (a session or a token of theirs
+    names the same User-Agent). Two indexed queries."""
+    return (
+        UserSession.objects.filter(user=user, user_agent=user_agent).exists()
+        or ApiToken.objects.filter(user=user, user_agent=user_agent).exists()
+    )
+
+
+def sign_in_recorded(*, user: User, user_agent: str, session_key: str | None = None) -> None:
+    """Record a sign-in: a session (with its key) or a token (recorded by token_sign_in). The
+    person is told by mail when the browser is one they never signed in from."""
+    user_agent = user_agent[:USER_AGENT_MAX]
+    if not _device_known(user, user_agent):
+        mail.security_notice(
+            user=user,
+            subject="A sign-in from a new device",
+            what=f"Someone signed in to your account from a device we had not seen: {user_agent or 'unknown browser'}.",
+        )
+    if session_key:
+        UserSession.objects.get_or_create(user=user, session_key=session_key, defaults={"user_agent": user_agent})
+
+
+def session_logged_in(sender, request, user, **kwargs) -> None:
+    """Django's user_logged_in signal (connected in social.apps): each log-in's session is
+    recorded, so deleting the account or ending it from the settings page can end it."""
+    if request is not None and getattr(request, "session", None) is not None and request.session.session_key:
+        sign_in_recorded(
+            user=user, user_agent=request.headers.get("User-Agent", ""), session_key=request.session.session_key
+        )
+
+
+def token_sign_in(*, user: User, user_agent: str) -> str:
+    """A new bearer token after a sign-in (password, and second factor when on), recorded as a
+    device of the person (a mail when it is new)."""
+    sign_in_recorded(user=user, user_agent=user_agent)
+    return tokens.token_create(user=user, user_agent=user_agent[:USER_AGENT_MAX])
+
+
+def session_touch(*, session, user_id: int, now: float) -> None:
+    """Note a session's use at most every SESSION_TOUCH_SECONDS (a time kept in the session
+    itself, so the other requests cost nothing). One UPDATE when due."""
+    if now - session.get("touched", 0) < SESSION_TOUCH_SECONDS or not session.session_key:
+        return
+    session["touched"] = now
+    UserSession.objects.filter(user_id=user_id, session_key=session.session_key).update(last_used_at=timezone.now())
+
+
+def session_end(*, user: User, session_id: str) -> None:
+    """End one of a person's sessions ("s<id>") or tokens ("t<id>") at once: the session's
+    row goes (its next request is signed out), or the token's (its cache entry revoked by
+    the post_delete signal). ``SessionNotFound`` for anyone else's or none. O(1)."""
+    if not SESSION_ID_RE.match(session_id):
+        raise SessionNotFound(session_id)
+    kind, number = session_id[:1], session_id[1:]
+    if kind == "t":
+        if not ApiToken.objects.filter(user=user, pk=int(number)).delete()[0]:
+            raise SessionNotFound(session_id)
+        return
+    with transaction.atomic():
+        row = UserSession.objects.filter(user=user, pk=int(number)).select_for_update().first()
+        if row is None:
+            raise SessionNotFound(session_id)
+        Session.objects.filter(session_key=row.session_key).delete()
+        row.delete()
+
+
+def sessions_end_others(*, user: User, session_key: str | None, token_key: str | None) -> int:
+    """End every session and token of a person but the one of this request. How many went."""
+    keep_hash = ApiToken.hash_key(token_key) if token_key else None
+    with transaction.atomic():
+        ended = ApiToken.objects.filter(user=user).exclude(key_hash=keep_hash or "").delete()[0]
+        others = UserSession.objects.filter(user=user).exclude(session_key=session_key or "")
+        Session.objects.filter(session_key__in=list(others.values_list("session_key", flat=True))).delete()
+        ended += others.delete()[0]
+    return ended

@@ -32,6 +32,8 @@ def token_user_id(key: str, *, now: float | None = None) -> int | None:
     if row is None:
         return None
     user_id, expires = row
+    # Its last use, written only here (a cache fill, at most every token_cache.CACHE_SECONDS).
+    ApiToken.objects.filter(key_hash=key_hash).update(last_used_at=timezone.now())
     token_cache.remember(key_hash, user_id=user_id, expires=expires.timestamp(), now=now)
     return user_id
 
@@ -52,10 +54,17 @@ def tokens_revoke(*, user) -> int:
     return deleted
 
 
-def token_create(*, user) -> str:
-    """A new bearer token for ``user``; only its hash is stored. Expired tokens of the user go."""
+def token_create(*, user, user_agent: str = "") -> str:
+    """A new bearer token for ``user``, noting the client that asked (``user_agent``, cut to
+    its column); only its hash is stored. Expired tokens of the user go."""
     now = timezone.now()
     ApiToken.objects.filter(user=user, expires_at__lte=now).delete()
     key = ApiToken.new_key()
-    ApiToken.objects.create(user=user, key_hash=ApiToken.hash_key(key), expires_at=now + settings.API_TOKEN_LIFETIME)
+    ApiToken.objects.create(
+        user=user,
+        key_hash=ApiToken.hash_key(key),
+        expires_at=now + settings.API_TOKEN_LIFETIME,
+        last_used_at=now,
+        user_agent=user_agent,
+    )
     return key

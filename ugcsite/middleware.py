@@ -1,9 +1,12 @@
 import logging
+import time
 
 from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 from django.core.exceptions import BadRequest, PermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from psycopg import errors as psycopg_errors
 from redis.exceptions import (
@@ -12,6 +15,7 @@ from redis.exceptions import (
     TimeoutError as RedisTimeoutError,
 )
 
+from social import selectors as people, services as accounts
 from ugcsite.platform import errors
 from ugcsite.platform.http import error_response
 
@@ -162,4 +166,44 @@ class ServiceUnavailableMiddleware:
             )
         response = HttpResponse(render_to_string("unavailable.html", {"retry_after": RETRY_AFTER_SECONDS}), status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+
+ADMIN_PREFIX = "/admin/"  # ugcsite.urls mounts Django's admin (and the staff mail box) here
+
+
+class StaffSecondFactorMiddleware:
+    """Staff need a second factor (issue 41): a staff member signed in without two-factor on is
+    refused every page under /admin/ with a page saying how to turn it on. (The admin's own
+    password-only log-in page is not served: ugcsite.urls sends it to /login, which asks for the code.)"""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if (
+            request.path.startswith(ADMIN_PREFIX)
+            and request.user.is_authenticated
+            and request.user.is_staff
+            and not people.two_factor_on(request.user)
+        ):
+            return render(request, "admin/second_factor_required.html", status=403)
+        return self.get_response(request)
+
+
+class SessionTouchMiddleware:
+    """A signed-in browser session's last use, for the settings page's list of sessions: written
+    at most every SESSION_TOUCH_SECONDS (social.services.session_touch). A request with no
+    session cookie (a bearer token's) loads nothing."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        session = getattr(request, "session", None)
+        if session is not None and settings.SESSION_COOKIE_NAME in request.COOKIES:
+            user_id = session.get(SESSION_KEY)
+            if user_id is not None:
+                accounts.session_touch(session=session, user_id=int(user_id), now=time.time())
         return response

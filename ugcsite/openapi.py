@@ -29,14 +29,17 @@ from feeds.rules import (
 )
 from feeds.selectors import POPULAR_SCOPES, POPULAR_SORTS
 from feeds.validation import BoardCreate, BoardPatch, BoardRemix, Doc
-from social.api import Credentials, ProfilePatch
+from social.api import Credentials, ProfilePatch, TwoFactorConfirm, TwoFactorDisable, TwoFactorStart
 from social.rules import (
     AVATAR_ACCEPT,
     AVATAR_PIXELS_MAX,
     AVATAR_SIZE,
     BIO_MAX,
     DISPLAY_NAME_MAX,
+    RECOVERY_CODE_PATTERN,
+    RECOVERY_CODES,
     SEARCH_QUERY_LENGTH,
+    SESSION_ID_PATTERN,
     USERNAME_PATTERN,
 )
 from ugcsite.platform.http import (
@@ -198,6 +201,15 @@ COMMENT_ID = {
     "required": True,
     "schema": {"type": "integer", "minimum": 1, "exclusiveMaximum": ID_LIMIT},
     "description": "a comment the caller may see; any other number is a 404",
+}
+
+
+SESSION_ID = {
+    "name": "session_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": SESSION_ID_PATTERN},
+    "description": 'an id GET /api/v1/me/sessions listed ("s..." a session, "t..." a token); any other is a 404',
 }
 
 
@@ -512,7 +524,8 @@ def _paths() -> dict:
             },
             "/api/v1/tokens": {
                 "post": {
-                    "summary": "Get a bearer token",
+                    "summary": "Get a bearer token; with two-factor on, otp (a code or a recovery code) too, "
+                    "else a 401 saying a one-time code is needed",
                     "requestBody": _body("Credentials"),
                     "responses": {
                         "201": _answer("a token", {"type": "object", "properties": {"token": {"type": "string"}}}),
@@ -545,6 +558,84 @@ def _paths() -> dict:
                     "security": secured,
                     "requestBody": _body("ProfilePatch"),
                     "responses": {"200": _answer("profile", me), **_errors(400, 401, 413)},
+                },
+            },
+            "/api/v1/me/2fa": {
+                "post": {
+                    "summary": "Start enrolling an authenticator app: a new key and its otpauth:// address "
+                    "(two-factor is not on until confirmed); 409 when it is on",
+                    "security": secured,
+                    "requestBody": {**_body("TwoFactorStart"), "required": False},
+                    "responses": {
+                        "201": _answer(
+                            "enrolment started",
+                            {
+                                "type": "object",
+                                "required": ["secret", "otpauth_uri"],
+                                "properties": {"secret": {"type": "string"}, "otpauth_uri": {"type": "string"}},
+                            },
+                        ),
+                        **_errors(400, 401, 409, 413),
+                    },
+                },
+                "delete": {
+                    "summary": "Turn two-factor sign-in off, confirmed by the password and a code (or a recovery code)",
+                    "security": secured,
+                    "requestBody": _body("TwoFactorDisable"),
+                    "responses": {"204": _answer("off (or already off)"), **_errors(400, 401, 403, 413, 429)},
+                },
+            },
+            "/api/v1/me/2fa/confirm": {
+                "post": {
+                    "summary": "Turn two-factor sign-in on with the first code of the enrolled key; the recovery "
+                    "codes are shown this once",
+                    "security": secured,
+                    "requestBody": _body("TwoFactorConfirm"),
+                    "responses": {
+                        "200": _answer(
+                            "on",
+                            {
+                                "type": "object",
+                                "required": ["recovery_codes"],
+                                "properties": {
+                                    "recovery_codes": {
+                                        "type": "array",
+                                        "items": {"type": "string", "pattern": RECOVERY_CODE_PATTERN},
+                                        "minItems": RECOVERY_CODES,
+                                        "maxItems": RECOVERY_CODES,
+                                    }
+                                },
+                            },
+                        ),
+                        **_errors(400, 401, 409, 413, 429),
+                    },
+                }
+            },
+            "/api/v1/me/sessions": {
+                "get": {
+                    "summary": "Where the caller is signed in: every browser session and token, the latest used first",
+                    "security": secured,
+                    "responses": {
+                        "200": _answer(
+                            "sessions and tokens",
+                            {
+                                "type": "object",
+                                "required": ["items"],
+                                "properties": {
+                                    "items": {"type": "array", "items": {"$ref": "#/components/schemas/Session"}}
+                                },
+                            },
+                        ),
+                        **_errors(401),
+                    },
+                }
+            },
+            "/api/v1/me/sessions/{session_id}": {
+                "parameters": [SESSION_ID],
+                "delete": {
+                    "summary": "End one session or token of the caller's: it is signed out on its next request",
+                    "security": secured,
+                    "responses": {"204": _answer("ended"), **_errors(401, 404)},
                 },
             },
             "/api/v1/me/avatar": {
@@ -864,6 +955,9 @@ def build() -> dict:
                 AccountDelete,
                 CommentCreate,
                 CommentPatch,
+                TwoFactorStart,
+                TwoFactorConfirm,
+                TwoFactorDisable,
             )
         ],
         ref_template="#/components/schemas/{model}",
@@ -991,6 +1085,15 @@ def build() -> dict:
         "deleted": {"type": "boolean", "description": "a placeholder of a comment deleted while it had replies"},
     }
     components["Comment"] = {"type": "object", "properties": comment_props, "required": list(comment_props)}
+    session_props = {
+        "id": {"type": "string", "pattern": SESSION_ID_PATTERN},
+        "kind": {"type": "string", "enum": ["session", "token"]},
+        "created_at": {"type": "string", "format": "date-time"},
+        "last_used_at": {"type": "string", "format": "date-time", "description": "to within five minutes"},
+        "user_agent": {"type": "string", "description": "the browser or client that signed in"},
+        "current": {"type": "boolean", "description": "the session or token of this call"},
+    }
+    components["Session"] = {"type": "object", "properties": session_props, "required": list(session_props)}
     components["Error"] = {
         "type": "object",
         "required": ["detail"],

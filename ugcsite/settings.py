@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "ugcsite.platform.replicas.ReplicaReadsMiddleware",  # after auth: whose writes, who reads
     "django.contrib.messages.middleware.MessageMiddleware",
+    "ugcsite.middleware.StaffSecondFactorMiddleware",
+    "ugcsite.middleware.SessionTouchMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "ugcsite.middleware.DomainErrorMiddleware",
     "ugcsite.middleware.ServiceUnavailableMiddleware",
@@ -318,6 +320,10 @@ EXPORT_DIR = os.environ.get("EXPORT_DIR", str(BASE_DIR / "var" / "exports"))
 EXPORT_KEEP_HOURS = int(os.environ.get("EXPORT_KEEP_HOURS", "24"))
 CELERY_BEAT_SCHEDULE["exports-expire"] = {"task": "feeds.tasks.exports_expire", "schedule": 3600.0}
 CELERY_BEAT_SCHEDULE["accounts-erase-pending"] = {"task": "feeds.tasks.accounts_erase_pending", "schedule": 3600.0}
+# Staff actions on the record (feeds.models.StaffAction) are kept this many days, then pruned by
+# beat hourly; 0 (the default) keeps them for ever. Nothing else deletes one.
+STAFF_ACTIONS_RETENTION_DAYS = int(os.environ.get("STAFF_ACTIONS_RETENTION_DAYS", "0"))
+CELERY_BEAT_SCHEDULE["staff-actions-prune"] = {"task": "feeds.tasks.staff_actions_prune", "schedule": 3600.0}
 # A deleted account's username is kept from others this long (social.models.RetiredUsername).
 USERNAME_QUARANTINE_DAYS = int(os.environ.get("USERNAME_QUARANTINE_DAYS", "30"))
 # The purge of a deleted account waits this long after its followers' walk was sent out.

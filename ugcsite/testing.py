@@ -1,4 +1,4 @@
-"""Helpers for tests: a JSON API client and polling for work the Celery worker does."""
+"""Helpers for tests: a JSON API client, polling for work the Celery worker does, and staff with a second factor."""
 
 import json
 import time
@@ -7,6 +7,24 @@ from urllib.parse import urlencode
 import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
+
+from social import services as people_services, two_factor
+from social.rules import OTP_PERIOD_SECONDS
+
+# The two-factor key of staff in tests (staff need a second factor at /admin/, issue 41).
+STAFF_OTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+
+
+def with_second_factor(user, secret: str = STAFF_OTP_SECRET):
+    """``user`` with two-factor on under a known key (no code asked): staff who may open /admin/."""
+    people_services.two_factor_seed(user=user, secret=secret)
+    return user
+
+
+def unused_code(secret: str = STAFF_OTP_SECRET) -> str:
+    """A code of the key that no sign-in has taken yet in this 30 s step: the next step's (the
+    drift allowed takes it). One per key per step."""
+    return two_factor.current_code(secret, at=time.time() + OTP_PERIOD_SECONDS)
 
 
 def assert_problem(response, status: int) -> dict:

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 
 from feeds import urls as board_pages  # registers the board_id converter
 from feeds.api import (
@@ -23,6 +24,10 @@ api_v1 = [
     path("tokens/current", account_api.token_current, name="token-current"),
     path("me", people_api.me_view, name="me"),
     path("me/avatar", account_api.me_avatar, name="me-avatar"),
+    path("me/2fa", account_api.two_factor_view, name="me-2fa"),
+    path("me/2fa/confirm", account_api.two_factor_confirm_view, name="me-2fa-confirm"),
+    path("me/sessions", account_api.sessions_view, name="me-sessions"),
+    path("me/sessions/<str:session_id>", account_api.session_view, name="me-session"),
     path("me/blocks", people_api.blocks_view, name="me-blocks"),
     path("me/export", people_api.export_view, name="me-export"),
     path("me/export/<board_id:export_id>", people_api.export_item, name="me-export-item"),
@@ -64,6 +69,8 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     re_path(r"^api/", views.api_not_found),  # JSON 404 for the API, in DEBUG too
     path("admin/mail/", views.mail_box, name="mail-box"),
+    # The admin's password-only log-in would skip the second factor: /login asks for it.
+    path("admin/login/", RedirectView.as_view(url="/login", query_string=True), name="admin-login"),
     path("admin/", admin.site.urls),
     path("", include((people_pages.urlpatterns + board_pages.people_urlpatterns, "people"))),
     path("", include("feeds.urls")),

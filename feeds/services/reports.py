@@ -15,8 +15,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from feeds import notifications
-from feeds.models import Board, Comment, Notification, Report, ReportCase
+from feeds import notifications, staff_record
+from feeds.models import Board, Comment, Notification, Report, ReportCase, StaffAction
 from feeds.services import comments, moderation
 from ugcsite.platform.errors import Invalid
 from ugcsite.platform.ratelimits import attempt
@@ -81,6 +81,23 @@ def _open_case(target: dict) -> ReportCase:
     raise AssertionError("no open case after two tries")
 
 
+def _case_reasons(case: ReportCase) -> str:
+    """Why a case was decided as it was: its reports' reasons and what each reporter wrote."""
+    return "; ".join(
+        f"{report.get_reason_display()} ({report.reporter.username}{': ' + report.text if report.text else ''})"
+        for report in case.reports.select_related("reporter").order_by("created_at")
+    )
+
+
+def _case_target(case: ReportCase) -> str:
+    """How the staff record names what a case was about."""
+    if case.comment_id is not None:
+        return staff_record.comment_target(Comment.objects.select_related("author").get(pk=case.comment_id))
+    if case.board_id is not None:
+        return staff_record.board_target(Board.objects.select_related("author").get(pk=case.board_id))
+    return staff_record.person_target(case.person)
+
+
 def _take_down(case: ReportCase) -> None:
     if case.comment_id is not None:
         comments.comment_hide(comment_id=case.comment_id)
@@ -108,6 +125,14 @@ def case_close(*, case: ReportCase, outcome: str, staff) -> bool:
             elif not case.person.is_active:
                 moderation.user_unsuspend(user=case.person)
         ReportCase.objects.filter(pk=case.pk).update(closed_at=timezone.now(), outcome=outcome, closed_by=staff)
+        staff_record.staff_action_record(
+            staff=staff,
+            action=StaffAction.Action.TAKE_DOWN
+            if outcome == ReportCase.Outcome.ACTIONED
+            else StaffAction.Action.DISMISS,
+            target=_case_target(case),
+            why=_case_reasons(case),
+        )
         kind = (
             Notification.Kind.REPORT_ACTIONED
             if outcome == ReportCase.Outcome.ACTIONED

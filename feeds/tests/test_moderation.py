@@ -11,6 +11,7 @@ from feeds.models import Board
 from feeds.services import boards as board_services, follows, moderation
 from social.models import ApiToken, Follow, User
 from social.selectors import UserNotFound
+from ugcsite.testing import with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -170,7 +171,7 @@ def test_rebuild_redis_leaves_suspended_people_out_too(api, run, circle, redis_d
 
 
 def test_the_user_form_cannot_suspend_around_the_moderation_actions(client, circle):
-    staff = User.objects.create_superuser("staffer", password="password123")
+    staff = with_second_factor(User.objects.create_superuser("staffer", password="password123"))
     client.force_login(staff)
     bob = User.objects.get(username="bob")
     page = client.get(f"/admin/social/user/{bob.pk}/change/").content.decode()

@@ -8,7 +8,7 @@ from django.test import Client, override_settings
 from feeds.models import Board, ReportCase
 from feeds.services import reports
 from social.models import User
-from ugcsite.testing import assert_problem
+from ugcsite.testing import assert_problem, with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +110,7 @@ def test_staff_decide_from_the_admin_queue_and_reporters_are_told(api, run, boar
     run(alice.post, REPORTS, {"board": board, "reason": "illegal", "text": "stolen artwork"})
     staff = User.objects.create_superuser("mod", password="password123")
     admin = Client()
-    admin.force_login(staff)
+    admin.force_login(with_second_factor(staff))
     queue = admin.get("/admin/feeds/reportcase/").content.decode()
     assert "reported" in queue and "Illegal content (1)" in queue
     case = ReportCase.objects.get()

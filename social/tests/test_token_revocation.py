@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from social import keys, token_cache, tokens
 from social.models import ApiToken, User
-from ugcsite.testing import ApiClient, assert_problem
+from ugcsite.testing import ApiClient, assert_problem, with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def test_tokens_deleted_by_a_queryset_stop_on_the_next_request(api):
 @pytest.mark.parametrize("how", ["action", "delete-page"])
 def test_a_token_deleted_in_the_admin_stops_on_the_next_request(api, client, how):
     alice, bob = cached_client(api, "alice"), cached_client(api, "bob")
-    client.force_login(User.objects.create_superuser("staffer", password=PASSWORD))
+    client.force_login(with_second_factor(User.objects.create_superuser("staffer", password=PASSWORD)))
     if how == "action":
         response = client.post(
             "/admin/social/apitoken/", {"action": "delete_selected", "_selected_action": [row(alice).pk], "post": "yes"}

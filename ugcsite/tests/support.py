@@ -16,6 +16,7 @@ from django.db import transaction
 
 from feeds.services import boards as board_services, editors as editor_services
 from social import services as people_services
+from ugcsite.testing import unused_code
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-artifacts" / "screenshots"
 PASSWORD = "long-enough-password"
@@ -118,12 +119,17 @@ def log_in_when_asked(person: Person, username: str, next_path: str) -> None:
     person.page.wait_for_url(f"**{next_path}")
 
 
-def log_in(person: Person, username: str, next_path: str) -> None:
-    """Log in on the login page and land on ``next_path``."""
+def log_in(person: Person, username: str, next_path: str, *, otp_secret: str | None = None) -> None:
+    """Log in on the login page and land on ``next_path``; with ``otp_secret`` (two-factor on),
+    the page then asks for the code, and gets one."""
     person.visit(f"/login?next={next_path}", "login")
     person.page.fill("#id_username", username)
     person.page.fill("#id_password", PASSWORD)
     person.page.click("form.stacked button[type=submit]")
+    if otp_secret is not None:
+        person.page.wait_for_url("**/login/code**")
+        person.page.fill("#id_code", unused_code(otp_secret))
+        person.page.click("form.stacked button[type=submit]")
     person.page.wait_for_url(f"**{next_path}")
 
 

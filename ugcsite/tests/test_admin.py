@@ -6,6 +6,7 @@ from feeds.models import Board
 from feeds.services.boards import board_create
 from feeds.services.follows import follow_create
 from social.services import user_create
+from ugcsite.testing import unused_code, with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +16,7 @@ DOC = {"width": 10, "height": 10, "background": "#ffffff", "elements": []}
 @pytest.fixture
 def world(django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        staff = user_create(username="staffer", password="password123", is_staff=True)
+        staff = with_second_factor(user_create(username="staffer", password="password123", is_staff=True))
         alice = user_create(username="alice", password="password123")
         bob = user_create(username="bob", password="password123")
         follow_create(follower=bob, followee=alice)
@@ -59,12 +60,16 @@ def test_user_change_page_shows_counts(client, world):
 def test_non_staff_are_sent_to_log_in(client, world):
     client.force_login(world["alice"])
     response = client.get("/admin/feeds/board/")
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]  # which sends to /login
 
 
-def test_staff_can_log_in_with_the_form(client, world):
-    response = client.post("/admin/login/?next=/admin/", {"username": "staffer", "password": "password123"})
-    assert response.status_code == 302
+def test_staff_log_in_with_the_password_then_the_code(client, world):
+    assert client.get("/admin/login/?next=/admin/")["Location"] == "/login?next=/admin/"
+    response = client.post("/login", {"username": "staffer", "password": "password123", "next": "/admin/"})
+    assert response.status_code == 302 and response["Location"].startswith("/login/code")
+    assert client.get("/admin/").status_code == 302  # the password alone opens nothing
+    response = client.post("/login/code", {"code": unused_code(), "next": "/admin/"})
+    assert response.status_code == 302 and response["Location"] == "/admin/"
     assert client.get("/admin/").status_code == 200
 
 

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from feeds.services import boards as board_services
 from social import services as people_services
-from ugcsite.testing import wait_for
+from ugcsite.testing import STAFF_OTP_SECRET, wait_for, with_second_factor
 from ugcsite.tests.support import (
     DOC,
     PASSWORD,
@@ -22,6 +22,7 @@ from ugcsite.tests.support import (
     drag,
     element_count,
     image_loaded,
+    log_in,
     log_in_when_asked,
     open_editor,
     sign_up,
@@ -130,13 +131,9 @@ def test_two_people_follow_draw_publish_and_scroll_their_feed(celery_worker, peo
     reader.shot("feed-scrolled-to-the-end", full_page=True)
 
     # Staff hide the newest board with the admin's bulk action; it leaves the reader's feed.
-    people_services.user_create(username="moderator", password=PASSWORD, is_staff=True)
+    with_second_factor(people_services.user_create(username="moderator", password=PASSWORD, is_staff=True))
     newest = ids[0]
-    staff.visit("/admin/login/?next=/admin/feeds/board/", "admin-login")
-    staff.page.fill("#id_username", "moderator")
-    staff.page.fill("#id_password", PASSWORD)
-    staff.page.click("input[type=submit]")
-    staff.page.wait_for_url("**/admin/feeds/board/")
+    log_in(staff, "moderator", "/admin/feeds/board/", otp_secret=STAFF_OTP_SECRET)
     staff.page.check(f'input[name="_selected_action"][value="{newest}"]')
     staff.page.select_option("select[name=action]", "hide_boards")
     staff.page.click("button[name=index]")

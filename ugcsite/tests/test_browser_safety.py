@@ -16,6 +16,7 @@ from feeds.models import ReportCase
 from feeds.services import boards as board_services, follows
 from social import services as people_services
 from social.models import Block, Follow
+from ugcsite.testing import STAFF_OTP_SECRET, with_second_factor
 from ugcsite.tests.support import PASSWORD, axe_run, log_in
 
 pytestmark = [pytest.mark.worker, pytest.mark.browser]
@@ -62,7 +63,7 @@ def test_report_a_board_and_staff_see_it_in_the_queue(celery_worker, people):
     with transaction.atomic():
         author = people_services.user_create(username="author", password=PASSWORD)
         people_services.user_create(username="alice", password=PASSWORD)
-        people_services.user_create(username="staffer", password=PASSWORD, is_staff=True)
+        with_second_factor(people_services.user_create(username="staffer", password=PASSWORD, is_staff=True))
     with transaction.atomic():
         board = board_services.board_create(author=author, title="Spammy", kind="note", tags=[], doc=DOC)
 
@@ -83,7 +84,7 @@ def test_report_a_board_and_staff_see_it_in_the_queue(celery_worker, people):
     assert case.board_id == board.pk and case.reporters == 1
 
     staff = people("staffer")
-    log_in(staff, "staffer", "/admin/feeds/reportcase/")
+    log_in(staff, "staffer", "/admin/feeds/reportcase/", otp_secret=STAFF_OTP_SECRET)
     queue = staff.page.locator("#result_list").inner_text()
     assert "Spammy" in queue and "Spam (1)" in queue
     reporter.check_clean()

@@ -12,6 +12,7 @@ from feeds.services import boards as board_services, follows, moderation
 from social import services as people_services
 from social.models import User
 from ugcsite.middleware import CONTENT_SECURITY_POLICY
+from ugcsite.testing import with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,9 @@ def people(run):
         name: run(people_services.user_create, username=name, password=PASSWORD)
         for name in ("alice", "bob", "carol", "dave")
     }
-    made["staff"] = run(people_services.user_create, username="staffer", password=PASSWORD, is_staff=True)
+    made["staff"] = with_second_factor(
+        run(people_services.user_create, username="staffer", password=PASSWORD, is_staff=True)
+    )
     return made
 
 

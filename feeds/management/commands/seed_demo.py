@@ -10,9 +10,13 @@ from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_remix
 from feeds.services.follows import follow_create
 from feeds.services.likes import like
+from social.services import two_factor_seed
 
 DEMO_PASSWORD = "demo-password"
 STAFF = ("admin", "admin-password")
+# The demo admin's two-factor key (staff need a second factor at /admin/): `make otp USER=admin`
+# prints its current code, or any authenticator app given this key.
+STAFF_OTP_SECRET = "UGCSITEDEMOADMINTWOFACTORSECRETX"
 PEOPLE = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
 # Who follows whom: everyone follows alice; a ring; a few extra edges.
 FOLLOWS = (
@@ -38,7 +42,8 @@ class Command(BaseCommand):
             self.stdout.write("Demo world already there; keeping your data.")
             return
         rng = random.Random(seed)
-        account_create(username=STAFF[0], password=STAFF[1], is_staff=True)
+        staff = account_create(username=STAFF[0], password=STAFF[1], is_staff=True)
+        two_factor_seed(user=staff, secret=STAFF_OTP_SECRET)
         people = {name: account_create(username=name, password=DEMO_PASSWORD) for name in PEOPLE}
 
         for follower, followee in FOLLOWS:
@@ -64,6 +69,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo world: {len(PEOPLE)} people (password {DEMO_PASSWORD!r}), {len(FOLLOWS)} follows, "
-                f"{total} boards, likes and {len(REMIXERS)} remixes; staff login {STAFF[0]} / {STAFF[1]}."
+                f"{total} boards, likes and {len(REMIXERS)} remixes; staff login {STAFF[0]} / {STAFF[1]} "
+                f"with two-factor on (`make otp USER={STAFF[0]}` prints its code)."
             )
         )
