@@ -25,8 +25,9 @@ choose one of three plans, each reading the boards newest first and stopping at 
 Every plan checks each board it returns against the whole query (``@@``, the tags, the state)
 and ranks it from its row, so the plans differ only in what they read (tests/test_search.py
 holds each to the one SQL that states the rule). The planner is told to merge and to look
-boards up one by one (set locally): its estimates of merged runs are far off, and it would
-otherwise hash a whole term to find a thousand boards.
+boards up one by one, never to sort or bitmap-scan (set locally): its estimates of merged runs are
+far off, and before a bulk load's ANALYZE every estimate is, and it would otherwise hash or sort a
+whole term to find a thousand boards.
 """
 
 import re
@@ -50,8 +51,22 @@ _RUNS_MAX = 16
 # row lookup a board, some 16 times an index entry: a term denser than that is cheaper checked).
 _MERGED_MAX = 3
 _DENSER_MAX = 16
-# Plans are streams by construction; the planner, misjudging merged runs, would hash or sort them.
-_STREAM_SETTINGS = {"enable_hashjoin": "off", "enable_hashagg": "off", "max_parallel_workers_per_gather": "0"}
+# Plans are streams by construction, read newest first until the window is full; the planner,
+# misjudging merged runs, would hash them, or read every row of each term and sort it (a bitmap
+# scan). It judges by its estimates, which a bulk load leaves wrong until ANALYZE: a fresh load of
+# 10^6 boards had the commonest word read its 212,663 rows and sort them, 220 ms a search against
+# 4 (bench/README.md, "Search"). Sorts and bitmap scans off, a stream is the only plan without a
+# disabled step, whatever the statistics say; a sort no plan can avoid (a rare term's DISTINCT,
+# the page's ranking) still runs. A disabled step adds 10^10 to a plan's cost, which would have
+# every window compiled by JIT (over 200 ms); no window reads enough rows to gain from it.
+_STREAM_SETTINGS = {
+    "enable_hashjoin": "off",
+    "enable_hashagg": "off",
+    "enable_sort": "off",
+    "enable_bitmapscan": "off",
+    "jit": "off",
+    "max_parallel_workers_per_gather": "0",
+}
 
 # The tsquery of the words: each one without accents (unaccent may yield any character, so it
 # is quoted as tsquery wants: quotes doubled, backslashes dropped) and a prefix term, all ANDed.
