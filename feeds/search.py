@@ -55,8 +55,9 @@ _DENSER_MAX = 16
 # misjudging merged runs, would hash them, or read every row of each term and sort it (a bitmap
 # scan). It judges by its estimates, which a bulk load leaves wrong until ANALYZE: a fresh load of
 # 10^6 boards had the commonest word read its 212,663 rows and sort them, 220 ms a search against
-# 4 (bench/README.md, "Search"). Sorts and bitmap scans off, a stream is the only plan without a
-# disabled step, whatever the statistics say; a sort no plan can avoid (a rare term's DISTINCT,
+# 4 (bench/README.md, "Search"). Sorts, bitmap scans and nested loops off (the check's loop over
+# candidates is the one join no plan avoids: terms are merged, never probed one board at a time), a
+# stream is the only plan without another disabled step, whatever the statistics say; a sort no plan can avoid (a rare term's DISTINCT,
 # the page's ranking) still runs. A disabled step adds 10^10 to a plan's cost, which would have
 # every window compiled by JIT (over 200 ms); no window reads enough rows to gain from it.
 _STREAM_SETTINGS = {
@@ -64,6 +65,7 @@ _STREAM_SETTINGS = {
     "enable_hashagg": "off",
     "enable_sort": "off",
     "enable_bitmapscan": "off",
+    "enable_nestloop": "off",
     "jit": "off",
     "max_parallel_workers_per_gather": "0",
 }
@@ -207,20 +209,29 @@ def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked
             params.update(low=term.low, high=term.high)
             candidates = f"SELECT DISTINCT t.board_id FROM {_TERMS} t WHERE t.term >= %(low)s AND t.term < %(high)s"
         else:
-            streams = []
+            streams = []  # (a FROM item, its condition): a term of one word is its run of the key
             for n, i in enumerate(plan.terms):
+                words = stats[i].words
+                if len(words) == 1:
+                    params[f"w{n}_0"] = words[0]
+                    streams.append((f"{_TERMS} s{n}", f"s{n}.term = %(w{n}_0)s"))
+                    continue
                 runs = []
-                for m, word in enumerate(stats[i].words):
+                for m, word in enumerate(words):
                     params[f"w{n}_{m}"] = word
                     runs.append(f"(SELECT board_id FROM {_TERMS} WHERE term = %(w{n}_{m})s ORDER BY board_id DESC)")
                 runs = runs or [f"(SELECT board_id FROM {_TERMS} WHERE false)"]  # a term no board has
                 streams.append(
-                    f"(SELECT board_id FROM ({' UNION ALL '.join(runs)}) AS runs ORDER BY board_id DESC) s{n}"
+                    (f"(SELECT board_id FROM ({' UNION ALL '.join(runs)}) AS runs ORDER BY board_id DESC) s{n}", None)
                 )
-            joined = streams[0] + "".join(
-                f" JOIN {s} ON s{n + 1}.board_id = s0.board_id" for n, s in enumerate(streams[1:])
+            joined = streams[0][0] + "".join(
+                f" JOIN {item} ON {f'{condition} AND ' if condition else ''}s{n}.board_id = s0.board_id"
+                for n, (item, condition) in enumerate(streams[1:], 1)
             )
-            candidates = f"SELECT DISTINCT s0.board_id FROM {joined} ORDER BY s0.board_id DESC"
+            where = f" WHERE {streams[0][1]}" if streams[0][1] else ""
+            # A board is once in a run; only a term of several runs can yield it twice.
+            distinct = "" if all(condition for _, condition in streams) else "DISTINCT "
+            candidates = f"SELECT {distinct}s0.board_id FROM {joined}{where} ORDER BY s0.board_id DESC"
         # OFFSET 0 keeps the check a lookup per candidate, in the candidates' order.
         window = f"""
             SELECT c.board_id AS id, checked.rank

@@ -578,7 +578,8 @@ def test_a_window_is_read_newest_first_whatever_the_statistics(api, run, monkeyp
     whether the planner has statistics of the boards or none (a table just bulk-loaded, before
     ANALYZE, where it once read every row of a common word and sorted them: 220 ms a search at
     10^6 boards): no sort, no hash, no bitmap scan, no sequential scan of the terms under the
-    window (a board of these few is looked up by a scan of one page; of a million, by its key)."""
+    window (a board of these few is looked up by a scan of one page; of a million, by its key),
+    and terms are merged, not probed a board at a time."""
     api.as_user("alice")
     alice = User.objects.get(username="alice")
     for n in range(40):
@@ -594,3 +595,4 @@ def test_a_window_is_read_newest_first_whatever_the_statistics(api, run, monkeyp
         nodes = _window_nodes(query, plan)
         read = "feeds_board" if plan == "walk" else "feeds_boardterm"
         assert nodes & {f"Index Only Scan {read}", f"Index Scan {read}"} and not nodes & slow, (query, plan, nodes)
+        assert ("Merge Join" in nodes) == (" " in query and plan is None), (query, plan, nodes)
