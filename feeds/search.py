@@ -54,12 +54,13 @@ _DENSER_MAX = 16
 # Plans are streams by construction, read newest first until the window is full; the planner,
 # misjudging merged runs, would hash them, or read every row of each term and sort it (a bitmap
 # scan). It judges by its estimates, which a bulk load leaves wrong until ANALYZE: a fresh load of
-# 10^6 boards had the commonest word read its 212,663 rows and sort them, 220 ms a search against
-# 4 (bench/README.md, "Search"). Sorts, bitmap scans and nested loops off (the check's loop over
-# candidates is the one join no plan avoids: terms are merged, never probed one board at a time), a
-# stream is the only plan without another disabled step, whatever the statistics say; a sort no plan can avoid (a rare term's DISTINCT,
-# the page's ranking) still runs. A disabled step adds 10^10 to a plan's cost, which would have
-# every window compiled by JIT (over 200 ms); no window reads enough rows to gain from it.
+# 10^6 boards had the commonest word read its 212,663 rows and sort them, 220-236 ms a search
+# against 4 (bench/README.md, "Search right after a load"). With sorts, bitmap scans and nested
+# loops off (the check's loop over candidates is the one join no plan avoids: terms are merged,
+# never probed a board at a time), a stream is the only plan without another disabled step,
+# whatever the statistics say; a sort no plan can avoid (a rare term's DISTINCT, the page's
+# ranking) still runs. A disabled step adds 10^10 to a plan's cost, which would have every window
+# compiled by JIT (over 200 ms); no window reads enough rows to gain from it.
 _STREAM_SETTINGS = {
     "enable_hashjoin": "off",
     "enable_hashagg": "off",
