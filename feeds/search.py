@@ -25,8 +25,9 @@ choose one of three plans, each reading the boards newest first and stopping at 
 Every plan checks each board it returns against the whole query (``@@``, the tags, the state)
 and ranks it from its row, so the plans differ only in what they read (tests/test_search.py
 holds each to the one SQL that states the rule). The planner is told to merge and to look
-boards up one by one (set locally): its estimates of merged runs are far off, and it would
-otherwise hash a whole term to find a thousand boards.
+boards up one by one, never to sort or bitmap-scan (set locally): its estimates of merged runs are
+far off, and before a bulk load's ANALYZE every estimate is, and it would otherwise hash or sort a
+whole term to find a thousand boards.
 """
 
 import re
@@ -51,8 +52,25 @@ _RUNS_MAX = 16
 # row lookup a board, some 16 times an index entry: a term denser than that is cheaper checked).
 _MERGED_MAX = 3
 _DENSER_MAX = 16
-# Plans are streams by construction; the planner, misjudging merged runs, would hash or sort them.
-_STREAM_SETTINGS = {"enable_hashjoin": "off", "enable_hashagg": "off", "max_parallel_workers_per_gather": "0"}
+# Plans are streams by construction, read newest first until the window is full; the planner,
+# misjudging merged runs, would hash them, or read every row of each term and sort it (a bitmap
+# scan). It judges by its estimates, which a bulk load leaves wrong until ANALYZE: a fresh load of
+# 10^6 boards had the commonest word read its 212,663 rows and sort them, 220-236 ms a search
+# against 4 (bench/README.md, "Search right after a load"). With sorts, bitmap scans and nested
+# loops off (the check's loop over candidates is the one join no plan avoids: terms are merged,
+# never probed a board at a time), a stream is the only plan without another disabled step,
+# whatever the statistics say; a sort no plan can avoid (a rare term's DISTINCT, the page's
+# ranking) still runs. A disabled step adds 10^10 to a plan's cost, which would have every window
+# compiled by JIT (over 200 ms); no window reads enough rows to gain from it.
+_STREAM_SETTINGS = {
+    "enable_hashjoin": "off",
+    "enable_hashagg": "off",
+    "enable_sort": "off",
+    "enable_bitmapscan": "off",
+    "enable_nestloop": "off",
+    "jit": "off",
+    "max_parallel_workers_per_gather": "0",
+}
 
 # The tsquery of the words: each one without accents (unaccent may yield any character, so it
 # is quoted as tsquery wants: quotes doubled, backslashes dropped) and a prefix term, all ANDed.
@@ -193,20 +211,29 @@ def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked
             params.update(low=term.low, high=term.high)
             candidates = f"SELECT DISTINCT t.board_id FROM {_TERMS} t WHERE t.term >= %(low)s AND t.term < %(high)s"
         else:
-            streams = []
+            streams = []  # (a FROM item, its condition): a term of one word is its run of the key
             for n, i in enumerate(plan.terms):
+                words = stats[i].words
+                if len(words) == 1:
+                    params[f"w{n}_0"] = words[0]
+                    streams.append((f"{_TERMS} s{n}", f"s{n}.term = %(w{n}_0)s"))
+                    continue
                 runs = []
-                for m, word in enumerate(stats[i].words):
+                for m, word in enumerate(words):
                     params[f"w{n}_{m}"] = word
                     runs.append(f"(SELECT board_id FROM {_TERMS} WHERE term = %(w{n}_{m})s ORDER BY board_id DESC)")
                 runs = runs or [f"(SELECT board_id FROM {_TERMS} WHERE false)"]  # a term no board has
                 streams.append(
-                    f"(SELECT board_id FROM ({' UNION ALL '.join(runs)}) AS runs ORDER BY board_id DESC) s{n}"
+                    (f"(SELECT board_id FROM ({' UNION ALL '.join(runs)}) AS runs ORDER BY board_id DESC) s{n}", None)
                 )
-            joined = streams[0] + "".join(
-                f" JOIN {s} ON s{n + 1}.board_id = s0.board_id" for n, s in enumerate(streams[1:])
+            joined = streams[0][0] + "".join(
+                f" JOIN {item} ON {f'{condition} AND ' if condition else ''}s{n}.board_id = s0.board_id"
+                for n, (item, condition) in enumerate(streams[1:], 1)
             )
-            candidates = f"SELECT DISTINCT s0.board_id FROM {joined} ORDER BY s0.board_id DESC"
+            where = f" WHERE {streams[0][1]}" if streams[0][1] else ""
+            # A board is once in a run; only a term of several runs can yield it twice.
+            distinct = "" if all(condition for _, condition in streams) else "DISTINCT "
+            candidates = f"SELECT {distinct}s0.board_id FROM {joined}{where} ORDER BY s0.board_id DESC"
         # OFFSET 0 keeps the check a lookup per candidate, in the candidates' order.
         window = f"""
             SELECT c.board_id AS id, checked.rank

@@ -22,6 +22,7 @@ from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
 from social.models import ApiToken, Avatar, Block, Follow, Mute, RetiredUsername, TwoFactor, UserSession
 from social.rules import SESSION_ID_RE, SESSION_TOUCH_SECONDS, USER_AGENT_MAX
 from social.selectors import UserNotFound, block_between
+from ugcsite.platform import replicas
 from ugcsite.platform.errors import Conflict, Invalid, NotAllowed, NotFound
 from ugcsite.platform.ratelimits import attempt
 from ugcsite.platform.redis import get_redis
@@ -487,7 +488,8 @@ def session_touch(*, session, user_id: int, now: float) -> None:
     if now - session.get("touched", 0) < SESSION_TOUCH_SECONDS or not session.session_key:
         return
     session["touched"] = now
-    UserSession.objects.filter(user_id=user_id, session_key=session.session_key).update(last_used_at=timezone.now())
+    with replicas.bookkeeping():  # no write a reader reads back: its person keeps the replica
+        UserSession.objects.filter(user_id=user_id, session_key=session.session_key).update(last_used_at=timezone.now())
 
 
 def session_end(*, user: User, session_id: str) -> None:

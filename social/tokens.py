@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from social import token_cache
 from social.models import ApiToken
+from ugcsite.platform import replicas
 
 
 def token_user_id(key: str, *, now: float | None = None) -> int | None:
@@ -33,7 +34,8 @@ def token_user_id(key: str, *, now: float | None = None) -> int | None:
         return None
     user_id, expires = row
     # Its last use, written only here (a cache fill, at most every token_cache.CACHE_SECONDS).
-    ApiToken.objects.filter(key_hash=key_hash).update(last_used_at=timezone.now())
+    with replicas.bookkeeping():  # no write a reader reads back: its person keeps the replica
+        ApiToken.objects.filter(key_hash=key_hash).update(last_used_at=timezone.now())
     token_cache.remember(key_hash, user_id=user_id, expires=expires.timestamp(), now=now)
     return user_id
 

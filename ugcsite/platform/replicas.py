@@ -19,6 +19,7 @@ most ``REPLICA_CONNECT_TIMEOUT``), which reads the primary instead.
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 REPLICA = "replica"
 # The lag-tolerant reads' alias for the request being served (None: the primary).
 _read_alias: ContextVar[str | None] = ContextVar("replica_read_alias", default=None)
+_bookkeeping: ContextVar[bool] = ContextVar("replica_bookkeeping", default=False)
 _WRITE_VERBS = ("insert", "update", "delete", "merge", "with", "copy", "truncate", "create", "alter", "drop")
 
 
@@ -213,6 +215,17 @@ def _lag_tolerant(request) -> bool:
     return match.view_name in settings.REPLICA_READ_VIEWS
 
 
+@contextmanager
+def bookkeeping():
+    """Writes that no reader reads back on the replica's views (a token's or a session's last
+    use): they make the request no writer, so its person keeps reading the replica."""
+    token = _bookkeeping.set(True)
+    try:
+        yield
+    finally:
+        _bookkeeping.reset(token)
+
+
 class _WriteSeen:
     """An execute wrapper that notes whether the request sent a statement that writes."""
 
@@ -220,7 +233,7 @@ class _WriteSeen:
         self.seen = False
 
     def __call__(self, execute, sql, params, many, context):
-        if not self.seen and sql.lstrip().lower().startswith(_WRITE_VERBS):
+        if not self.seen and not _bookkeeping.get() and sql.lstrip().lower().startswith(_WRITE_VERBS):
             self.seen = True
         return execute(sql, params, many, context)
 
