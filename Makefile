@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -87,6 +87,19 @@ vendor:
 
 run: $(RUN_STAMP)
 	@scripts/run.sh
+
+# PostgreSQL's backups (scripts/pg-backup.sh; make run archives WAL and beat backs up by itself):
+# one now (TYPE full, diff or incr; full by default); the list with sizes and time ranges; and a
+# restore to a moment (TARGET="2026-12-01 10:15:00+00", UTC unless zoned, or TARGET=latest), which
+# stops make run first and rebuilds Redis from the restored database.
+backup: $(RUN_STAMP)
+	@scripts/pg-backup.sh backup $(TYPE)
+
+backups:
+	@scripts/pg-backup.sh list
+
+restore: $(RUN_STAMP)
+	@scripts/pg-backup.sh restore "$(TARGET)"
 
 # A local 3-primary Redis Cluster for `REDIS_CLUSTER=1 REDIS_URL=redis://127.0.0.1:7001/0 make run`.
 cluster:

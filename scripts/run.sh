@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source scripts/pg-backup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 export PORT=${PORT:-8000}
 
@@ -32,7 +33,9 @@ trap cleanup EXIT INT TERM
 mkdir -p var
 if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
+    pg_backup_prepare "$PG_DATA" "$PG_PORT"   # WAL archive and backups (PG_BACKUP=0: none)
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
+    pg_backup_started
     export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
 fi
 if [ -z "${REDIS_URL:-}" ]; then

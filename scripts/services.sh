@@ -122,6 +122,7 @@ pg_start() {
     fi
     local opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$data'"
     [ -n "$fast" ] && opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    opts="$opts ${PG_START_OPTS:-}"   # WAL archiving (scripts/pg-backup.sh)
     as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$data/server.log" -o "$opts" -w -t 60 start >/dev/null \
         || die "PostgreSQL did not start on port $port; see $data/server.log (is the port taken?)"
     as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U ugcsite -d postgres -tAq \
