@@ -65,8 +65,8 @@ pgbr_progress() {
     grep -E --line-buffered "$1|ERROR|WARN" | grep -v --line-buffered 'special file' || true
 }
 
-# pg_backup_started: after pg_start. The stanza (once), then the first full backup in the
-# background when the repository has none, so that make run starts as fast as before.
+# pg_backup_started [background]: after pg_start. The stanza (once), then the first full backup
+# when the repository has none: in the background for make run, which then starts as fast as before.
 pg_backup_started() {
     [ "${PG_BACKUP:-1}" = 0 ] && return
     local out
@@ -75,9 +75,12 @@ $out
   When it says the repository belongs to another database (var/pg was made anew), move the old
   repository aside (mv $PG_BACKUP_DIR/repo $PG_BACKUP_DIR/repo.old) or set PG_BACKUP_REPO to an
   empty place, and run again. PG_BACKUP=0 runs without backups."
-    if [ -z "$(pgbr_info_json | python3 scripts/pgbackrest_info.py oldest)" ]; then
+    [ -z "$(pgbr_info_json | python3 scripts/pgbackrest_info.py oldest)" ] || return 0
+    if [ "${1:-}" = background ]; then
         say "Taking the first full backup in the background (log: $PG_BACKUP_DIR/first-backup.log)"
         (pgbr backup --type=full >"$PG_BACKUP_DIR/first-backup.log" 2>&1 &)
+    else
+        pg_backup_take full
     fi
 }
 
@@ -120,21 +123,27 @@ pg_running() { [ -f "$PG_DATA/postmaster.pid" ] && as_pg "$PG_BIN/pg_ctl" -D "$P
 
 pg_psql() { as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U ugcsite -d ugcsite -tAq "$@"; }
 
+# alive PID: the process runs (a zombie its parent has not reaped yet does not).
+alive() { case "$(ps -o stat= -p "$1" 2>/dev/null)" in ''|Z*) return 1 ;; esac; }
+
 # site_stop: the make run serving this var/ (supervisord and, through run.sh's exit, its servers).
 site_stop() {
     local pidfile=${RUN_DIR:-$PWD/var/run}/supervisord.pid pid i
     pid=$(cat "$pidfile" 2>/dev/null) || return 0
-    kill -0 "$pid" 2>/dev/null || return 0
+    alive "$pid" || return 0
     say "Stopping the site (make run, supervisord $pid)"
+    local parent
+    parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+    [[ "$(ps -o args= -p "$parent" 2>/dev/null)" == *scripts/run.sh* ]] || parent=
     kill -TERM "$pid"
     for i in $(seq 1 600); do
-        kill -0 "$pid" 2>/dev/null || break
+        alive "$pid" || break
         sleep 0.1
     done
-    kill -0 "$pid" 2>/dev/null && die "The site did not stop within a minute; stop make run (Ctrl-C) and run make restore again."
-    # make run's own exit stops PostgreSQL and Redis: wait for it.
-    for i in $(seq 1 300); do
-        pg_running || return 0
+    alive "$pid" && die "The site did not stop within a minute; stop make run (Ctrl-C) and run make restore again."
+    # make run's own exit then stops PostgreSQL and Redis: wait for it.
+    for i in $(seq 1 600); do
+        [ -n "$parent" ] && alive "$parent" || return 0
         sleep 0.1
     done
 }
@@ -144,8 +153,10 @@ site_stop() {
 pg_backup_restore() {
     local target=${1:-} when= oldest end
     [ -n "$target" ] || die "Say to which moment: make restore TARGET=\"2026-12-01 10:15:00+00\" (UTC unless it carries its zone), or TARGET=latest."
-    # Refuse what is not a moment before stopping anything.
-    [ "$target" = latest ] || python3 scripts/pgbackrest_info.py target "$target" 0 "" >/dev/null || exit 1
+    oldest=$(pgbr_info_json | python3 scripts/pgbackrest_info.py oldest)
+    [ -n "$oldest" ] || die "There is no backup to restore from: make backup takes one (make run takes the first by itself)."
+    # What cannot be restored is refused before anything stops (the archive cannot reach past now).
+    [ "$target" = latest ] || python3 scripts/pgbackrest_info.py target "$target" "$oldest" "$(date +%s)" >/dev/null || exit 1
     site_stop
     # Archive the very last commits first: a commit now, the WAL switched and archived (check).
     if [ -f "$PG_DATA/PG_VERSION" ]; then
@@ -157,8 +168,6 @@ pg_backup_restore() {
         fi
         pg_stop "$PG_DATA"
     fi
-    oldest=$(pgbr_info_json | python3 scripts/pgbackrest_info.py oldest)
-    [ -n "$oldest" ] || die "There is no backup to restore from: make backup takes one (make run takes the first by itself)."
     end=$(pg_archive_end)
     if [ "$target" != latest ]; then
         when=$(python3 scripts/pgbackrest_info.py target "$target" "$oldest" "$end") || exit 1
@@ -173,8 +182,12 @@ pg_backup_restore() {
     local status=0
     pgbr restore "${args[@]}" 2>&1 | pgbr_progress 'restore backup set|restore size|write updated' || status=$?
     [ "$status" = 0 ] || die "pgBackRest could not restore; see $PG_BACKUP_DIR/log/$PG_BACKUP_STANZA-restore.log"
+    # The backup copied the socket's lock file (the socket lives in the data folder); its PID, long
+    # gone, may be another process's by now, and PostgreSQL would then refuse to start.
+    as_pg rm -f "$PG_DATA"/.s.PGSQL.*.lock
     say "Replaying the WAL archive (log: $PG_DATA/server.log)"
-    pg_start "$PG_DATA" "$PG_PORT"
+    (pg_start "$PG_DATA" "$PG_PORT") || die "PostgreSQL did not come back from the restore; the end of $PG_DATA/server.log:
+$(tail -n 15 "$PG_DATA/server.log")"
     local i
     for i in $(seq 1 6000); do
         [ "$(pg_psql -c 'SELECT pg_is_in_recovery()' 2>/dev/null)" = f ] && break

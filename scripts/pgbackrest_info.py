@@ -13,6 +13,7 @@ target TEXT OLDEST END  TEXT in UTC ("2026-12-01 10:15:00.000000+00"), or why it
 import json
 import os
 import sys
+import time
 from datetime import UTC, datetime
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -79,6 +80,9 @@ def conf() -> str:
             sys.exit(f"PG_BACKUP_REPO={repo!r}: give an absolute folder (/mnt/backups/ugcsite) or an s3:// URL.")
         lines += ["repo1-type=posix", f"repo1-path={repo}"]
     lines += [
+        "",
+        "[global:backup]",
+        "exclude=server.log",  # make run's log in the data folder: a restore keeps the one it has
         "",
         "[ugcsite]",
         f"pg1-path={os.environ['PG_DATA']}",
@@ -159,6 +163,8 @@ def target(text: str, oldest: str, end: str) -> str:
             f"TARGET={text!r} is before the oldest backup, which is consistent from {utc(float(oldest))}: "
             "nothing older can be restored (make backups lists what can)."
         )
+    if moment.timestamp() > time.time():
+        sys.exit(f"TARGET={text!r} is in the future (it is {utc(time.time())} now): nothing after now can be restored.")
     if end and moment.timestamp() > float(end):
         sys.exit(
             f"TARGET={text!r} is after the end of the WAL archive: its last commit is at {utc(float(end))}, and "

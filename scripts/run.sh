@@ -35,7 +35,7 @@ if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
     pg_backup_prepare "$PG_DATA" "$PG_PORT"   # WAL archive and backups (PG_BACKUP=0: none)
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
-    pg_backup_started
+    pg_backup_started background
     export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
 fi
 if [ -z "${REDIS_URL:-}" ]; then
