@@ -20,6 +20,15 @@ find_pg_bin() {
 }
 
 ensure_postgres() {
+    if ! find_pg_bin >/dev/null && can_apt; then
+        apt_install "PostgreSQL" postgresql
+        # Debian starts a system-wide cluster on port 5432; ours run under var/ (and the tests' in /tmp).
+        command -v systemctl >/dev/null 2>&1 && systemctl disable --now postgresql >/dev/null 2>&1 || true
+        local cluster
+        for cluster in $(pg_lsclusters -h 2>/dev/null | awk '$4 == "online" {print $1 "/" $2}'); do
+            pg_ctlcluster "${cluster%/*}" "${cluster#*/}" stop >/dev/null 2>&1 || true
+        done
+    fi
     PG_BIN=$(find_pg_bin) || die "PostgreSQL server binaries (initdb, pg_ctl) were not found.
   On Debian/Ubuntu: sudo apt-get install postgresql   (any version from 13 up)
   On macOS:         brew install postgresql@15
