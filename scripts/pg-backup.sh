@@ -135,6 +135,7 @@ site_stop() {
     local parent
     parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
     [[ "$(ps -o args= -p "$parent" 2>/dev/null)" == *scripts/run.sh* ]] || parent=
+    local start=$SECONDS
     kill -TERM "$pid"
     for i in $(seq 1 600); do
         alive "$pid" || break
@@ -143,9 +144,10 @@ site_stop() {
     alive "$pid" && die "The site did not stop within a minute; stop make run (Ctrl-C) and run make restore again."
     # make run's own exit then stops PostgreSQL and Redis: wait for it.
     for i in $(seq 1 600); do
-        [ -n "$parent" ] && alive "$parent" || return 0
+        [ -n "$parent" ] && alive "$parent" || break
         sleep 0.1
     done
+    echo "Stopped in $((SECONDS - start)) s."
 }
 
 # pg_backup_restore TARGET: PostgreSQL as it was at TARGET (or the archive's end: latest), then
@@ -160,9 +162,10 @@ pg_backup_restore() {
     site_stop
     # Archive the very last commits first: a commit now, the WAL switched and archived (check).
     if [ -f "$PG_DATA/PG_VERSION" ]; then
+        local archived_at=$SECONDS
         if { pg_running || (pg_start "$PG_DATA" "$PG_PORT"); } && pg_psql -c "SELECT txid_current()" >/dev/null \
             && pgbr check >/dev/null 2>&1; then
-            say "Archived the last commits"
+            say "Archived the last commits ($((SECONDS - archived_at)) s)"
         else
             say "Could not archive the running cluster's last WAL; restoring from what the archive holds"
         fi
@@ -230,12 +233,13 @@ pg_backup_redis_rebuild() {
         export PLAIN_REDIS_URL="redis://127.0.0.1:$BROKER_PORT/0"
     fi
     say "Rebuilding Redis from the restored PostgreSQL"
-    local status=0
+    local status=0 start=$SECONDS
     DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite" DJANGO_SECRET_KEY=${DJANGO_SECRET_KEY:-restore} \
         DJANGO_DEBUG=0 .venv/bin/python manage.py rebuild_redis --flush || status=$?
     [ -n "$started_broker" ] && redis_stop "$BROKER_DIR" "$BROKER_PORT"
     [ -n "$started_redis" ] && redis_stop "$REDIS_DIR" "$REDIS_PORT"
     [ "$status" = 0 ] || die "rebuild_redis failed (above); PostgreSQL is restored: run make run, whose start rebuilds an empty Redis."
+    echo "Rebuilt in $((SECONDS - start)) s."
 }
 
 # Run as a command (make backup, make backups, make restore, beat's task, the tests).

@@ -65,6 +65,8 @@ class Archived:
             SERVE_TASKS="1",
         )
         self.site: Site | None = None
+
+    def start(self) -> None:
         self.flush_redis()
         self.script("start")
         subprocess.run(["python", "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=self.env, check=True)
@@ -99,6 +101,7 @@ class Archived:
 def archived():
     cluster = Archived()
     try:
+        cluster.start()
         yield cluster
     finally:
         cluster.close()
