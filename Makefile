@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore
+.PHONY: vendor run cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -165,6 +165,11 @@ bench-deep: bench-deps
 # (bench/results/partition.md; about five minutes and ~25 GB of disk).
 bench-partition: bench-deps
 	@scripts/with-servers.sh python -m bench.partition $(ARGS)
+
+# PostgreSQL's backups at 10^6 boards: a full and a differential backup, and a restore to a moment
+# with Redis rebuilt, on an archived cluster of its own (bench/results/pg-backup.md; ~15 minutes).
+bench-pg: $(RUN_STAMP)
+	@scripts/with-servers.sh python -m bench.pg_backup $(ARGS)
 
 # What a task costs Celery's broker (a plain Redis): tasks that do nothing sent, then taken and
 # acknowledged by a real worker, the broker's CPU read around each (bench/results/broker.md).
