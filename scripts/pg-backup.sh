@@ -106,7 +106,7 @@ pg_archive_end() {
         [ -n "$seg" ] || return 0
         file=$PG_BACKUP_DIR/tmp/$seg
         if pgbr archive-get "$seg" "$file" >/dev/null 2>&1; then
-            end=$(as_pg "$PG_BIN/pg_waldump" "$file" 2>/dev/null | python3 scripts/pgbackrest_info.py last-commit)
+            end=$(as_pg env TZ=UTC "$PG_BIN/pg_waldump" "$file" 2>/dev/null | python3 scripts/pgbackrest_info.py last-commit)
             rm -f "$file"
             [ -n "$end" ] && { echo "$end"; return 0; }
         fi

@@ -12,6 +12,7 @@ target TEXT OLDEST END  TEXT in UTC ("2026-12-01 10:15:00.000000+00"), or why it
 
 import json
 import os
+import re
 import sys
 import time
 from datetime import UTC, datetime
@@ -131,16 +132,16 @@ def prev_wal(segment: str) -> str:
     return "" if n < 0 else f"{timeline:08X}{n // WAL_SEGMENTS_PER_ID:08X}{n % WAL_SEGMENTS_PER_ID:08X}"
 
 
+COMMIT_RE = re.compile(r"desc: COMMIT (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) UTC")
+
+
 def last_commit(waldump: str) -> str:
-    """pg_waldump prints a commit as "desc: COMMIT 2026-11-28 14:50:01.123456 UTC; ..."."""
-    last = ""
-    for line in waldump.splitlines():
-        _, found, rest = line.partition("desc: COMMIT ")
-        if found:
-            last = rest[:26].strip()
-    if not last:
+    """pg_waldump, run with TZ=UTC, prints a commit as "desc: COMMIT 2026-11-28 14:50:01.12 UTC; ..."
+    (the fraction's trailing zeros dropped)."""
+    found = COMMIT_RE.findall(waldump)
+    if not found:
         return ""
-    return f"{datetime.fromisoformat(last).replace(tzinfo=UTC).timestamp():.6f}"
+    return f"{datetime.fromisoformat(found[-1]).replace(tzinfo=UTC).timestamp():.6f}"
 
 
 def target(text: str, oldest: str, end: str) -> str:
