@@ -4,8 +4,8 @@ start, as make run sets it up), the site on it as make run serves it (scripts/se
 Celery worker and beat), writes through the API, and scripts/pg-backup.sh backup / restore run as
 make backup and make restore run them: the site stopped, PostgreSQL restored, Redis rebuilt.
 
-Slow (marker "slow"): 1.5-2.3 minutes each on 2 shared cores, setup included. They run once, in the plain pass of make
-test (the cluster pass would test the same restore again)."""
+Slow (marker "slow"): 1.5-2.3 minutes each on 2 shared cores, setup included. They run once, in
+the plain pass of make test (the cluster pass would test the same restore again)."""
 
 import shutil
 import subprocess
