@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -93,6 +93,19 @@ run: $(RUN_STAMP)
 otp: $(RUN_STAMP)
 	@$(VENV)/bin/python manage.py otp_code $(USER)
 
+# PostgreSQL's backups (scripts/pg-backup.sh; make run archives WAL and beat backs up by itself):
+# one now (TYPE full, diff or incr; full by default); the list with sizes and time ranges; and a
+# restore to a moment (TARGET="2026-12-01 10:15:00+00", UTC unless zoned, or TARGET=latest), which
+# stops make run first and rebuilds Redis from the restored database.
+backup: $(RUN_STAMP)
+	@scripts/pg-backup.sh backup $(TYPE)
+
+backups:
+	@scripts/pg-backup.sh list
+
+restore: $(RUN_STAMP)
+	@scripts/pg-backup.sh restore "$(TARGET)"
+
 # A local 3-primary Redis Cluster for `REDIS_CLUSTER=1 REDIS_URL=redis://127.0.0.1:7001/0 make run`.
 cluster:
 	@scripts/cluster.sh start
@@ -157,6 +170,11 @@ bench-deep: bench-deps
 # (bench/results/partition.md; about five minutes and ~25 GB of disk).
 bench-partition: bench-deps
 	@scripts/with-servers.sh python -m bench.partition $(ARGS)
+
+# PostgreSQL's backups at 10^6 boards: a full and a differential backup, and a restore to a moment
+# with Redis rebuilt, on an archived cluster of its own (bench/results/pg-backup.md; ~15 minutes).
+bench-pg: $(RUN_STAMP)
+	@scripts/with-servers.sh python -m bench.pg_backup $(ARGS)
 
 # What a task costs Celery's broker (a plain Redis): tasks that do nothing sent, then taken and
 # acknowledged by a real worker, the broker's CPU read around each (bench/results/broker.md).

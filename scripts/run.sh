@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
 source scripts/pg-ha.sh
+source scripts/pg-backup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 export PORT=${PORT:-8000}
 VAR=${UGC_VAR:-$PWD/var}   # what make run keeps: the servers' data, the secret key, the ports
@@ -45,7 +46,9 @@ if [ -z "${DATABASE_URL:-}" ] && [ "${PG_HA:-0}" = 1 ]; then
 fi
 if [ -z "${DATABASE_URL:-}" ]; then
     ensure_postgres
+    pg_backup_prepare "$PG_DATA" "$PG_PORT"   # WAL archive and backups (PG_BACKUP=0: none)
     pg_start "$PG_DATA" "$PG_PORT"; started_pg=1
+    pg_backup_started background
     export DATABASE_URL="postgres://ugcsite@127.0.0.1:$PG_PORT/ugcsite"
     if [ "${PG_REPLICAS:-0}" = 1 ]; then  # a streaming standby for lag-tolerant reads
         pg_replica_start "$REPLICA_DATA" "$REPLICA_PORT" "$PG_PORT"; started_replica=1

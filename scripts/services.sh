@@ -20,6 +20,15 @@ find_pg_bin() {
 }
 
 ensure_postgres() {
+    if ! find_pg_bin >/dev/null && can_apt; then
+        apt_install "PostgreSQL" postgresql
+        # Debian starts a system-wide cluster on port 5432; ours run under var/ (and the tests' in /tmp).
+        command -v systemctl >/dev/null 2>&1 && systemctl disable --now postgresql >/dev/null 2>&1 || true
+        local cluster
+        for cluster in $(pg_lsclusters -h 2>/dev/null | awk '$4 == "online" {print $1 "/" $2}'); do
+            pg_ctlcluster "${cluster%/*}" "${cluster#*/}" stop >/dev/null 2>&1 || true
+        done
+    fi
     PG_BIN=$(find_pg_bin) || die "PostgreSQL server binaries (initdb, pg_ctl) were not found.
   On Debian/Ubuntu: sudo apt-get install postgresql   (any version from 13 up)
   On macOS:         brew install postgresql@15
@@ -122,6 +131,7 @@ pg_start() {
     fi
     local opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$data'"
     [ -n "$fast" ] && opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    opts="$opts ${PG_START_OPTS:-}"   # WAL archiving (scripts/pg-backup.sh)
     as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$data/server.log" -o "$opts" -w -t 60 start >/dev/null \
         || die "PostgreSQL did not start on port $port; see $data/server.log (is the port taken?)"
     as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U ugcsite -d postgres -tAq \

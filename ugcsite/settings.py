@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -246,6 +247,28 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE: dict = {}  # filled below, beside the settings of each scheduled task
+
+# PostgreSQL's backups (ugcsite/backups.py, scripts/pg-backup.sh): make run exports the pgBackRest
+# config it writes; beat takes a full backup weekly and a differential daily (cron: minute hour
+# day-of-month month day-of-week, UTC). Between them the WAL archive allows any moment.
+PG_BACKUP_CONFIG = os.environ.get("PG_BACKUP_CONFIG", "")
+PG_BACKUP_FULL_CRON = os.environ.get("PG_BACKUP_FULL_CRON", "0 3 * * 0")
+PG_BACKUP_DIFF_CRON = os.environ.get("PG_BACKUP_DIFF_CRON", "0 3 * * 1-6")
+for _kind, _cron in (("full", PG_BACKUP_FULL_CRON), ("diff", PG_BACKUP_DIFF_CRON)):
+    _fields = _cron.split()
+    if len(_fields) != 5:
+        raise ImproperlyConfigured(f"PG_BACKUP_{_kind.upper()}_CRON is five cron fields (0 3 * * 0), not {_cron!r}.")
+    CELERY_BEAT_SCHEDULE[f"pg-backup-{_kind}"] = {
+        "task": "ugcsite.backups.pg_backup",
+        "schedule": crontab(
+            minute=_fields[0],
+            hour=_fields[1],
+            day_of_month=_fields[2],
+            month_of_year=_fields[3],
+            day_of_week=_fields[4],
+        ),
+        "args": (_kind,),
+    }
 
 AUTH_PASSWORD_VALIDATORS: list = []  # docs/api.md fixes the password rule (8-128 characters)
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from feeds import keys
 from feeds.models import Board
+from feeds.timelines import rebuild
 from feeds.timelines.ids import board_id_time, next_board_id
 from feeds.timelines.rebuild import MARK_CHECK_SECONDS
 from social.models import Follow, User
@@ -136,3 +138,18 @@ def test_feeds_answer_whole_or_503_while_rebuild_redis_runs_and_are_whole_after(
         response = _ask(clients, name, what)
         assert response.status_code == 200 and response.json() == before[name, what], (name, what)
     print(f"\nwhile rebuilding: {seen['whole']} answers whole, {seen['503']} answered 503; after: every list as before")
+
+
+def test_the_mark_outlives_a_step_longer_than_its_ttl_and_not_a_flush(monkeypatch, redis_data):
+    """A step whose first query outlasts the mark's TTL (the follow graph read whole at 10^6
+    boards, make bench-pg) is not taken for a flush: the mark is kept alive from a thread of the
+    rebuilding process. A flush still ends it."""
+    monkeypatch.setattr(rebuild, "MARK_SECONDS", 1)
+    mark = rebuild.RebuildMark()
+    mark.start()
+    time.sleep(2.5)  # no progress call: only the keeper renews the mark
+    mark.check(force=True)
+    redis_data.flushdb()
+    with pytest.raises(rebuild.RedisEmptied):
+        mark.check(force=True)
+    mark._done.set()

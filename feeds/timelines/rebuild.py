@@ -9,6 +9,7 @@ entries refill on first read, and cached queries are recomputed.
 Every function here is offline work, proportional to the data it rebuilds.
 """
 
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -29,7 +30,7 @@ from social import graph, hiding, reading
 from social.graph import FollowerCursor
 from social.models import Follow
 from ugcsite.platform.errors import Unavailable
-from ugcsite.platform.redis import get_redis
+from ugcsite.platform.redis import REDIS_FAILURES, get_redis
 
 # While rebuild_redis runs, its mark lives in Redis with this TTL, refreshed as it goes (a
 # rebuild that dies leaves no mark behind for longer), and checked at most every
@@ -50,9 +51,23 @@ class RebuildMark:
     def __init__(self):
         self.token = uuid.uuid4().hex
         self._checked = 0.0
+        self._done = threading.Event()
 
     def start(self) -> None:
         get_redis().set(keys.rebuilding(), self.token, ex=MARK_SECONDS)
+        threading.Thread(target=self._keep, name="rebuild-mark", daemon=True).start()
+
+    def _keep(self) -> None:
+        """Keep the mark alive while this process rebuilds, between progress calls too: one step's
+        first query can outlast MARK_SECONDS (10^6 boards or follows read before the first user).
+        Only our own mark's TTL is renewed: a flush's missing mark, or a newer rebuild's, ends it."""
+        while not self._done.wait(MARK_SECONDS / 3):
+            try:
+                if get_redis().get(keys.rebuilding()) != self.token:
+                    return
+                get_redis().expire(keys.rebuilding(), MARK_SECONDS)
+            except REDIS_FAILURES:
+                pass  # check() reports an unreachable Redis to the rebuild itself
 
     def check(self, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -66,6 +81,7 @@ class RebuildMark:
             raise RedisEmptied("the data Redis was emptied while rebuilding")
 
     def finish(self) -> None:
+        self._done.set()
         self.check(force=True)
         get_redis().delete(keys.rebuilding())
 

@@ -1,10 +1,13 @@
+import redis
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from feeds.models import Board
 from feeds.timelines import rebuild
-from ugcsite.platform.redis import key_count
+from ugcsite.platform.redis import get_redis, key_count
 
 ATTEMPTS = 3
 
@@ -21,8 +24,21 @@ class Command(BaseCommand):
             action="store_true",
             help="only when the data Redis holds no key at all (a new, flushed or restarted one)",
         )
+        parser.add_argument(
+            "--flush",
+            action="store_true",
+            help="first empty the data Redis (every node), Celery's queue and Django's cache: after PostgreSQL "
+            "was restored to an earlier moment (make restore), nothing they hold may outlive it",
+        )
 
-    def handle(self, *args, if_empty: bool = False, **options):
+    def handle(self, *args, if_empty: bool = False, flush: bool = False, **options):
+        if flush:
+            # Pending reads and views would otherwise be flushed into the restored tables, and queued
+            # tasks would fan out boards that no longer exist.
+            get_redis().flushdb()
+            redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+            cache.clear()
+            self.stdout.write("Emptied the data Redis, Celery's queue and Django's cache.")
         if if_empty and key_count():
             return
         user_ids = list(get_user_model().objects.order_by("id").values_list("id", flat=True))
