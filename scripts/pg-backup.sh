@@ -237,7 +237,10 @@ pg_backup_redis_rebuild() {
         DJANGO_DEBUG=0 .venv/bin/python manage.py rebuild_redis --flush || status=$?
     [ -n "$started_broker" ] && redis_stop "$BROKER_DIR" "$BROKER_PORT"
     [ -n "$started_redis" ] && redis_stop "$REDIS_DIR" "$REDIS_PORT"
-    [ "$status" = 0 ] || die "rebuild_redis failed (above); PostgreSQL is restored: run make run, whose start rebuilds an empty Redis."
+    if [ "$status" != 0 ]; then
+        pg_stop "$PG_DATA"   # as make run expects to find it
+        die "rebuild_redis failed (above); PostgreSQL is restored: run make run, whose start rebuilds an empty Redis."
+    fi
     echo "Rebuilt in $((SECONDS - start)) s."
 }
 
