@@ -182,13 +182,22 @@ port_is_free() {
 
 # local_ports VAR_DIR NAME=DEFAULT...: set each NAME to its port for `make run`, chosen once per
 # VAR_DIR and kept in VAR_DIR/ports.env: LOCAL_<NAME> when set, else the one kept, else DEFAULT
-# when nothing listens there, else a free port. Two clones (two var/) thus run side by side
-# with only PORT set, and a clone keeps its ports from run to run. Call it holding ports_lock
-# until the servers listen, so that two sites starting at once never choose the same port.
+# when nothing listens there and no other var/ claims it, else a free port. Two clones (two var/)
+# thus run side by side with only PORT set, and a clone keeps its ports from run to run. What
+# each var/ holds is claimed in a file beside the lock (a var/ that is gone claims nothing), so a
+# port whose server is not running (the replica's, Patroni's) is not given twice either. Call it
+# holding ports_lock until the servers listen, so that two sites starting at once never collide.
 local_ports() {
-    local dir=$1 spec name default override port
+    local dir=$1 spec name default override port claims claimed
     shift
     mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd -P)
+    claims=${TMPDIR:-/tmp}/ugcsite-ports.claimed
+    touch "$claims"
+    # the ports other var/ folders that still exist hold
+    claimed=" $(while read -r port owner; do
+        [ "$owner" != "$dir" ] && [ -d "$owner" ] && printf '%s ' "$port"
+    done < "$claims")"
     for spec in "$@"; do unset "${spec%%=*}"; done   # only what ports.env kept counts, not the environment
     [ -f "$dir/ports.env" ] && source "$dir/ports.env"
     : > "$dir/ports.env.new"
@@ -198,15 +207,18 @@ local_ports() {
             port=${!override}
         elif [ -n "${!name:-}" ]; then
             port=${!name}   # kept from an earlier run
-        elif port_is_free "$default"; then
+        elif [[ "$claimed" != *" $default "* ]] && port_is_free "$default"; then
             port=$default
         else
             port=$(free_port)
         fi
         printf -v "$name" '%s' "$port"
+        claimed+="$port "
         echo "$name=$port" >> "$dir/ports.env.new"
     done
     mv "$dir/ports.env.new" "$dir/ports.env"
+    { grep -v " $dir\$" "$claims" || true; sed "s|^[A-Z0-9_]*=\(.*\)|\1 $dir|" "$dir/ports.env"; } > "$claims.new"
+    mv "$claims.new" "$claims"
 }
 
 # ports_lock: held (until ports_unlock, or the script's end) while a site chooses its ports and

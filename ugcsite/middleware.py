@@ -205,5 +205,8 @@ class SessionTouchMiddleware:
         if session is not None and settings.SESSION_COOKIE_NAME in request.COOKIES:
             user_id = session.get(SESSION_KEY)
             if user_id is not None:
-                accounts.session_touch(session=session, user_id=int(user_id), now=time.time())
+                try:
+                    accounts.session_touch(session=session, user_id=int(user_id), now=time.time())
+                except DatabaseError as error:  # bookkeeping: the answer stands (a 503's too), the next touch comes
+                    logger.info("a session's last use was not noted: %s", error)
         return response
