@@ -196,7 +196,7 @@ local_ports() {
     touch "$claims"
     # the ports other var/ folders that still exist hold
     claimed=" $(while read -r port owner; do
-        [ "$owner" != "$dir" ] && [ -d "$owner" ] && printf '%s ' "$port"
+        if [ "$owner" != "$dir" ] && [ -d "$owner" ]; then printf '%s ' "$port"; fi
     done < "$claims")"
     for spec in "$@"; do unset "${spec%%=*}"; done   # only what ports.env kept counts, not the environment
     [ -f "$dir/ports.env" ] && source "$dir/ports.env"
@@ -217,7 +217,12 @@ local_ports() {
         echo "$name=$port" >> "$dir/ports.env.new"
     done
     mv "$dir/ports.env.new" "$dir/ports.env"
-    { grep -v " $dir\$" "$claims" || true; sed "s|^[A-Z0-9_]*=\(.*\)|\1 $dir|" "$dir/ports.env"; } > "$claims.new"
+    {   # the claims of other var/ folders that still exist, then this one's
+        while read -r port owner; do
+            if [ "$owner" != "$dir" ] && [ -d "$owner" ]; then echo "$port $owner"; fi
+        done < "$claims"
+        sed "s|^[A-Z0-9_]*=\(.*\)|\1 $dir|" "$dir/ports.env"
+    } > "$claims.new"
     mv "$claims.new" "$claims"
 }
 
