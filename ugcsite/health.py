@@ -3,13 +3,12 @@
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 from kombu import Connection
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge
 
 from feeds.timelines import archive
 from ugcsite.platform import replicas
-from ugcsite.platform.http import error_response, without_body
+from ugcsite.platform.http import get_view
 from ugcsite.platform.metrics import exposition
 from ugcsite.platform.redis import get_redis, used_memory
 
@@ -17,16 +16,11 @@ READY_TIMEOUT = 2  # seconds a check may take before the server counts as unreac
 RETRY_AFTER_SECONDS = 5
 
 
-@csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
+@get_view
 def health(request):
     """``GET /api/v1/health``: the process answers (for load balancers, and the benchmark's
     trivial view: the framework's own ceiling on this stack). No caller, so no token is read."""
-    if request.method not in ("GET", "HEAD"):
-        return error_response(
-            405, f"{request.method} is not allowed here; use GET or HEAD.", headers={"Allow": "GET, HEAD"}
-        )
-    response = JsonResponse({"ok": True})
-    return without_body(response) if request.method == "HEAD" else response
+    return JsonResponse({"ok": True})
 
 
 def healthz(request):

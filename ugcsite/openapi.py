@@ -9,7 +9,6 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.http import JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 from pydantic.json_schema import models_json_schema
 
 from feeds.api.comments import CURSOR_PATTERN, CommentCreate, CommentPatch
@@ -49,8 +48,7 @@ from ugcsite.platform.http import (
     LIMIT_MAX,
     OFFSET_MAX,
     SAFE_METHODS,
-    error_response,
-    without_body,
+    get_view,
 )
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -1126,11 +1124,6 @@ def build() -> dict:
     }
 
 
-@csrf_exempt  # it changes nothing and reads no session: any other method is a 405, not a CSRF 403
+@get_view
 def document(request):
-    if request.method not in ("GET", "HEAD"):
-        return error_response(
-            405, f"{request.method} is not allowed here; use GET or HEAD.", headers={"Allow": "GET, HEAD"}
-        )
-    response = JsonResponse(build())
-    return without_body(response) if request.method == "HEAD" else response
+    return JsonResponse(build())

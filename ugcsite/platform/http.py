@@ -220,6 +220,24 @@ def without_body(response: HttpResponseBase) -> HttpResponseBase:
     return response
 
 
+def get_view(view: Callable) -> Callable:
+    """A plain view outside ``endpoint`` (no caller read, no limit counted): it answers GET, and
+    HEAD with the GET's status and headers (``without_body``); any other method is a 405 naming
+    both. CSRF-exempt: it changes nothing and reads no session, so a POST is a 405, not a 403."""
+
+    @csrf_exempt
+    @wraps(view)
+    def answer(request: HttpRequest, *args, **kwargs):
+        if request.method not in ("GET", "HEAD"):
+            return error_response(
+                405, f"{request.method} is not allowed here; use GET or HEAD.", headers={"Allow": "GET, HEAD"}
+            )
+        response = view(request, *args, **kwargs)
+        return without_body(response) if request.method == "HEAD" else response
+
+    return answer
+
+
 # --- bodies -----------------------------------------------------------------------------------
 
 JSON_MEDIA_TYPE = "application/json"
