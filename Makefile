@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -175,6 +175,11 @@ bench-partition: bench-deps
 # with Redis rebuilt, on an archived cluster of its own (bench/results/pg-backup.md; ~15 minutes).
 bench-pg: $(RUN_STAMP)
 	@scripts/with-servers.sh python -m bench.capacity.pg_backup $(ARGS)
+
+# rebuild_redis step by step on the benchmark's people and follows (the RTO after a restore):
+# bench/results/rebuild.md; ARGS="--users N --boards M --profile".
+bench-rebuild: bench-deps
+	@scripts/with-servers.sh python -m bench.capacity.rebuild $(ARGS)
 
 # What a task costs Celery's broker (a plain Redis): tasks that do nothing sent, then taken and
 # acknowledged by a real worker, the broker's CPU read around each (bench/results/broker.md).

@@ -88,7 +88,7 @@ def archived_max(user_id: int, kind: str, *, stored: str | None = None) -> int:
 def mark_raise(user_id: int, kind: str, value: int) -> None:
     """Raise A of a timeline to at least ``value`` without archiving anything (every archived id
     is still at most A): readers and regeneration then treat what lies below as history. O(1)."""
-    scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=value)
+    marks_raise(kind, {user_id: value})
 
 
 def marks_put(user_id: int, marks: dict[str, int]) -> None:
@@ -163,18 +163,46 @@ def chunks_write(user_id: int, kind: str, ids_desc: list[int]) -> int:
     """Archive ids that never were in the head (regeneration gap fill), in chunks; how many rows.
     Raises A first, as timeline_archive does; bumps the timeline's revision once the rows are
     committed (new ids in it: a feed snapshot read before must not hold after). O(n)."""
-    if not ids_desc:
+    return chunks_write_many(kind, {user_id: ids_desc})
+
+
+def chunks_write_many(kind: str, timelines: dict[int, list[int]]) -> int:
+    """chunks_write for many users' timelines of one kind at once, ``{user id: ids newest
+    first}`` (rebuild_redis, a batch of people at a time): the A of each raised in one
+    pipeline, every row in one INSERT in the caller's transaction (or its own), the revisions
+    bumped in one pipeline once committed. O(n) for the n ids; how many rows."""
+    timelines = {user_id: ids for user_id, ids in timelines.items() if ids}
+    if not timelines:
         return 0
-    scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=ids_desc[0])
+    pipe = get_redis().pipeline(transaction=False)
+    for user_id, ids_desc in timelines.items():
+        scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=ids_desc[0], client=pipe)
+    pipe.execute()
     size = settings.TIMELINE_CHUNK
     rows = [
         TimelineChunk(owner_id=user_id, timeline=kind, first_id=part[-1], last_id=part[0], ids=part)
+        for user_id, ids_desc in timelines.items()
         for part in (ids_desc[i : i + size] for i in range(0, len(ids_desc), size))
     ]
     TimelineChunk.objects.bulk_create(rows, ignore_conflicts=True)
-    # After the commit: a snapshot made between the bump and a later commit would miss the rows.
-    transaction.on_commit(lambda: store.revision_bump(user_id, kind))
+
+    def bump() -> None:  # after the commit: a snapshot made between the bump and it would miss the rows
+        bumps = get_redis().pipeline(transaction=False)
+        for user_id in timelines:
+            store.revision_bump(user_id, kind, pipe=bumps)
+        bumps.execute()
+
+    transaction.on_commit(bump)
     return len(rows)
+
+
+def marks_raise(kind: str, marks: dict[int, int]) -> None:
+    """mark_raise for many users' timelines of one kind, ``{user id: value}``: one pipeline,
+    one round trip a node. O(k)."""
+    pipe = get_redis().pipeline(transaction=False)
+    for user_id, value in marks.items():
+        scripts.hset_max(keys=[keys.timeline_meta(user_id)], field=_MAX_FIELD[kind], value=value, client=pipe)
+    pipe.execute()
 
 
 def archived_among(user_id: int, kind: str, board_ids: list[int]) -> set[int]:

@@ -13,11 +13,11 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime
-from itertools import groupby
+from itertools import chain, groupby
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Max
 
 from feeds import comments, keys, likes
@@ -36,6 +36,10 @@ from ugcsite.platform.redis import REDIS_FAILURES, get_redis
 # rebuild that dies leaves no mark behind for longer), and checked at most every
 # MARK_CHECK_SECONDS: a mark gone mid-way means the data Redis was emptied again meanwhile.
 MARK_SECONDS = 30
+# People a step writes at once (a query, a pipeline, a commit): round trips and commits a person
+# were most of a rebuild's time (bench/results/rebuild.md); a batch takes a fraction of a second,
+# so a flush meanwhile is still noticed within one.
+REBUILD_BATCH = 100
 MARK_CHECK_SECONDS = 0.1
 REBUILD_RETRY_AFTER = 10
 
@@ -127,24 +131,28 @@ def recount_profiles() -> None:
         )
 
 
-def _edges_by(field: str):
+def _edges_by(field: str) -> dict[int, list[tuple[int, float]]]:
     """{user id: [(other id, follow time)]}, grouped on ``field``, the other side active only
-    (social.graph: suspended people are in no one's sets). One streaming query."""
+    (social.graph: suspended people are in no one's sets). One streaming query, the times read
+    as epoch seconds (no datetime a row: a rebuild reads every edge twice)."""
     other = "follower_id" if field == "followee_id" else "followee_id"
-    rows = (
-        Follow.objects.filter(**{f"{other.removesuffix('_id')}__is_active": True})
-        .order_by(field)
-        .values_list(field, other, "created_at")
-        .iterator(chunk_size=10_000)
-    )
-    return {uid: [(o, at.timestamp()) for _, o, at in group] for uid, group in groupby(rows, key=lambda r: r[0])}
+    follows, users = Follow._meta.db_table, get_user_model()._meta.db_table
+    with transaction.atomic(), connection.chunked_cursor() as cursor:  # a server-side cursor
+        cursor.execute(
+            f"SELECT f.{field}, f.{other}, extract(epoch FROM f.created_at)::float8 FROM {follows} f"
+            f" JOIN {users} u ON u.id = f.{other} WHERE u.is_active ORDER BY f.{field}"
+        )
+        rows = chain.from_iterable(iter(lambda: cursor.fetchmany(10_000), []))
+        return {uid: [(o, at) for _, o, at in group] for uid, group in groupby(rows, key=lambda r: r[0])}
 
 
 def rebuild_graph(user_ids, progress) -> None:
+    """Every F and following set from the follow edges (two streaming queries), written a
+    batch of REBUILD_BATCH people a pipeline. O(users + follows)."""
     followers, following = _edges_by("followee_id"), _edges_by("follower_id")
-    for user_id in user_ids:
-        graph.graph_replace(user_id, followers=followers.get(user_id, ()), following=following.get(user_id, ()))
-        progress()
+    for part in _batches(user_ids):
+        graph.graphs_replace({user_id: (followers.get(user_id, ()), following.get(user_id, ())) for user_id in part})
+        progress(len(part))
 
 
 def rebuild_big_authors(user_ids, progress) -> None:
@@ -187,44 +195,54 @@ def _idle_users() -> set[int]:
     return set(get_user_model().objects.filter(last_seen__lt=cutoff).values_list("id", flat=True))
 
 
-def home_ids(user_id: int, follows: list[tuple[int, float]], *, mark: int | None = None) -> list[int]:
-    """The ids of a user's P that Redis alone held, newest first, from the boards themselves:
-    the published boards above the archived max A of each followee ``(id, follow time)`` made
-    since the follow (fan-out brought them) and of its back-fill (the newest
-    FOLLOW_BACKFILL_COUNT made before it). Back-filled ids at or below A are kept only where no
-    chunk holds them. One query, a LATERAL pair per followee on the (author, -id) index:
-    O(followees x (log n + back-fill) + the boards since A); a second one over the chunks when
-    back-filled ids lie below A. ``mark``: A, when the caller has it (else read from Redis)."""
-    if not follows:
-        return []
-    if mark is None:
-        mark = archive.archived_max(user_id, Timeline.HOME)
-    bounds = [max_board_id_at(datetime.fromtimestamp(at, tz=UTC)) for _, at in follows]
-    board = Board._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT b.id FROM unnest(%s::bigint[], %s::bigint[]) AS f(author_id, upto) "
-            f"CROSS JOIN LATERAL ("
-            f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id > GREATEST(f.upto, %s))"
-            f"  UNION ALL"
-            f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id <= f.upto"
-            f"   ORDER BY id DESC LIMIT %s)"
-            f") b ORDER BY b.id DESC",
-            [
-                [author for author, _ in follows],
-                bounds,
-                Board.State.PUBLISHED,
-                mark,
-                Board.State.PUBLISHED,
-                settings.FOLLOW_BACKFILL_COUNT,
-            ],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
-    below = [board_id for board_id in ids if board_id <= mark]
-    if below:
-        archived = archive.archived_among(user_id, Timeline.HOME, below)
-        ids = [board_id for board_id in ids if board_id > mark or board_id not in archived]
-    return ids
+def home_ids(follows: dict[int, list[tuple[int, float]]], marks: dict[int, int]) -> dict[int, list[int]]:
+    """The ids of each user's P that Redis alone held, newest first, from the boards
+    themselves, for the users of ``follows`` ({user: [(followee, follow time)]}, ``marks`` their
+    archived max A): the published boards above A of each followee made since the follow
+    (fan-out brought them) and of its back-fill (the newest FOLLOW_BACKFILL_COUNT made before
+    it). Back-filled ids at or below A are kept only where no chunk holds them. One query for
+    them all, a LATERAL pair per edge on the (author, -id) index: O(edges x (log n + back-fill)
+    + the boards since each A); one more a user whose back-filled ids lie below A."""
+    edges = [(user_id, author, at) for user_id, pairs in follows.items() for author, at in pairs]
+    found: dict[int, set[int]] = {user_id: set() for user_id in follows}
+    if edges:
+        board = Board._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT DISTINCT f.user_id, b.id"
+                f" FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[]) AS f(user_id, author_id, upto, mark)"
+                f" CROSS JOIN LATERAL ("
+                f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id > GREATEST(f.upto, f.mark))"
+                f"  UNION ALL"
+                f"  (SELECT id FROM {board} WHERE author_id = f.author_id AND state = %s AND id <= f.upto"
+                f"   ORDER BY id DESC LIMIT %s)"
+                f") b",
+                [
+                    [user_id for user_id, _, _ in edges],
+                    [author for _, author, _ in edges],
+                    [max_board_id_at(datetime.fromtimestamp(at, tz=UTC)) for _, _, at in edges],
+                    [marks.get(user_id, 0) for user_id, _, _ in edges],
+                    Board.State.PUBLISHED,
+                    Board.State.PUBLISHED,
+                    settings.FOLLOW_BACKFILL_COUNT,
+                ],
+            )
+            for user_id, board_id in cursor.fetchall():
+                found[user_id].add(board_id)
+    answer = {}
+    for user_id, ids in found.items():
+        mark = marks.get(user_id, 0)
+        below = [board_id for board_id in ids if board_id <= mark]
+        if below:
+            ids -= archive.archived_among(user_id, Timeline.HOME, below)
+        answer[user_id] = sorted(ids, reverse=True)
+    return answer
+
+
+def _batches(user_ids):
+    users = list(user_ids)
+    for start in range(0, len(users), REBUILD_BATCH):
+        yield users[start : start + REBUILD_BATCH]
 
 
 def rebuild_home(user_ids, progress) -> None:
@@ -233,31 +251,37 @@ def rebuild_home(user_ids, progress) -> None:
     not merge whole. Up to the hot size + slack they all go to the head (flagged for the
     archiver past hot + one chunk, as fan-out flags it); a longer stretch keeps the newest
     HOME_TIMELINE_HOT in the head and goes to the archive below them, as the archiver would
-    have moved it. Idle users get A alone. O(followees x back-fill + boards since A) per user."""
+    have moved it. Idle users get A alone. REBUILD_BATCH people at a time: for each batch, one
+    query for every P, one pipeline for the heads, one INSERT (one commit) for what goes
+    below, one pipeline for the marks. O(followees x back-fill + boards since A) per user."""
     following = _edges_by("follower_id")
     idle = _idle_users()
     marks = _chunk_marks()
     hot = settings.HOME_TIMELINE_HOT
-    for user_id in user_ids:
-        mark = marks.get((user_id, Timeline.HOME), 0)
-        if user_id in idle:
-            archive.mark_raise(user_id, Timeline.HOME, mark)
-            progress()
-            continue
-        merged = hybrid.merged_whole(user_id)  # big followees: every page merges their M
-        ids = home_ids(
-            user_id, [(author, at) for author, at in following.get(user_id, []) if author not in merged], mark=mark
+    for part in _batches(user_ids):
+        busy = [user_id for user_id in part if user_id not in idle]
+        merged = hybrid.merged_whole_many(busy) if busy else {}
+        found = home_ids(
+            {
+                user_id: [(author, at) for author, at in following.get(user_id, []) if author not in merged[user_id]]
+                for user_id in busy
+            },
+            {user_id: marks.get((user_id, Timeline.HOME), 0) for user_id in busy},
         )
+        heads, below = {}, {}
+        for user_id, ids in found.items():
+            split = len(ids) > hot + settings.HOME_TIMELINE_SLACK
+            heads[user_id], below[user_id] = (ids[:hot], ids[hot:]) if split else (ids, [])
         # P's head first, then what goes below it, then A: while a rebuild runs, a reader whose
         # A is in Redis already has their head too (a page never comes from the archive alone).
-        head, below = (ids[:hot], ids[hot:]) if len(ids) > hot + settings.HOME_TIMELINE_SLACK else (ids, [])
-        store.timeline_replace(Timeline.HOME, user_id, head)
-        if below:
-            archive.chunks_write(user_id, Timeline.HOME, below)
-        archive.mark_raise(user_id, Timeline.HOME, mark)
-        if len(head) >= hot + settings.TIMELINE_CHUNK:
-            archive.flag_waiting(Timeline.HOME, [user_id])
-        progress()
+        store.timelines_replace(Timeline.HOME, heads)
+        with transaction.atomic():
+            archive.chunks_write_many(Timeline.HOME, below)
+        archive.marks_raise(Timeline.HOME, {user_id: marks.get((user_id, Timeline.HOME), 0) for user_id in part})
+        archive.flag_waiting(
+            Timeline.HOME, [user_id for user_id, head in heads.items() if len(head) >= hot + settings.TIMELINE_CHUNK]
+        )
+        progress(len(part))
 
 
 def rebuild_activity(user_ids, progress) -> None:
