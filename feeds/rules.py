@@ -99,8 +99,11 @@ class Timeline(models.TextChoices):
 # How an arrow's head and a sticky note's text are laid out, alike by the server's preview
 # (feeds.svg), the canvas and the editor's export (static/js/live.js, which reads them from the
 # page's "drawing-layout" JSON: feeds.context_processors.drawing): the head's sides at an angle
-# from the shaft (radians), the note's padding, and its line height (times the text size).
-DRAWING_LAYOUT = {"arrowHeadAngle": math.pi / 6, "stickyPad": 10, "stickyLineHeight": 1.25}
+# from the shaft (radians), the note's padding, its line height (times the text size), and the
+# width a character is given when a note's text wraps to its box (times the text size: a wide
+# sans-serif's average, so that a line of words stays inside; the server cannot measure glyphs,
+# so every renderer wraps by this count and all agree on the lines).
+DRAWING_LAYOUT = {"arrowHeadAngle": math.pi / 6, "stickyPad": 10, "stickyLineHeight": 1.25, "stickyCharWidth": 0.6}
 
 
 def editor_config() -> dict:

@@ -787,11 +787,23 @@
     gesture.scale = [sx, sy];
   }
 
-  /* The element with a rotation of `degrees` (0 leaves the field out, as the API allows). */
+  /* The element with a rotation of `degrees` (0 leaves the field out, as the API allows); a box
+     whose turned corners would pass the board's left or top edge moves in (the right and bottom
+     grow the board), so an export at the board's size holds it whole. */
   function turned(element, degrees) {
     const copy = Object.assign({}, element);
     if (degrees) copy.rotation = degrees;
     else delete copy.rotation;
+    return keptOnBoard(copy);
+  }
+
+  function keptOnBoard(element) {
+    if (!element.rotation || element.w === undefined) return element;
+    const [left, top] = draw2d.turnedBox(element);
+    if (left >= 0 && top >= 0) return element;
+    const copy = Object.assign({}, element);
+    if (left < 0) copy.x = Math.min(round1(copy.x - left), LIMIT - copy.w);
+    if (top < 0) copy.y = Math.min(round1(copy.y - top), LIMIT - copy.h);
     return copy;
   }
 
@@ -825,7 +837,7 @@
       inputs.rotation.value = String(done.degrees);
     } else if (done.mode === "resize" && done.scale && (done.scale[0] !== 1 || done.scale[1] !== 1)) {
       replace(doc.elements.filter((e) => done.ids.has(e.id))
-        .map((e) => shapes.scaled(e, done.origin, done.scale[0], done.scale[1], LIMIT, config.textSize)));
+        .map((e) => keptOnBoard(shapes.scaled(e, done.origin, done.scale[0], done.scale[1], LIMIT, config.textSize))));
     } else if (done.mode === "marquee") {
       const [ax, ay] = done.start;
       const [bx, by] = done.end;
@@ -990,6 +1002,11 @@
     if (!element || element.text === text) return;
     if (element.type === "text" && !text.trim()) {
       change({ elements: doc.elements.filter((e) => e.id !== element.id), background: doc.background });
+    } else if (element.type === "sticky") {
+      // A note grows downwards to hold its wrapped lines (never past the largest canvas).
+      const needed = Math.ceil(draw2d.stickyHeight(Object.assign({}, element, { text })));
+      const h = Math.max(element.h, Math.min(needed, LIMIT - element.y));
+      replace([Object.assign({}, element, { text, h })]);
     } else {
       replace([Object.assign({}, element, { text })]);
     }

@@ -39,8 +39,29 @@
     return id;
   }
 
-  /* The canvas an element needs, [right, bottom] (feeds/validation.py's element_extent): a live
-     board grows to hold what is drawn past its edge. */
+  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py), with
+  // the numbers of feeds/rules.py's DRAWING_LAYOUT, which the page embeds (with MAX_CANVAS, the
+  // largest board, which a rotated box's corners grow a board up to).
+  const LAYOUT_DATA = document.getElementById("drawing-layout");
+  if (!LAYOUT_DATA) throw new Error("live.js needs the page's drawing-layout JSON (feeds.context_processors.drawing)");
+  const { arrowHeadAngle: ARROW_HEAD_ANGLE, stickyPad: STICKY_PAD, stickyLineHeight: STICKY_LINE_HEIGHT,
+    stickyCharWidth: STICKY_CHAR_WIDTH, maxCanvas: MAX_CANVAS } = JSON.parse(LAYOUT_DATA.textContent);
+
+  const ROUNDING = 1e-6;  // feeds/validation.py's _ROUNDING
+
+  /* The box [left, top, right, bottom] a rect, ellipse or sticky note covers turned by its
+     rotation about its centre, each side rounded outwards to 0.1 (feeds/validation.py's turned_box). */
+  function turnedBox(element) {
+    const angle = (element.rotation || 0) * Math.PI / 180;
+    const halfW = Math.abs(element.w / 2 * Math.cos(angle)) + Math.abs(element.h / 2 * Math.sin(angle));
+    const halfH = Math.abs(element.w / 2 * Math.sin(angle)) + Math.abs(element.h / 2 * Math.cos(angle));
+    const cx = element.x + element.w / 2, cy = element.y + element.h / 2;
+    return [Math.floor((cx - halfW) * 10 + ROUNDING) / 10, Math.floor((cy - halfH) * 10 + ROUNDING) / 10,
+      Math.ceil((cx + halfW) * 10 - ROUNDING) / 10, Math.ceil((cy + halfH) * 10 - ROUNDING) / 10];
+  }
+
+  /* The canvas an element needs, [right, bottom] (feeds/validation.py's element_extent, a rotated
+     box's turned corners included): a live board grows to hold what is drawn past its edge. */
   function extent(element) {
     if (element.points) {
       let right = -Infinity, bottom = -Infinity;  // a loop: a path may hold 100,000 points, too many to spread
@@ -50,7 +71,11 @@
       }
       return [right, bottom];
     }
-    return element.w !== undefined ? [element.x + element.w, element.y + element.h] : [element.x, element.y];
+    if (element.w === undefined) return [element.x, element.y];
+    const right = element.x + element.w, bottom = element.y + element.h;
+    if (!element.rotation) return [right, bottom];
+    const turned = turnedBox(element);
+    return [Math.max(right, Math.min(turned[2], MAX_CANVAS)), Math.max(bottom, Math.min(turned[3], MAX_CANVAS))];
   }
 
   /* A doc grown to hold the element of an op, as the server grows it (the same doc if it fits). */
@@ -89,12 +114,6 @@
     return size + "px sans-serif";
   }
 
-  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py), with
-  // the numbers of feeds/rules.py's DRAWING_LAYOUT, which the page embeds.
-  const LAYOUT_DATA = document.getElementById("drawing-layout");
-  if (!LAYOUT_DATA) throw new Error("live.js needs the page's drawing-layout JSON (feeds.context_processors.drawing)");
-  const { arrowHeadAngle: ARROW_HEAD_ANGLE, stickyPad: STICKY_PAD, stickyLineHeight: STICKY_LINE_HEIGHT } = JSON.parse(LAYOUT_DATA.textContent);
-
   /* The three points of an arrow's head: one side, the tip, the other (feeds/svg.py's arrow_head). */
   function arrowHead(element) {
     const [[x0, y0], [x1, y1]] = element.points;
@@ -104,10 +123,42 @@
     return [side(angle + Math.PI - ARROW_HEAD_ANGLE), [x1, y1], side(angle + Math.PI + ARROW_HEAD_ANGLE)];
   }
 
-  /* A sticky note's text as [line, x, baseline y], one per line (feeds/svg.py's sticky_lines). */
+  /* A sticky note's text in the lines it is drawn in, wrapped to its box (feeds/svg.py's
+     sticky_wrap: the same count of characters, code points as Python counts them). */
+  function stickyWrap(element) {
+    const room = Math.max(1, Math.floor((element.w - 2 * STICKY_PAD) / (element.size * STICKY_CHAR_WIDTH)));
+    const lines = [];
+    for (const paragraph of element.text.split("\n")) {
+      let line = null;
+      for (const part of paragraph.split(" ")) {
+        let word = Array.from(part);
+        const candidate = line === null ? word : line.concat([" "], word);
+        if (candidate.length <= room) {
+          line = candidate;
+          continue;
+        }
+        if (line !== null) lines.push(line.join(""));
+        while (word.length > room) {
+          lines.push(word.slice(0, room).join(""));
+          word = word.slice(room);
+        }
+        line = word;
+      }
+      lines.push(line ? line.join("") : "");
+    }
+    return lines;
+  }
+
+  /* A sticky note's text as [line, x, baseline y], one per wrapped line (feeds/svg.py's sticky_lines). */
   function stickyLines(element) {
     const top = element.y + STICKY_PAD + element.size;
-    return element.text.split("\n").map((line, i) => [line, element.x + STICKY_PAD, top + i * element.size * STICKY_LINE_HEIGHT]);
+    return stickyWrap(element).map((line, i) => [line, element.x + STICKY_PAD, top + i * element.size * STICKY_LINE_HEIGHT]);
+  }
+
+  /* The height a sticky note needs to hold its wrapped lines (the last one's descent and the padding included). */
+  function stickyHeight(element) {
+    const lines = stickyWrap(element).length;
+    return 2 * STICKY_PAD + element.size * (1 + (lines - 1) * STICKY_LINE_HEIGHT + 0.3);
   }
 
   /* The point an element turns about: its box's centre, or a text's anchor. */
@@ -526,7 +577,7 @@
     if (before && document.title.indexOf(before) >= 0) document.title = document.title.replace(before, () => title);
   }
 
-  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
+  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, turnedBox, drawElement, arrowHead, stickyWrap, stickyLines, stickyHeight, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");
