@@ -220,6 +220,36 @@ def test_a_dropped_connection_shows_as_reconnecting_and_one_that_left_does_not(w
     alice.close()
 
 
+def test_a_client_in_the_heartbeat_is_pinged_and_closed_as_dropped_once_silent(world):
+    """Issue 40: a connection the network lost is noticed in seconds. bob joins the heartbeat
+    (a ping, answered pong), is pinged every LIVE_PING_EVERY and answers once; then he goes
+    silent, and within LIVE_SILENCE (plus a ping's period) the server closes him with 4000 and
+    alice sees him reconnecting. alice, who never joined, is never pinged nor closed."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    carol = Client(server, board.pk, token=t["carol"])
+    assert {"ping_every", "silence"} <= set(carol.hello["limits"])
+    carol.close()
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    alice.recv_type("presence")
+    bob.send({"type": "ping"})
+    assert bob.recv_type("pong") == {"type": "pong"}
+    assert bob.recv_type("ping", timeout=rules.LIVE_PING_EVERY + 2) == {"type": "ping"}
+    bob.send({"type": "pong"})
+    quiet_since = time.monotonic()
+    peers = alice.recv_type("presence", timeout=rules.LIVE_SILENCE + rules.LIVE_PING_EVERY + 3)["peers"]
+    assert time.monotonic() - quiet_since <= rules.LIVE_SILENCE + rules.LIVE_PING_EVERY + 1
+    assert peers[1]["username"] == "bob" and peers[1]["reconnecting"] is True
+    assert 1 <= peers[1]["forget_after"] <= rules.LIVE_RECONNECT_GRACE
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            bob.recv(timeout=5)
+    assert closed.value.rcvd.code == 4000
+    alice.send({"type": "cursor", "x": 1, "y": 1})  # alice, silent as long, is still here
+    assert all(message["type"] != "ping" for message in alice.skipped)
+    alice.close()
+
+
 def test_who_may_connect_and_draw(world, client):
     server, board, t = world["server"], world["board"], world["tokens"]
     assert closed_with(server, board.pk, headers={"Authorization": "Bearer not-a-token"}) == 4401

@@ -26,6 +26,8 @@
   "use strict";
 
   const ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  const OFFLINE_TEXT = "Offline: your changes are kept in this browser and sent when the connection is back.";
+  const CLOSE_DROPPED = 4000;  // this end gave the connection up (offline, or silent): the others see "reconnecting"
   const REFUSED_CODES = { 4401: "Your sign-in is no longer valid; log in again.",
     4403: "You may not open this board live.", 4404: "This board no longer exists.",
     4429: "Too many changes at once; reconnecting more slowly." };
@@ -301,14 +303,37 @@
       this.limits = null;  // the stroke frames' limits, from hello
       this.outgoing = null;  // this person's stroke under way: {element, sent, timer}
       this.forget = {};  // reconnecting peers' timers
-      this.keep = handlers.keep && window.ugcsiteKeep ? handlers.keep : null;
-      if (this.keep) {
-        const kept = window.ugcsiteKeep.get(this.keep);
-        if (Array.isArray(kept)) {
-          for (const item of kept) if (item && typeof item.cid === "string" && item.op) this.pending.push({ cid: item.cid, op: item.op, resent: true });
-        }
+      this.keep = null;  // this tab's key, once keep.js gave it (ownKey)
+      if (handlers.keep && window.ugcsiteKeep) {
+        window.ugcsiteKeep.ownKey(handlers.keep, (key, adopted) => {
+          this.keep = key;
+          for (const kept of adopted) {
+            if (!Array.isArray(kept)) continue;
+            for (const item of kept) {
+              if (!item || typeof item.cid !== "string" || !item.op) continue;
+              const adoptedItem = { cid: item.cid, op: item.op, resent: true };
+              this.pending.push(adoptedItem);
+              this.transmit(adoptedItem);
+            }
+          }
+          this.saveKept();
+          this.changed();
+        });
       }
       window.addEventListener("pagehide", () => { if (this.socket) this.socket.close(1000); });
+      // Offline (issue 40): the browser says so, or the server's heartbeat goes silent
+      // (hello's limits.silence): the page says it at once, keeps what is drawn, and reconnects
+      // when the browser is back online.
+      this.offline = false;
+      this.heardAt = 0;
+      this.watch = 0;
+      window.addEventListener("offline", () => this.drop());
+      window.addEventListener("online", () => {
+        if (!this.offline) return;
+        this.offline = false;
+        this.retry = 0;
+        if (!this.socket && !this.held) this.connect();
+      });
       this.you = null;
       this.socket = null;
       this.retry = 0;
@@ -327,7 +352,8 @@
       const since = this.seq !== null ? "?since=" + this.seq : "";
       const socket = new WebSocket(scheme + "://" + window.location.host + "/ws/boards/" + this.boardId + since);
       this.socket = socket;
-      this.status(this.seq === null ? "connecting" : "reconnecting", this.seq === null ? "Connecting…" : "Reconnecting…");
+      if (this.offline) this.status("offline", OFFLINE_TEXT);  // until hello says otherwise
+      else this.status(this.seq === null ? "connecting" : "reconnecting", this.seq === null ? "Connecting…" : "Reconnecting…");
       socket.addEventListener("message", (event) => this.receive(JSON.parse(event.data)));
       socket.addEventListener("close", (event) => this.closed(socket, event.code));
     }
@@ -336,15 +362,48 @@
       if (socket !== this.socket) return;
       this.socket = null;
       this.strokes = {};
+      window.clearInterval(this.watch);
       this.setPeers([]);  // who is here is unknown until the connection is back
       if (code === 4401 || code === 4403 || code === 4404) {
         this.status("closed", REFUSED_CODES[code]);
         return;
       }
-      this.status("reconnecting", this.pending.length ? "Reconnecting… (your drawing is kept and sent when it is back)" : "Reconnecting…");
+      if (this.offline) {
+        this.status("offline", OFFLINE_TEXT);
+        if (navigator.onLine === false) return;  // the "online" event reconnects
+      } else {
+        this.status("reconnecting", this.pending.length ? "Reconnecting… (your drawing is kept and sent when it is back)" : "Reconnecting…");
+      }
       if (this.held) return;
       const wait = Math.min(500 * Math.pow(2, this.retry++), 5000) * (code === 4429 ? 4 : 1);
       window.setTimeout(() => { if (!this.socket && !this.held) this.connect(); }, wait);
+    }
+
+    /* Offline: the browser says so, or nothing came for limits.silence
+       seconds. The connection is given up at once, without waiting for a closing handshake that
+       cannot come, and closed with a code that is no goodbye (if it reaches the server at all). */
+    drop() {
+      this.offline = true;
+      const socket = this.socket;
+      if (!socket) {
+        if (this.state !== "closed") this.status("offline", OFFLINE_TEXT);
+        return;
+      }
+      this.closed(socket, CLOSE_DROPPED);
+      try { socket.close(CLOSE_DROPPED); } catch (error) { /* already closing */ }
+    }
+
+    /* The heartbeat (hello's limits): join it, and watch that something comes. */
+    startHeartbeat() {
+      window.clearInterval(this.watch);
+      if (!this.limits || !this.limits.silence || !this.socket) return;
+      this.heardAt = Date.now();
+      this.socket.send(JSON.stringify({ type: "ping" }));
+      const socket = this.socket;
+      this.watch = window.setInterval(() => {
+        if (socket !== this.socket) return;
+        if (Date.now() - this.heardAt > this.limits.silence * 1000) this.drop();
+      }, 1000);
     }
 
     /* Cut the connection and keep it down until resume() (drawing goes on meanwhile). */
@@ -359,6 +418,11 @@
     }
 
     receive(message) {
+      this.heardAt = Date.now();
+      if (message.type === "ping") {
+        if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ type: "pong" }));
+        return;
+      }
       if (message.type === "hello") {
         this.retry = 0;
         if (message.doc) {
@@ -371,7 +435,9 @@
         this.you = message.you;
         this.limits = message.limits || null;
         this.setPeers(message.peers);
+        this.offline = false;
         this.status("live", "Live");
+        this.startHeartbeat();
         for (const item of this.pending) {
           item.resent = true;
           this.transmit(item);
