@@ -614,23 +614,41 @@
     const coalesced = typeof event.getCoalescedEvents === "function" ? event.getCoalescedEvents() : [];
     const kind = gesture.tool;
     for (const each of kind === "pen" || kind === "eraser" ? (coalesced.length ? coalesced : [event]) : [event]) {
-      const point = toDoc(each);
-      if (kind === "pen") addPoint(point);
-      else if (kind === "rect" || kind === "ellipse" || kind === "sticky") draft = shapeFrom(gesture.start, point);
-      else if (kind === "line" || kind === "arrow") draft = Object.assign({}, draft, { points: [gesture.start, point] });
-      else if (kind === "eraser") eraseAt(point);
-      else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
-      else if (gesture.mode === "resize") resizeTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
-      else if (gesture.mode === "turn") turnTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
-      else if (gesture.mode === "marquee") gesture.end = point;
+      gestureTo(each);
     }
     if (live && kind === "pen" && draft) live.drawing(draft);
     schedule();
+    if (FOLLOWING.has(kind) || gesture.mode === "move") {
+      const at = { clientX: event.clientX, clientY: event.clientY, shiftKey: event.shiftKey };
+      view.follow(at.clientX, at.clientY, () => {  // the view panned: the pen is over another point now
+        if (!gesture) return;
+        gestureTo(at);
+        if (live && gesture.tool === "pen" && draft) live.drawing(draft);
+      });
+    }
   });
+
+  // The gestures the view follows to an edge (editor-view.js: follow): what draws, and a move.
+  const FOLLOWING = new Set(["pen", "line", "arrow", "rect", "ellipse", "sticky", "eraser"]);
+
+  /* The gesture under way, with its pointer at `each` (an event, or {clientX, clientY, shiftKey}). */
+  function gestureTo(each) {
+    const kind = gesture.tool;
+    const point = toDoc(each);
+    if (kind === "pen") addPoint(point);
+    else if (kind === "rect" || kind === "ellipse" || kind === "sticky") draft = shapeFrom(gesture.start, point);
+    else if (kind === "line" || kind === "arrow") draft = Object.assign({}, draft, { points: [gesture.start, point] });
+    else if (kind === "eraser") eraseAt(point);
+    else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
+    else if (gesture.mode === "resize") resizeTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
+    else if (gesture.mode === "turn") turnTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
+    else if (gesture.mode === "marquee") gesture.end = point;
+  }
 
   /* Drop what the gesture under way did (a second finger came down to pinch, or the pointer was
      cancelled): nothing of it reaches the doc. */
   function cancelGesture() {
+    view.stopFollow();
     if (!gesture) return;
     const done = gesture;
     gesture = null;
@@ -645,6 +663,7 @@
 
   function endGesture(event, cancelled) {
     if (!gesture || event.pointerId !== gesture.pointerId) return;
+    view.stopFollow();
     if (cancelled) {
       cancelGesture();
       return;
@@ -676,6 +695,8 @@
         add(element);
       }
     }
+    // Where the pen lifted is on the canvas (past its edge, the board grew to hold it).
+    if (element && element.points) view.reveal(...element.points[element.points.length - 1]);
     schedule();
   }
 
