@@ -17,6 +17,7 @@ from feeds.live import compaction
 from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from feeds.tests.support import LiveClient as Client
+from feeds.validation import turned_box
 from social import tokens
 from social.models import User
 from social.services import user_create
@@ -141,6 +142,8 @@ def test_a_stroke_being_drawn_reaches_the_others_and_never_the_log(world):
         "stroke_frames_per_second": rules.LIVE_STROKE_FRAMES_PER_SECOND,
         "stroke_points": rules.LIVE_STROKE_POINTS,
         "stroke_idle": rules.LIVE_STROKE_IDLE,
+        "ping_every": rules.LIVE_PING_EVERY,
+        "silence": rules.LIVE_SILENCE,
     }
     seq = bob.hello["seq"]
     bob.send(stroke_frame())
@@ -368,11 +371,15 @@ def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_d
     alice.op("c", {"kind": "remove", "id": "far"})
     seq = [alice.recv_type("op")["seq"] for _ in range(3)][-1]
 
+    # The note, turned 10 degrees, reaches past its unturned box (x + w = 1200): the board holds
+    # its turned corners (issue 40), so an export at its size holds it whole.
+    right = turned_box(note)[2]
+    assert 1200 < right < 1210
     bob = Client(server, board.pk, token=t["bob"])
-    assert (bob.hello["doc"]["width"], bob.hello["doc"]["height"]) == (1200, 700)
+    assert (bob.hello["doc"]["width"], bob.hello["doc"]["height"]) == (right, 700)
     assert compaction.board_compact(board.pk) == seq
     doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
-    assert (doc["width"], doc["height"]) == (1200, 700)
+    assert (doc["width"], doc["height"]) == (right, 700)
     assert doc["elements"] == DOC["elements"] + [note]
     found = api.get("/api/v1/search", q="edge", type="boards").json()["items"]  # the note's text, compacted
     assert [item["id"] for item in found] == [board.pk]
