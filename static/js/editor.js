@@ -618,7 +618,7 @@
     }
     if (live && kind === "pen" && draft) live.drawing(draft);
     schedule();
-    if (FOLLOWING.has(kind) || gesture.mode === "move") {
+    if (FOLLOWING.has(kind)) {
       const at = { clientX: event.clientX, clientY: event.clientY, shiftKey: event.shiftKey };
       view.follow(at.clientX, at.clientY, () => {  // the view panned: the pen is over another point now
         if (!gesture) return;
@@ -628,7 +628,8 @@
     }
   });
 
-  // The gestures the view follows to an edge (editor-view.js: follow): what draws, and a move.
+  // The gestures the view follows to an edge (editor-view.js: follow): those that draw (a move
+  // lands where it is dropped, exactly; Fit shows it if it went past the edge).
   const FOLLOWING = new Set(["pen", "line", "arrow", "rect", "ellipse", "sticky", "eraser"]);
 
   /* The gesture under way, with its pointer at `each` (an event, or {clientX, clientY, shiftKey}). */
