@@ -61,13 +61,14 @@
      duplicated tab (same sessionStorage, lock taken) takes a new id. What a tab that is gone left
      (its lock free: closed, crashed) is adopted by the next one that opens: `ready(key, adopted)`
      hears this tab's key and the values taken over (each taken by one tab alone, under its lock,
-     then removed). Without Web Locks a tab keeps under its own key and adopts nothing. */
+     then removed). Without Web Locks a tab keeps under its own key and adopts nothing of others'. */
   function ownKey(base, ready) {
     let tab;
     try { tab = window.sessionStorage.getItem(TAB) || newTab(); } catch (error) { tab = newTab(); }
     const locks = navigator.locks;
-    if (!locks) {
-      ready(base + "." + tab, []);
+    if (!locks) {  // this tab's own from before a reload, nothing of others'
+      const own = get(base + "." + tab);
+      ready(base + "." + tab, own === null ? [] : [own]);
       return;
     }
     const claim = () => locks.request(LOCK + base + "." + tab, { ifAvailable: true }, (lock) => {
@@ -82,15 +83,18 @@
     claim();
   }
 
-  /* The values other tabs left under `base` and no living tab holds: taken and removed. */
+  /* The values under `base` no living tab holds, taken and removed: this tab's own from before a
+     reload (its lock is this page's now), and what other tabs left. */
   function adopt(base, mine) {
+    const own = get(mine);
+    remove(mine);
     const orphans = keysUnder(base).filter((key) => key !== mine);
     return Promise.all(orphans.map((key) => navigator.locks.request(LOCK + key, { ifAvailable: true }, (lock) => {
       if (!lock) return null;  // its tab lives (or another tab is adopting it)
       const value = get(key);
       remove(key);
       return value;
-    }))).then((values) => values.filter((value) => value !== null));
+    }))).then((values) => [own].concat(values).filter((value) => value !== null));
   }
 
   window.ugcsiteKeep = { get, set, remove, ownKey };

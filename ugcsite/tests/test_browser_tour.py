@@ -292,7 +292,7 @@ KEPT = "k => Object.keys(localStorage).filter(key => key.startsWith(k)).sort().m
 def test_two_tabs_of_one_person_keep_their_unsent_ops_apart(people, board):
     """Both of bob's tabs draw while their connections are down: each keeps its own stroke under
     a key of its own (the other's is never overwritten nor sent twice). One tab closes unsent;
-    the next tab bob opens takes its stroke over and sends it; the other sends its own when back."""
+    the next tab bob opens takes its stroke over and sends it; the other, reloaded, sends its own."""
     bob = people("bob", viewport=DESKTOP)
     log_in(bob, "bob", f"/b/{board.pk}/edit")
     first = bob.page
@@ -325,7 +325,10 @@ def test_two_tabs_of_one_person_keep_their_unsent_ops_apart(people, board):
     (left,) = third.evaluate(KEPT, prefix)
     assert [item["op"]["element"]["id"] for item in left[1]] == [drawn["second"]]  # the living tab's, untouched
 
-    second.evaluate("() => window.ugcsiteLive.boards[0].resume()")
+    # The living tab reloads (its id is kept in the tab): it takes its own kept stroke back and sends it.
+    second.on("dialog", lambda dialog: dialog.accept())  # "leave the page?" (its stroke is unsent)
+    second.reload()
+    second.wait_for_selector("#live-status[data-state=live]")
     second.wait_for_function("() => window.ugcsiteLive.boards[0].pending.length === 0")
     compaction.board_compact(board.pk)
     ids = [e.get("id") for e in Board.objects.get(pk=board.pk).doc["elements"]]
