@@ -3,7 +3,7 @@ boards the cards' scripts may ask about at once (static/js/reading.js, likes.js)
 drawing's layout numbers, for the pages that draw boards (static/js/live.js)."""
 
 from feeds.notifications import notifications_unread
-from feeds.rules import DRAWING_LAYOUT, PAGE_IDS_MAX
+from feeds.rules import DRAWING_LAYOUT, MAX_CANVAS, PAGE_IDS_MAX
 
 
 def header(request) -> dict:
@@ -16,5 +16,9 @@ def header(request) -> dict:
 
 
 def drawing(request) -> dict:
-    """``drawing_layout`` for the pages that draw boards (static/js/live.js): a constant."""
-    return {"drawing_layout": DRAWING_LAYOUT}
+    """``drawing_layout`` for the pages that draw boards (static/js/live.js): a constant, with the
+    largest canvas (a rotated box's corners grow a board up to it, feeds.validation.element_extent)."""
+    return {"drawing_layout": _LAYOUT}
+
+
+_LAYOUT = {**DRAWING_LAYOUT, "maxCanvas": MAX_CANVAS}

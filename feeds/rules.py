@@ -87,6 +87,16 @@ LIVE_SEND_TIMEOUT = 10.0
 # A connection that drops (no closing handshake, or not a "going away" one) is shown to the
 # others as "reconnecting" for this many seconds, unless its person comes back sooner.
 LIVE_RECONNECT_GRACE = 30
+# A heartbeat, so that a connection the network lost is noticed within seconds (issue 40: an
+# offline editor still showed "Live", and the others saw them "here", nearly a minute later). A
+# client joins it with a "ping" (answered "pong"); from then on the server sends it a "ping" every
+# LIVE_PING_EVERY seconds, which it answers "pong" (any frame counts). A client that hears nothing
+# for LIVE_SILENCE seconds says it is offline; the server closes one that has sent nothing for
+# LIVE_SILENCE seconds as dropped (the others see its person reconnecting, LIVE_RECONNECT_GRACE).
+# The server pings, not the browser: a background tab's timers are slowed, its message handlers
+# are not. Clients that never join are left to TCP and the ASGI server's own pings.
+LIVE_PING_EVERY = 3
+LIVE_SILENCE = 8
 
 
 class Timeline(models.TextChoices):
@@ -99,8 +109,11 @@ class Timeline(models.TextChoices):
 # How an arrow's head and a sticky note's text are laid out, alike by the server's preview
 # (feeds.svg), the canvas and the editor's export (static/js/live.js, which reads them from the
 # page's "drawing-layout" JSON: feeds.context_processors.drawing): the head's sides at an angle
-# from the shaft (radians), the note's padding, and its line height (times the text size).
-DRAWING_LAYOUT = {"arrowHeadAngle": math.pi / 6, "stickyPad": 10, "stickyLineHeight": 1.25}
+# from the shaft (radians), the note's padding, its line height (times the text size), and the
+# width a character is given when a note's text wraps to its box (times the text size: a wide
+# sans-serif's average, so that a line of words stays inside; the server cannot measure glyphs,
+# so every renderer wraps by this count and all agree on the lines).
+DRAWING_LAYOUT = {"arrowHeadAngle": math.pi / 6, "stickyPad": 10, "stickyLineHeight": 1.25, "stickyCharWidth": 0.6}
 
 
 def editor_config() -> dict:

@@ -19,6 +19,7 @@ _ATTR_NAMES = {"xml_space": "xml:space"}
 ARROW_HEAD_ANGLE = DRAWING_LAYOUT["arrowHeadAngle"]  # each side of the head, from the shaft
 STICKY_PAD = DRAWING_LAYOUT["stickyPad"]  # between a sticky note's edge and its text
 STICKY_LINE_HEIGHT = DRAWING_LAYOUT["stickyLineHeight"]  # times the text size
+STICKY_CHAR_WIDTH = DRAWING_LAYOUT["stickyCharWidth"]  # times the text size, when a note's text wraps
 _PAPER_EDGE = {"stroke": "#000000", "stroke_opacity": "0.15", "stroke_width": "1"}
 
 
@@ -52,12 +53,36 @@ def arrow_head(element: dict) -> list[tuple[float, float]]:
     return [a, (x1, y1), b]
 
 
+def sticky_wrap(element: dict) -> list[str]:
+    """A sticky note's text in the lines it is drawn in: each of its lines wrapped at spaces to
+    what its box holds (STICKY_CHAR_WIDTH per character, inside STICKY_PAD on each side), a word
+    longer than a line cut. Alike in static/js/live.js (stickyWrap). O(length of the text)."""
+    size = float(element["size"])
+    room = max(1, math.floor((float(element["w"]) - 2 * STICKY_PAD) / (size * STICKY_CHAR_WIDTH)))
+    lines = []
+    for paragraph in element["text"].split("\n"):
+        line = None
+        for word in paragraph.split(" "):
+            candidate = word if line is None else line + " " + word
+            if len(candidate) <= room:
+                line = candidate
+                continue
+            if line is not None:
+                lines.append(line)
+            while len(word) > room:
+                lines.append(word[:room])
+                word = word[room:]
+            line = word
+        lines.append(line or "")
+    return lines
+
+
 def sticky_lines(element: dict) -> list[tuple[str, float, float]]:
-    """A sticky note's text as (line, x, baseline y): one per line of its text, from the top left."""
+    """A sticky note's text as (line, x, baseline y): one per wrapped line, from the top left."""
     size = float(element["size"])
     x = float(element["x"]) + STICKY_PAD
     top = float(element["y"]) + STICKY_PAD + size
-    return [(line, x, top + i * size * STICKY_LINE_HEIGHT) for i, line in enumerate(element["text"].split("\n"))]
+    return [(line, x, top + i * size * STICKY_LINE_HEIGHT) for i, line in enumerate(sticky_wrap(element))]
 
 
 def _rotation(element: dict) -> dict:

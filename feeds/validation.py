@@ -5,6 +5,7 @@ never get this far (ugcsite.platform.http.parse_json_object refuses them). Unkno
 What is stored is the JSON as sent, not these models' dump, so a client reads back its own doc.
 """
 
+import math
 import secrets
 from typing import Annotated, ClassVar, Literal, get_args
 
@@ -177,13 +178,39 @@ def element_fits(element, width: float, height: float, where: str = "the element
         raise ValueError(f"{where}, a {element.type}, does not fit inside the {width}x{height} canvas")
 
 
+def turned_box(element: dict) -> tuple[float, float, float, float]:
+    """The box (left, top, right, bottom) a rect, ellipse or sticky note covers turned by its
+    rotation about its centre, each side rounded outwards to 0.1 (so that the browser's sines,
+    static/js/live.js's turnedBox, land on the same figures). O(1)."""
+    x, y, w, h = (float(element[k]) for k in ("x", "y", "w", "h"))
+    angle = math.radians(float(element.get("rotation") or 0))
+    half_w = abs(w / 2 * math.cos(angle)) + abs(h / 2 * math.sin(angle))
+    half_h = abs(w / 2 * math.sin(angle)) + abs(h / 2 * math.cos(angle))
+    cx, cy = x + w / 2, y + h / 2
+    return (
+        math.floor((cx - half_w) * 10 + _ROUNDING) / 10,
+        math.floor((cy - half_h) * 10 + _ROUNDING) / 10,
+        math.ceil((cx + half_w) * 10 - _ROUNDING) / 10,
+        math.ceil((cy + half_h) * 10 - _ROUNDING) / 10,
+    )
+
+
+_ROUNDING = 1e-6  # a sine's last bits, which differ between libraries, never move a side's tenth
+
+
 def element_extent(element: dict) -> tuple[float, float]:
     """The right and bottom end of the coordinates a valid element (as a dict) places: the canvas
-    it needs, from 0. A live board's canvas grows to hold it (feeds.live.oplog). O(points)."""
+    it needs, from 0 (a rotated box's turned corners included, up to MAX_CANVAS, so that what is
+    exported at the board's size holds it). A live board's canvas grows to hold it
+    (feeds.live.oplog). O(points)."""
     if "points" in element:
         return max(x for x, _ in element["points"]), max(y for _, y in element["points"])
     if "w" in element:
-        return element["x"] + element["w"], element["y"] + element["h"]
+        right, bottom = element["x"] + element["w"], element["y"] + element["h"]
+        if not element.get("rotation"):
+            return right, bottom
+        _, _, turned_right, turned_bottom = turned_box(element)
+        return max(right, min(turned_right, MAX_CANVAS)), max(bottom, min(turned_bottom, MAX_CANVAS))
     return element["x"], element["y"]
 
 

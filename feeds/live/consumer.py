@@ -44,8 +44,10 @@ from feeds.rules import (
     LIVE_MAX_FRAME,
     LIVE_OPS_BURST,
     LIVE_OPS_PER_SECOND,
+    LIVE_PING_EVERY,
     LIVE_RECONNECT_GRACE,
     LIVE_SEND_TIMEOUT,
+    LIVE_SILENCE,
     LIVE_STROKE_FRAMES_PER_SECOND,
     LIVE_STROKE_IDLE,
     LIVE_STROKE_POINTS,
@@ -66,6 +68,7 @@ CLOSE_TOO_BIG = 1009  # RFC 6455: message too big
 CLOSE_TRY_AGAIN = 1013  # RFC 6455: try again later (storage unreachable)
 CLOSE_SERVER_ERROR = 1011  # RFC 6455: a fault of ours (logged)
 CLOSE_TOO_SLOW = 4408  # the client did not read what the board sent (LIVE_SEND_BUFFER)
+CLOSE_SILENT = 4000  # a client that pinged went silent (LIVE_SILENCE): a drop, not a goodbye
 GAP_WAIT = 0.2  # an op that arrives ahead of one missing waits this long before the log is read
 CLOSE_DRAIN = 2.0  # seconds a closing socket has to write what waits (its last error)
 NO_LAYER = "no-channel-layer"  # a Channels layer alias that names none: the board sockets use the hub
@@ -76,7 +79,12 @@ STROKE_LIMITS = {
     "stroke_frames_per_second": LIVE_STROKE_FRAMES_PER_SECOND,
     "stroke_points": LIVE_STROKE_POINTS,
     "stroke_idle": LIVE_STROKE_IDLE,
+    "ping_every": LIVE_PING_EVERY,
+    "silence": LIVE_SILENCE,
 }
+
+PONG = {"type": "pong"}
+PING_TEXT = '{"type":"ping"}'
 
 REFUSED = {
     "exists": "An element with this id is on the board already; give the new one another id, or send an update.",
@@ -153,6 +161,8 @@ class LiveSocket(AsyncWebsocketConsumer):
 
     closing = False
     outbox: Outbox | None = None
+    heard_at: float | None = None  # when the client last sent a frame, once it has pinged (LIVE_SILENCE)
+    silent = False  # closed for its silence: a drop, not a goodbye
     held_until_hello = False  # a board socket's first frame is its hello (API.md), whatever comes first
 
     async def dispatch(self, message):
@@ -195,6 +205,18 @@ class LiveSocket(AsyncWebsocketConsumer):
         if self.outbox is not None and self.outbox.stuck(asyncio.get_running_loop().time(), LIVE_SEND_TIMEOUT):
             self.outbox.drop()
             self._too_slow()
+
+    def heartbeat(self) -> None:
+        """A client in the heartbeat gets a ping; one that sent nothing for LIVE_SILENCE seconds
+        (its network went) is closed as a drop, so the others see its person reconnecting."""
+        if self.heard_at is None or self.closing or self.silent:
+            return
+        if asyncio.get_running_loop().time() - self.heard_at > LIVE_SILENCE:
+            self.silent = True
+            logger.info("live %s: a client went silent; closed as dropped", self.scope.get("path"))
+            asyncio.ensure_future(self._close_quietly(CLOSE_SILENT))
+            return
+        self.put(PING_TEXT)
 
     def put(self, text: str, *, coalesce: str | None = None) -> None:
         if not self.closing and self.outbox is not None:
@@ -347,7 +369,7 @@ class BoardConsumer(LiveSocket):
         self.joined = False
         try:
             await self.hub.leave(self)
-            if self.closing or code in GOODBYE_CODES or self.username is None:
+            if (self.closing and not self.silent) or code in GOODBYE_CODES or self.username is None:
                 await _thread(oplog.presence_remove)(self.ref, self.sid)
             else:  # dropped: the others see "reconnecting" for a while
                 await _thread(oplog.presence_away)(
@@ -373,6 +395,8 @@ class BoardConsumer(LiveSocket):
     async def receive(self, text_data=None, bytes_data=None):
         if self.ref is None or self.closing:
             return
+        if self.heard_at is not None:
+            self.heard_at = asyncio.get_running_loop().time()
         try:
             await self._receive(text_data, bytes_data)
         except REDIS_FAILURES as error:
@@ -402,6 +426,14 @@ class BoardConsumer(LiveSocket):
         if data["type"] == "cursor":
             await self._cursor(data)
             return
+        if data["type"] == "pong":  # an answer to the heartbeat's ping: heard (above), and counted
+            await self._counted()
+            return
+        if data["type"] == "ping":  # joins the heartbeat (feeds.rules.LIVE_PING_EVERY); counted like an op
+            if await self._counted():
+                self.heard_at = asyncio.get_running_loop().time()
+                await self._send(PONG)
+            return
         if data["type"] == "stroke":
             if self.strokes.take():
                 await self._stroke(data)
@@ -411,7 +443,9 @@ class BoardConsumer(LiveSocket):
         if data["type"] == "op":
             await self._op(data)
         else:
-            await self._error(None, f'Unknown message type {data["type"][:40]!r}; send "op", "cursor" or "stroke".')
+            await self._error(
+                None, f'Unknown message type {data["type"][:40]!r}; send "op", "cursor", "stroke", "ping" or "pong".'
+            )
 
     async def _counted(self) -> bool:
         """Count a message against the connection's rate: past it, an error; past it for long, a close."""

@@ -38,7 +38,7 @@ from django.conf import settings
 
 from feeds import keys
 from feeds.live.oplog import PRESENCE_TTL, published_among
-from feeds.rules import LIVE_SEND_BUFFER
+from feeds.rules import LIVE_PING_EVERY, LIVE_SEND_BUFFER
 from ugcsite.platform.redis import Batcher, get_async_redis, plain_redis
 
 logger = logging.getLogger(__name__)
@@ -190,6 +190,7 @@ class Hub:
         self.sockets: weakref.WeakSet = weakref.WeakSet()
         self.reader: asyncio.Task | None = None
         self.ticker: asyncio.Task | None = None
+        self.pinger: asyncio.Task | None = None
         self.connects = 0
 
     def socket_id(self) -> str:
@@ -266,6 +267,8 @@ class Hub:
             self.reader = asyncio.get_running_loop().create_task(self._read())
         if self.ticker is None or self.ticker.done():
             self.ticker = asyncio.get_running_loop().create_task(self._tick())
+        if self.pinger is None or self.pinger.done():
+            self.pinger = asyncio.get_running_loop().create_task(self._heartbeat())
 
     async def _read(self) -> None:
         """The process's one reader of its subscription, for the process's life: it waits while
@@ -322,6 +325,14 @@ class Hub:
         for beat in itertools.count(1):
             await asyncio.sleep(TICK)
             await self._beat(refresh=beat % every == 0)  # its locals (every socket) go when it returns
+
+    async def _heartbeat(self) -> None:
+        """Every LIVE_PING_EVERY: a ping to each local socket in the heartbeat, and a close for
+        those silent too long (feeds.rules.LIVE_SILENCE). O(sockets), no storage."""
+        while True:
+            await asyncio.sleep(LIVE_PING_EVERY)
+            for socket in list(self.sockets):
+                socket.heartbeat()
 
     async def _beat(self, *, refresh: bool) -> None:
         sockets = list(self.sockets)

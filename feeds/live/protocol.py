@@ -115,7 +115,7 @@ def parse_frame(text: str) -> dict:
     except ValueError as error:
         raise BadMessage(f"The message is not valid JSON: {error}.") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise BadMessage('A message is a JSON object with a "type": "op", "cursor" or "stroke".')
+        raise BadMessage('A message is a JSON object with a "type": "op", "cursor", "stroke", "ping" or "pong".')
     return data
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from feeds.live.protocol import BadMessage, op_check
 from feeds.models import Board
 from feeds.rules import MAX_TITLE, TITLE_TRIMMED
-from feeds.validation import BoardCreate
+from feeds.validation import BoardCreate, element_extent, turned_box
 from social import services
 from ugcsite.openapi import build
 from ugcsite.platform.http import ApiError, validate
@@ -861,3 +861,27 @@ def test_a_live_op_is_checked_by_the_same_models_and_may_reach_past_the_canvas_t
     sticky = {**shapes_body()["doc"]["elements"][STICKY], "id": "s1"}
     with pytest.raises(BadMessage, match="rotation"):
         check({**sticky, "rotation": 400})
+
+
+def test_a_rotated_boxs_extent_holds_its_turned_corners_up_to_the_largest_canvas():
+    """Issue 40: what is exported at the board's size holds a rotated element whole, so the
+    canvas it needs counts its turned corners (a live board grows to them)."""
+    upright = {"type": "rect", "x": 0, "y": 40, "w": 100, "h": 20}
+    assert element_extent(upright) == (100, 60)
+    standing = {**upright, "rotation": 90}
+    assert turned_box(standing) == (40, 0, 60, 100)
+    assert element_extent(standing) == (100, 100)
+    tilted = {"type": "sticky", "x": 10, "y": 10, "w": 100, "h": 100, "rotation": 45}
+    half = 50 * 2**0.5
+    left, top, right, bottom = turned_box(tilted)
+    assert (left, top) == (pytest.approx(60 - half, abs=0.1), pytest.approx(60 - half, abs=0.1))
+    assert left <= 60 - half and right >= 60 + half and right == round(right, 1)
+    assert element_extent(tilted) == (right, bottom)
+    # Never past the largest canvas, and a text (not measured on the server) keeps its anchor.
+    edge = {"type": "ellipse", "x": 4000, "y": 0, "w": 96, "h": 10, "rotation": 45}
+    assert element_extent(edge) == (4096, pytest.approx(edge_bottom(edge)))
+    assert element_extent({"type": "text", "x": 5, "y": 7, "size": 20, "text": "hi", "rotation": 30}) == (5, 7)
+
+
+def edge_bottom(element: dict) -> float:
+    return max(element["y"] + element["h"], turned_box(element)[3])

@@ -17,6 +17,7 @@ from feeds.live import compaction
 from feeds.models import Board, Notification
 from feeds.services import boards as board_services, editors as editor_services
 from feeds.tests.support import LiveClient as Client
+from feeds.validation import turned_box
 from social import tokens
 from social.models import User
 from social.services import user_create
@@ -141,6 +142,8 @@ def test_a_stroke_being_drawn_reaches_the_others_and_never_the_log(world):
         "stroke_frames_per_second": rules.LIVE_STROKE_FRAMES_PER_SECOND,
         "stroke_points": rules.LIVE_STROKE_POINTS,
         "stroke_idle": rules.LIVE_STROKE_IDLE,
+        "ping_every": rules.LIVE_PING_EVERY,
+        "silence": rules.LIVE_SILENCE,
     }
     seq = bob.hello["seq"]
     bob.send(stroke_frame())
@@ -217,6 +220,36 @@ def test_a_dropped_connection_shows_as_reconnecting_and_one_that_left_does_not(w
     assert alice.recv_type("presence")["peers"][1] == {"username": "bob", "reconnecting": False}
     bob.socket.close(code=1000)  # left
     assert alice.recv_type("presence")["peers"] == [{"username": "alice", "reconnecting": False}]
+    alice.close()
+
+
+def test_a_client_in_the_heartbeat_is_pinged_and_closed_as_dropped_once_silent(world):
+    """Issue 40: a connection the network lost is noticed in seconds. bob joins the heartbeat
+    (a ping, answered pong), is pinged every LIVE_PING_EVERY and answers once; then he goes
+    silent, and within LIVE_SILENCE (plus a ping's period) the server closes him with 4000 and
+    alice sees him reconnecting. alice, who never joined, is never pinged nor closed."""
+    server, board, t = world["server"], world["board"], world["tokens"]
+    carol = Client(server, board.pk, token=t["carol"])
+    assert {"ping_every", "silence"} <= set(carol.hello["limits"])
+    carol.close()
+    alice = Client(server, board.pk, token=t["alice"])
+    bob = Client(server, board.pk, token=t["bob"])
+    alice.recv_type("presence")
+    bob.send({"type": "ping"})
+    assert bob.recv_type("pong") == {"type": "pong"}
+    assert bob.recv_type("ping", timeout=rules.LIVE_PING_EVERY + 2) == {"type": "ping"}
+    bob.send({"type": "pong"})
+    quiet_since = time.monotonic()
+    peers = alice.recv_type("presence", timeout=rules.LIVE_SILENCE + rules.LIVE_PING_EVERY + 3)["peers"]
+    assert time.monotonic() - quiet_since <= rules.LIVE_SILENCE + rules.LIVE_PING_EVERY + 1
+    assert peers[1]["username"] == "bob" and peers[1]["reconnecting"] is True
+    assert 1 <= peers[1]["forget_after"] <= rules.LIVE_RECONNECT_GRACE
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            bob.recv(timeout=5)
+    assert closed.value.rcvd.code == 4000
+    alice.send({"type": "cursor", "x": 1, "y": 1})  # alice, silent as long, is still here
+    assert all(message["type"] != "ping" for message in alice.skipped)
     alice.close()
 
 
@@ -338,11 +371,15 @@ def test_an_element_past_the_edge_grows_the_board_for_everyone_and_in_the_rest_d
     alice.op("c", {"kind": "remove", "id": "far"})
     seq = [alice.recv_type("op")["seq"] for _ in range(3)][-1]
 
+    # The note, turned 10 degrees, reaches past its unturned box (x + w = 1200): the board holds
+    # its turned corners (issue 40), so an export at its size holds it whole.
+    right = turned_box(note)[2]
+    assert 1200 < right < 1210
     bob = Client(server, board.pk, token=t["bob"])
-    assert (bob.hello["doc"]["width"], bob.hello["doc"]["height"]) == (1200, 700)
+    assert (bob.hello["doc"]["width"], bob.hello["doc"]["height"]) == (right, 700)
     assert compaction.board_compact(board.pk) == seq
     doc = api.get(f"/api/v1/boards/{board.pk}").json()["doc"]
-    assert (doc["width"], doc["height"]) == (1200, 700)
+    assert (doc["width"], doc["height"]) == (right, 700)
     assert doc["elements"] == DOC["elements"] + [note]
     found = api.get("/api/v1/search", q="edge", type="boards").json()["items"]  # the note's text, compacted
     assert [item["id"] for item in found] == [board.pk]

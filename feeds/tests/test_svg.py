@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from feeds.svg import render_svg
+from feeds.rules import DRAWING_LAYOUT
+from feeds.svg import render_svg, sticky_wrap
 
 NS = "{http://www.w3.org/2000/svg}"
 BOARDS = "/api/v1/boards"
@@ -374,6 +375,41 @@ def test_a_sticky_note_is_a_filled_box_with_a_text_per_line_rotated_about_its_ce
     assert paper.tag == f"{NS}rect" and paper.get("fill") == "#fff3bf"
     assert [t.text for t in texts] == ["one <b>", "two"]
     assert float(texts[1].get("y")) > float(texts[0].get("y"))
+
+
+def note(text_value: str, *, w: float = 160, size: float = 16) -> dict:
+    return {
+        "type": "sticky",
+        "color": "#1d2330",
+        "fill": "#fff3bf",
+        "size": size,
+        "x": 0,
+        "y": 0,
+        "w": w,
+        "h": 80,
+        "text": text_value,
+    }
+
+
+def test_a_sticky_notes_text_wraps_at_spaces_to_what_its_box_holds():
+    # (160 - 2 * 10) / (16 * 0.6) = 14.58: 14 characters a line
+    room = int((160 - 2 * DRAWING_LAYOUT["stickyPad"]) / (16 * DRAWING_LAYOUT["stickyCharWidth"]))
+    assert room == 14
+    assert sticky_wrap(note("Buy milk and eggs on the way home")) == ["Buy milk and", "eggs on the", "way home"]
+    # A word longer than a line is cut; the person's own line breaks and empty lines stay.
+    assert sticky_wrap(note("x" * 30 + "\n\nok")) == ["x" * 14, "x" * 14, "xx", "", "ok"]
+    # Characters are counted as code points (an emoji is one), as live.js counts them.
+    assert sticky_wrap(note("\U0001f600" * 20)) == ["\U0001f600" * 14, "\U0001f600" * 6]
+    # A box narrower than one character still holds one a line.
+    assert sticky_wrap(note("abc", w=5)) == ["a", "b", "c"]
+    for line in sticky_wrap(note("the quick brown fox jumps over the lazy dog " * 5)):
+        assert len(line) <= room
+
+
+def test_a_sticky_notes_wrapped_lines_are_its_svg_texts():
+    root = parse(render_svg(drawing(note("Buy milk and eggs on the way home"))))
+    (group,) = drawn(root)
+    assert [t.text for t in list(group)[1:]] == ["Buy milk and", "eggs on the", "way home"]
 
 
 def test_a_rotated_rect_and_text_carry_their_rotation():

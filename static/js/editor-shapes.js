@@ -114,8 +114,13 @@
     return [element.x - half, element.y - half, element.x + element.w + half, element.y + element.h + half];
   }
 
-  /* The extent of the coordinates the API checks against the canvas: [x0, y0, x1, y1]. */
+  /* The extent of the coordinates the API checks against the canvas, and of a rotated box's
+     turned corners (which an export at the board's size must hold): [x0, y0, x1, y1]. */
   function anchors(element) {
+    if (element.rotation && element.w !== undefined) {
+      const t = window.ugcsiteLive.turnedBox(element);
+      return [Math.min(element.x, t[0]), Math.min(element.y, t[1]), Math.max(element.x + element.w, t[2]), Math.max(element.y + element.h, t[3])];
+    }
     if (element.points) {
       let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
       for (const [x, y] of element.points) {

@@ -19,6 +19,11 @@
   const NOTCH_PIXELS = 100;     // what browsers report for one notch in pixels (Chromium, Firefox: 100 or more)
   const FIT_MARGIN = 24;       // CSS pixels left around the drawing by "fit to content"
   const PINCH_RATE = 0.01;      // a trackpad's pinch (many small deltas): zoom per pixel of delta
+  // The view follows the pen (issue 40): a pointer drawing within FOLLOW_EDGE CSS pixels of the
+  // canvas's edge, or past it, pans the view that way each frame, faster the farther out (at
+  // most FOLLOW_MAX pixels a frame), so what is drawn past the board's edge, which grows it, stays in view.
+  const FOLLOW_EDGE = 24;
+  const FOLLOW_MAX = 8;
 
   class View {
     constructor(canvas, doc, onChange) {
@@ -77,8 +82,9 @@
 
     clampOffset() {
       const box = this.box();
-      const width = this.doc.width * this.scale();
-      const height = this.doc.height * this.scale();
+      const reach = this.reach || [0, 0];  // a stroke under way past the board's edge (followStep)
+      const width = Math.max(this.doc.width, reach[0]) * this.scale();
+      const height = Math.max(this.doc.height, reach[1]) * this.scale();
       this.x = Math.min(Math.max(this.x, KEEP_VISIBLE - width), box.width - KEEP_VISIBLE);
       this.y = Math.min(Math.max(this.y, KEEP_VISIBLE - height), box.height - KEEP_VISIBLE);
     }
@@ -112,6 +118,56 @@
       this.x = 0;
       this.y = 0;
       this.changed();
+    }
+
+    /* A drawing pointer at (clientX, clientY): near or past an edge, the view pans that way
+       every frame until it comes back or stopFollow(); after each step `step()` is called (the
+       editor extends what is drawn to the document point now under the pointer). */
+    follow(clientX, clientY, step) {
+      this.following = { clientX, clientY, step };
+      if (!this.followFrame) this.followFrame = window.requestAnimationFrame(() => this.followStep());
+    }
+
+    followStep() {
+      this.followFrame = 0;
+      const at = this.following;
+      if (!at) return;
+      const box = this.box();
+      const push = (position, low, high) => {
+        const into = Math.max(low + FOLLOW_EDGE - position, 0) - Math.max(position - (high - FOLLOW_EDGE), 0);
+        return into ? Math.sign(into) * Math.min(FOLLOW_MAX, Math.abs(into) / 6 + 1) : 0;
+      };
+      const dx = push(at.clientX, box.left, box.right);
+      const dy = push(at.clientY, box.top, box.bottom);
+      if (!dx && !dy) return;
+      // What is drawn reaches the point under the pen: panning may show that much (clampOffset).
+      this.reach = this.toDoc(at.clientX, at.clientY);
+      const before = [this.x, this.y];
+      this.x += dx;
+      this.y += dy;
+      this.clampOffset();
+      if (this.x === before[0] && this.y === before[1]) return;  // as far as the view goes
+      this.changed();
+      at.step();
+      this.followFrame = window.requestAnimationFrame(() => this.followStep());
+    }
+
+    /* The document point (x, y) brought onto the canvas (FOLLOW_EDGE inside its edge) if it
+       lies off it: where the pen lifted past the edge. */
+    reveal(x, y) {
+      const box = this.box();
+      const [cx, cy] = this.toCanvas(x, y);
+      const inside = (position, size) => Math.min(Math.max(position, FOLLOW_EDGE), size - FOLLOW_EDGE) - position;
+      const dx = inside(cx, box.width);
+      const dy = inside(cy, box.height);
+      if (dx || dy) this.panBy(dx, dy);
+    }
+
+    stopFollow() {
+      this.following = null;
+      this.reach = null;
+      if (this.followFrame) window.cancelAnimationFrame(this.followFrame);
+      this.followFrame = 0;
     }
 
     /* Show the document box [x0, y0, x1, y1] centred, as large as fits with FIT_MARGIN around it

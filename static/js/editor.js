@@ -614,23 +614,42 @@
     const coalesced = typeof event.getCoalescedEvents === "function" ? event.getCoalescedEvents() : [];
     const kind = gesture.tool;
     for (const each of kind === "pen" || kind === "eraser" ? (coalesced.length ? coalesced : [event]) : [event]) {
-      const point = toDoc(each);
-      if (kind === "pen") addPoint(point);
-      else if (kind === "rect" || kind === "ellipse" || kind === "sticky") draft = shapeFrom(gesture.start, point);
-      else if (kind === "line" || kind === "arrow") draft = Object.assign({}, draft, { points: [gesture.start, point] });
-      else if (kind === "eraser") eraseAt(point);
-      else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
-      else if (gesture.mode === "resize") resizeTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
-      else if (gesture.mode === "turn") turnTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
-      else if (gesture.mode === "marquee") gesture.end = point;
+      gestureTo(each);
     }
     if (live && kind === "pen" && draft) live.drawing(draft);
     schedule();
+    if (FOLLOWING.has(kind)) {
+      const at = { clientX: event.clientX, clientY: event.clientY, shiftKey: event.shiftKey };
+      view.follow(at.clientX, at.clientY, () => {  // the view panned: the pen is over another point now
+        if (!gesture) return;
+        gestureTo(at);
+        if (live && gesture.tool === "pen" && draft) live.drawing(draft);
+      });
+    }
   });
+
+  // The gestures the view follows to an edge (editor-view.js: follow): those that draw (a move
+  // lands where it is dropped, exactly; Fit shows it if it went past the edge).
+  const FOLLOWING = new Set(["pen", "line", "arrow", "rect", "ellipse", "sticky", "eraser"]);
+
+  /* The gesture under way, with its pointer at `each` (an event, or {clientX, clientY, shiftKey}). */
+  function gestureTo(each) {
+    const kind = gesture.tool;
+    const point = toDoc(each);
+    if (kind === "pen") addPoint(point);
+    else if (kind === "rect" || kind === "ellipse" || kind === "sticky") draft = shapeFrom(gesture.start, point);
+    else if (kind === "line" || kind === "arrow") draft = Object.assign({}, draft, { points: [gesture.start, point] });
+    else if (kind === "eraser") eraseAt(point);
+    else if (gesture.mode === "move") dragTo(view.toDoc(each.clientX, each.clientY));
+    else if (gesture.mode === "resize") resizeTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
+    else if (gesture.mode === "turn") turnTo(view.toDoc(each.clientX, each.clientY), each.shiftKey);
+    else if (gesture.mode === "marquee") gesture.end = point;
+  }
 
   /* Drop what the gesture under way did (a second finger came down to pinch, or the pointer was
      cancelled): nothing of it reaches the doc. */
   function cancelGesture() {
+    view.stopFollow();
     if (!gesture) return;
     const done = gesture;
     gesture = null;
@@ -645,6 +664,7 @@
 
   function endGesture(event, cancelled) {
     if (!gesture || event.pointerId !== gesture.pointerId) return;
+    view.stopFollow();
     if (cancelled) {
       cancelGesture();
       return;
@@ -676,6 +696,8 @@
         add(element);
       }
     }
+    // Where the pen lifted is on the canvas (past its edge, the board grew to hold it).
+    if (element && element.points) view.reveal(...element.points[element.points.length - 1]);
     schedule();
   }
 
@@ -787,11 +809,23 @@
     gesture.scale = [sx, sy];
   }
 
-  /* The element with a rotation of `degrees` (0 leaves the field out, as the API allows). */
+  /* The element with a rotation of `degrees` (0 leaves the field out, as the API allows); a box
+     whose turned corners would pass the board's left or top edge moves in (the right and bottom
+     grow the board), so an export at the board's size holds it whole. */
   function turned(element, degrees) {
     const copy = Object.assign({}, element);
     if (degrees) copy.rotation = degrees;
     else delete copy.rotation;
+    return keptOnBoard(copy);
+  }
+
+  function keptOnBoard(element) {
+    if (!element.rotation || element.w === undefined) return element;
+    const [left, top] = draw2d.turnedBox(element);
+    if (left >= 0 && top >= 0) return element;
+    const copy = Object.assign({}, element);
+    if (left < 0) copy.x = Math.min(round1(copy.x - left), LIMIT - copy.w);
+    if (top < 0) copy.y = Math.min(round1(copy.y - top), LIMIT - copy.h);
     return copy;
   }
 
@@ -825,7 +859,7 @@
       inputs.rotation.value = String(done.degrees);
     } else if (done.mode === "resize" && done.scale && (done.scale[0] !== 1 || done.scale[1] !== 1)) {
       replace(doc.elements.filter((e) => done.ids.has(e.id))
-        .map((e) => shapes.scaled(e, done.origin, done.scale[0], done.scale[1], LIMIT, config.textSize)));
+        .map((e) => keptOnBoard(shapes.scaled(e, done.origin, done.scale[0], done.scale[1], LIMIT, config.textSize))));
     } else if (done.mode === "marquee") {
       const [ax, ay] = done.start;
       const [bx, by] = done.end;
@@ -990,6 +1024,11 @@
     if (!element || element.text === text) return;
     if (element.type === "text" && !text.trim()) {
       change({ elements: doc.elements.filter((e) => e.id !== element.id), background: doc.background });
+    } else if (element.type === "sticky") {
+      // A note grows downwards to hold its wrapped lines (never past the largest canvas).
+      const needed = Math.ceil(draw2d.stickyHeight(Object.assign({}, element, { text })));
+      const h = Math.max(element.h, Math.min(needed, LIMIT - element.y));
+      replace([Object.assign({}, element, { text, h })]);
     } else {
       replace([Object.assign({}, element, { text })]);
     }

@@ -26,6 +26,8 @@
   "use strict";
 
   const ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+  const OFFLINE_TEXT = "Offline: your changes are kept in this browser and sent when the connection is back.";
+  const CLOSE_DROPPED = 4000;  // this end gave the connection up (offline, or silent): the others see "reconnecting"
   const REFUSED_CODES = { 4401: "Your sign-in is no longer valid; log in again.",
     4403: "You may not open this board live.", 4404: "This board no longer exists.",
     4429: "Too many changes at once; reconnecting more slowly." };
@@ -39,8 +41,29 @@
     return id;
   }
 
-  /* The canvas an element needs, [right, bottom] (feeds/validation.py's element_extent): a live
-     board grows to hold what is drawn past its edge. */
+  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py), with
+  // the numbers of feeds/rules.py's DRAWING_LAYOUT, which the page embeds (with MAX_CANVAS, the
+  // largest board, which a rotated box's corners grow a board up to).
+  const LAYOUT_DATA = document.getElementById("drawing-layout");
+  if (!LAYOUT_DATA) throw new Error("live.js needs the page's drawing-layout JSON (feeds.context_processors.drawing)");
+  const { arrowHeadAngle: ARROW_HEAD_ANGLE, stickyPad: STICKY_PAD, stickyLineHeight: STICKY_LINE_HEIGHT,
+    stickyCharWidth: STICKY_CHAR_WIDTH, maxCanvas: MAX_CANVAS } = JSON.parse(LAYOUT_DATA.textContent);
+
+  const ROUNDING = 1e-6;  // feeds/validation.py's _ROUNDING
+
+  /* The box [left, top, right, bottom] a rect, ellipse or sticky note covers turned by its
+     rotation about its centre, each side rounded outwards to 0.1 (feeds/validation.py's turned_box). */
+  function turnedBox(element) {
+    const angle = (element.rotation || 0) * Math.PI / 180;
+    const halfW = Math.abs(element.w / 2 * Math.cos(angle)) + Math.abs(element.h / 2 * Math.sin(angle));
+    const halfH = Math.abs(element.w / 2 * Math.sin(angle)) + Math.abs(element.h / 2 * Math.cos(angle));
+    const cx = element.x + element.w / 2, cy = element.y + element.h / 2;
+    return [Math.floor((cx - halfW) * 10 + ROUNDING) / 10, Math.floor((cy - halfH) * 10 + ROUNDING) / 10,
+      Math.ceil((cx + halfW) * 10 - ROUNDING) / 10, Math.ceil((cy + halfH) * 10 - ROUNDING) / 10];
+  }
+
+  /* The canvas an element needs, [right, bottom] (feeds/validation.py's element_extent, a rotated
+     box's turned corners included): a live board grows to hold what is drawn past its edge. */
   function extent(element) {
     if (element.points) {
       let right = -Infinity, bottom = -Infinity;  // a loop: a path may hold 100,000 points, too many to spread
@@ -50,7 +73,11 @@
       }
       return [right, bottom];
     }
-    return element.w !== undefined ? [element.x + element.w, element.y + element.h] : [element.x, element.y];
+    if (element.w === undefined) return [element.x, element.y];
+    const right = element.x + element.w, bottom = element.y + element.h;
+    if (!element.rotation) return [right, bottom];
+    const turned = turnedBox(element);
+    return [Math.max(right, Math.min(turned[2], MAX_CANVAS)), Math.max(bottom, Math.min(turned[3], MAX_CANVAS))];
   }
 
   /* A doc grown to hold the element of an op, as the server grows it (the same doc if it fits). */
@@ -89,12 +116,6 @@
     return size + "px sans-serif";
   }
 
-  // Arrow heads and sticky notes are drawn as the server's preview draws them (feeds/svg.py), with
-  // the numbers of feeds/rules.py's DRAWING_LAYOUT, which the page embeds.
-  const LAYOUT_DATA = document.getElementById("drawing-layout");
-  if (!LAYOUT_DATA) throw new Error("live.js needs the page's drawing-layout JSON (feeds.context_processors.drawing)");
-  const { arrowHeadAngle: ARROW_HEAD_ANGLE, stickyPad: STICKY_PAD, stickyLineHeight: STICKY_LINE_HEIGHT } = JSON.parse(LAYOUT_DATA.textContent);
-
   /* The three points of an arrow's head: one side, the tip, the other (feeds/svg.py's arrow_head). */
   function arrowHead(element) {
     const [[x0, y0], [x1, y1]] = element.points;
@@ -104,10 +125,42 @@
     return [side(angle + Math.PI - ARROW_HEAD_ANGLE), [x1, y1], side(angle + Math.PI + ARROW_HEAD_ANGLE)];
   }
 
-  /* A sticky note's text as [line, x, baseline y], one per line (feeds/svg.py's sticky_lines). */
+  /* A sticky note's text in the lines it is drawn in, wrapped to its box (feeds/svg.py's
+     sticky_wrap: the same count of characters, code points as Python counts them). */
+  function stickyWrap(element) {
+    const room = Math.max(1, Math.floor((element.w - 2 * STICKY_PAD) / (element.size * STICKY_CHAR_WIDTH)));
+    const lines = [];
+    for (const paragraph of element.text.split("\n")) {
+      let line = null;
+      for (const part of paragraph.split(" ")) {
+        let word = Array.from(part);
+        const candidate = line === null ? word : line.concat([" "], word);
+        if (candidate.length <= room) {
+          line = candidate;
+          continue;
+        }
+        if (line !== null) lines.push(line.join(""));
+        while (word.length > room) {
+          lines.push(word.slice(0, room).join(""));
+          word = word.slice(room);
+        }
+        line = word;
+      }
+      lines.push(line ? line.join("") : "");
+    }
+    return lines;
+  }
+
+  /* A sticky note's text as [line, x, baseline y], one per wrapped line (feeds/svg.py's sticky_lines). */
   function stickyLines(element) {
     const top = element.y + STICKY_PAD + element.size;
-    return element.text.split("\n").map((line, i) => [line, element.x + STICKY_PAD, top + i * element.size * STICKY_LINE_HEIGHT]);
+    return stickyWrap(element).map((line, i) => [line, element.x + STICKY_PAD, top + i * element.size * STICKY_LINE_HEIGHT]);
+  }
+
+  /* The height a sticky note needs to hold its wrapped lines (the last one's descent and the padding included). */
+  function stickyHeight(element) {
+    const lines = stickyWrap(element).length;
+    return 2 * STICKY_PAD + element.size * (1 + (lines - 1) * STICKY_LINE_HEIGHT + 0.3);
   }
 
   /* The point an element turns about: its box's centre, or a text's anchor. */
@@ -250,14 +303,37 @@
       this.limits = null;  // the stroke frames' limits, from hello
       this.outgoing = null;  // this person's stroke under way: {element, sent, timer}
       this.forget = {};  // reconnecting peers' timers
-      this.keep = handlers.keep && window.ugcsiteKeep ? handlers.keep : null;
-      if (this.keep) {
-        const kept = window.ugcsiteKeep.get(this.keep);
-        if (Array.isArray(kept)) {
-          for (const item of kept) if (item && typeof item.cid === "string" && item.op) this.pending.push({ cid: item.cid, op: item.op, resent: true });
-        }
+      this.keep = null;  // this tab's key, once keep.js gave it (ownKey)
+      if (handlers.keep && window.ugcsiteKeep) {
+        window.ugcsiteKeep.ownKey(handlers.keep, (key, adopted) => {
+          this.keep = key;
+          for (const kept of adopted) {
+            if (!Array.isArray(kept)) continue;
+            for (const item of kept) {
+              if (!item || typeof item.cid !== "string" || !item.op) continue;
+              const adoptedItem = { cid: item.cid, op: item.op, resent: true };
+              this.pending.push(adoptedItem);
+              this.transmit(adoptedItem);
+            }
+          }
+          this.saveKept();
+          this.changed();
+        });
       }
       window.addEventListener("pagehide", () => { if (this.socket) this.socket.close(1000); });
+      // Offline (issue 40): the browser says so, or the server's heartbeat goes silent
+      // (hello's limits.silence): the page says it at once, keeps what is drawn, and reconnects
+      // when the browser is back online.
+      this.offline = false;
+      this.heardAt = 0;
+      this.watch = 0;
+      window.addEventListener("offline", () => this.drop());
+      window.addEventListener("online", () => {
+        if (!this.offline) return;
+        this.offline = false;
+        this.retry = 0;
+        if (!this.socket && !this.held) this.connect();
+      });
       this.you = null;
       this.socket = null;
       this.retry = 0;
@@ -276,7 +352,8 @@
       const since = this.seq !== null ? "?since=" + this.seq : "";
       const socket = new WebSocket(scheme + "://" + window.location.host + "/ws/boards/" + this.boardId + since);
       this.socket = socket;
-      this.status(this.seq === null ? "connecting" : "reconnecting", this.seq === null ? "Connecting…" : "Reconnecting…");
+      if (this.offline) this.status("offline", OFFLINE_TEXT);  // until hello says otherwise
+      else this.status(this.seq === null ? "connecting" : "reconnecting", this.seq === null ? "Connecting…" : "Reconnecting…");
       socket.addEventListener("message", (event) => this.receive(JSON.parse(event.data)));
       socket.addEventListener("close", (event) => this.closed(socket, event.code));
     }
@@ -285,15 +362,48 @@
       if (socket !== this.socket) return;
       this.socket = null;
       this.strokes = {};
+      window.clearInterval(this.watch);
       this.setPeers([]);  // who is here is unknown until the connection is back
       if (code === 4401 || code === 4403 || code === 4404) {
         this.status("closed", REFUSED_CODES[code]);
         return;
       }
-      this.status("reconnecting", this.pending.length ? "Reconnecting… (your drawing is kept and sent when it is back)" : "Reconnecting…");
+      if (this.offline) {
+        this.status("offline", OFFLINE_TEXT);
+        if (navigator.onLine === false) return;  // the "online" event reconnects
+      } else {
+        this.status("reconnecting", this.pending.length ? "Reconnecting… (your drawing is kept and sent when it is back)" : "Reconnecting…");
+      }
       if (this.held) return;
       const wait = Math.min(500 * Math.pow(2, this.retry++), 5000) * (code === 4429 ? 4 : 1);
       window.setTimeout(() => { if (!this.socket && !this.held) this.connect(); }, wait);
+    }
+
+    /* Offline: the browser says so, or nothing came for limits.silence
+       seconds. The connection is given up at once, without waiting for a closing handshake that
+       cannot come, and closed with a code that is no goodbye (if it reaches the server at all). */
+    drop() {
+      this.offline = true;
+      const socket = this.socket;
+      if (!socket) {
+        if (this.state !== "closed") this.status("offline", OFFLINE_TEXT);
+        return;
+      }
+      this.closed(socket, CLOSE_DROPPED);
+      try { socket.close(CLOSE_DROPPED); } catch (error) { /* already closing */ }
+    }
+
+    /* The heartbeat (hello's limits): join it, and watch that something comes. */
+    startHeartbeat() {
+      window.clearInterval(this.watch);
+      if (!this.limits || !this.limits.silence || !this.socket) return;
+      this.heardAt = Date.now();
+      this.socket.send(JSON.stringify({ type: "ping" }));
+      const socket = this.socket;
+      this.watch = window.setInterval(() => {
+        if (socket !== this.socket) return;
+        if (Date.now() - this.heardAt > this.limits.silence * 1000) this.drop();
+      }, 1000);
     }
 
     /* Cut the connection and keep it down until resume() (drawing goes on meanwhile). */
@@ -308,6 +418,11 @@
     }
 
     receive(message) {
+      this.heardAt = Date.now();
+      if (message.type === "ping") {
+        if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ type: "pong" }));
+        return;
+      }
       if (message.type === "hello") {
         this.retry = 0;
         if (message.doc) {
@@ -320,7 +435,9 @@
         this.you = message.you;
         this.limits = message.limits || null;
         this.setPeers(message.peers);
+        this.offline = false;
         this.status("live", "Live");
+        this.startHeartbeat();
         for (const item of this.pending) {
           item.resent = true;
           this.transmit(item);
@@ -526,7 +643,7 @@
     if (before && document.title.indexOf(before) >= 0) document.title = document.title.replace(before, () => title);
   }
 
-  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
+  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, turnedBox, drawElement, arrowHead, stickyWrap, stickyLines, stickyHeight, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");

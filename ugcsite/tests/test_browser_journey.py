@@ -122,6 +122,8 @@ def test_search_follow_told_new_board_then_draw_move_zoom_export(browser, asgi_s
         assert (moved["x"] - drawn["x"], moved["y"] - drawn["y"]) == pytest.approx((150, 100), abs=3)
         assert (moved["w"], moved["h"]) == (drawn["w"], drawn["h"]) and moved["id"] == drawn["id"]
         hands.after_canvas_gesture()
+        if phone:  # zoom and export are in the more panel, one tap away
+            hands.press(".panel-toggle[aria-controls=more-panel]")
         hands.press("[data-action=zoom-in]")
         assert zoom(page) > 1
         assert model(page)["elements"] == [moved]  # zoom is the view, not the drawing

@@ -132,7 +132,7 @@ def test_on_a_phone_the_tool_row_stays_with_a_canvas_as_wide_as_the_window(peopl
             page.evaluate("() => window.scrollBy(0, 150)")
         toolbar = page.locator(".toolbar").bounding_box()
         canvas = page.locator("#board-canvas").bounding_box()
-        assert toolbar["height"] <= 60, toolbar  # one row (it was 350 px)
+        assert toolbar["height"] <= 140, toolbar  # the strip: tools in two rows, edits and toggles in one
         assert toolbar["y"] >= 0 and toolbar["y"] + toolbar["height"] <= 844, (moment, toolbar)
         assert canvas["y"] < 844 and canvas["y"] + canvas["height"] > toolbar["y"] + toolbar["height"], (moment, canvas)
         visible = min(canvas["y"] + canvas["height"], 844) - max(canvas["y"], toolbar["y"] + toolbar["height"])
@@ -142,4 +142,106 @@ def test_on_a_phone_the_tool_row_stays_with_a_canvas_as_wide_as_the_window(peopl
     assert publish["y"] + publish["height"] <= 844
     person.shot("editor-phone")
     no_blocking_axe(page)
+    person.check_clean()
+
+
+# Every control of the editor, as the browser lays it out: its name, its box, and whether it is
+# what the window shows at its centre (nothing else, a sticky bar or a panel, lies over it).
+CONTROLS_JS = """root => Array.from(document.querySelectorAll(root)).flatMap(scope => Array.from(
+    scope.querySelectorAll("button, input, select, textarea, a.button")))
+  .filter(el => el.getClientRects().length && getComputedStyle(el).visibility !== "hidden")
+  .map(el => { const r = el.getBoundingClientRect();
+    const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    return {name: el.getAttribute("aria-label") || el.id || el.textContent.trim() || el.dataset.color,
+            box: {x: r.x, y: r.y, width: r.width, height: r.height},
+            on_top: !!top && (el === top || el.contains(top))}; })"""
+
+
+def controls(page, root: str) -> list[dict]:
+    return page.evaluate(CONTROLS_JS, root)
+
+
+def overlap(a: dict, b: dict) -> float:
+    """The area two boxes share (0 when they only touch)."""
+    width = min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"])
+    height = min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"])
+    return max(width, 0) * max(height, 0)
+
+
+def assert_all_reachable(found: list[dict], width: int, height: int) -> None:
+    """Each control lies in the window, is not covered, and shares no area with another."""
+    for control in found:
+        box = control["box"]
+        assert box["width"] > 0 and box["height"] > 0, control
+        assert box["x"] >= 0 and box["y"] >= 0, control
+        assert box["x"] + box["width"] <= width + 0.5 and box["y"] + box["height"] <= height + 0.5, control
+        assert control["on_top"], control
+    for i, a in enumerate(found):
+        for b in found[i + 1 :]:
+            assert overlap(a["box"], b["box"]) < 1, (a, b)
+
+
+@pytest.mark.parametrize("page_kind", ["new", "own board"])
+def test_every_editor_control_is_in_the_window_at_1280x800(people, someone, page_kind):
+    """Issue 40: the zoom, export and shortcut buttons were below the fold (the page ran to
+    1,117 px) and the sticky Publish bar lay over Delete and Clear. Every control of the editor,
+    its fields, tools, panels and foot, is in the window as it opens, and none covers another."""
+    person = people("desktop", **DESKTOP)
+    log_in(person, LONG_NAME, "/")
+    board = person.api(f"/api/v1/users/{LONG_NAME}/boards")["items"][0]["id"]
+    path = "/new" if page_kind == "new" else f"/b/{board}/edit"
+    person.visit(path, "editor")
+    page = person.page
+    page.wait_for_selector("#editor[data-ready=true]")
+    assert page.evaluate("() => window.scrollY") == 0
+    found = controls(page, "#editor")
+    names = {control["name"] for control in found}
+    for name in ("Zoom out", "Zoom in", "Fit", "Export SVG", "Export PNG", "Shortcuts ?", "Delete", "Clear", "publish"):
+        assert name in names, (name, sorted(names))
+    assert not page.locator(".panel-toggle").first.is_visible()  # a desktop shows the panels as they are
+    assert_all_reachable(found, 1280, 800)
+    person.shot("every-control")
+    no_blocking_axe(page)
+    person.check_clean()
+
+
+def test_on_a_phone_each_control_is_at_most_one_tap_away(people, someone):
+    """Issue 40: at 390x844 the tools were one strip 2,545 px wide, with colours, width, undo,
+    zoom and export screen-widths away. Now the strip holds the tools, the edits and two toggles;
+    the style panel and the more panel each open with one tap. Every control of the toolbar is
+    in the strip or in one panel, and each in the window, uncovered, when it shows."""
+    person = people("phone", **PHONE)
+    log_in(person, LONG_NAME, "/new")
+    open_editor(person, "/new", "editor")
+    page = person.page
+    page.evaluate("() => window.scrollTo(0, 0)")
+    everything = page.locator(".toolbar").evaluate(
+        "bar => Array.from(bar.querySelectorAll('button, input, select')).map(el => el.getAttribute('aria-label') || el.id || el.textContent.trim() || el.dataset.color)"
+    )
+    strip = controls(page, ".toolbar")
+    assert_all_reachable(strip, 390, 844)
+    toolbar = page.locator(".toolbar").bounding_box()
+    assert toolbar["height"] <= 140, toolbar
+    assert all(control["box"]["y"] + control["box"]["height"] <= toolbar["y"] + toolbar["height"] for control in strip)
+    assert {"Select", "Pen", "Eraser", "Undo", "Redo", "Style", "More"} <= {c["name"] for c in strip}
+    reached = {control["name"] for control in strip}
+    for toggle_name, inside in (
+        ("Style", {"Stroke and text color", "stroke-width", "Fill color", "Board width"}),
+        ("More", {"Zoom in", "Export PNG"}),
+    ):
+        toggle = page.locator(".panel-toggle", has_text=toggle_name)
+        toggle.tap()
+        assert toggle.get_attribute("aria-expanded") == "true"
+        panel = "#" + toggle.get_attribute("aria-controls")
+        shown = controls(page, panel)
+        assert inside <= {c["name"] for c in shown}, shown
+        assert_all_reachable(shown, 390, 844)
+        for control in shown:  # the panel lies under the strip, never over it
+            assert control["box"]["y"] >= toolbar["y"] + toolbar["height"] - 1, control
+        reached |= {control["name"] for control in shown}
+        person.shot(f"panel-{toggle_name.lower()}")
+        no_blocking_axe(page)
+        toggle.tap()  # closes it again
+        assert not page.locator(panel).is_visible()
+    assert set(everything) <= reached, set(everything) - reached
     person.check_clean()

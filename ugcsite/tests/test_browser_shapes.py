@@ -15,6 +15,7 @@ from PIL import Image
 
 from feeds import svg
 from feeds.live import oplog
+from feeds.validation import turned_box
 from social import services as people_services
 from ugcsite.testing import wait_for
 from ugcsite.tests.support import (
@@ -126,7 +127,11 @@ def test_resize_restyle_edit_and_arrows_on_a_desktop_reach_the_api_and_the_expor
     set_control(page, "#rotation", "30")
     styled = model(page)["elements"][0]
     assert (styled["color"], styled["width"], styled["fill"], styled["rotation"]) == (ORANGE, 10, "#fff4e6", 30)
-    assert {k: styled[k] for k in ("x", "y", "w", "h")} == {k: kept[k] for k in ("x", "y", "w", "h")}
+    assert {k: styled[k] for k in ("x", "w", "h")} == {k: kept[k] for k in ("x", "w", "h")}
+    # Turned, its corners would pass the top edge: it moved down just enough (issue 40: an export
+    # at the board's size holds it whole).
+    assert styled["y"] == pytest.approx(kept["y"] - min(0, turned_box({**kept, "rotation": 30})[1]), abs=0.05)
+    assert turned_box(styled)[1] >= 0
     page.keyboard.press("Control+z")
     assert "rotation" not in model(page)["elements"][0]
     page.keyboard.press("Control+Shift+z")
@@ -142,7 +147,8 @@ def test_resize_restyle_edit_and_arrows_on_a_desktop_reach_the_api_and_the_expor
     mouse_drag(page, client_of(page, *handle), client_of(page, pivot[0] + radius, pivot[1] + 3))
     page.keyboard.up("Shift")
     turned = model(page)["elements"][0]
-    assert turned["rotation"] == 120 and {**turned, "rotation": 30} == styled
+    assert turned["rotation"] == 120 and {**turned, "rotation": 30, "y": styled["y"]} == styled
+    assert turned_box(turned)[1] >= 0  # moved in again if its turned corners passed the top
     page.keyboard.press("Control+z")
     assert model(page)["elements"][0] == styled
     page.keyboard.press("Control+Shift+z")
@@ -307,8 +313,10 @@ def test_on_a_phone_a_finger_resizes_recolours_and_edits_a_text(people):
     # drag on a `touch-action: none` element clicks nothing: the status line takes that tap, as in
     # test_browser_journey; docs/testing.md.)
     page.locator("#editor-status").tap()
+    page.locator(".panel-toggle[aria-controls=style-panel]").tap()  # the style panel, one tap away
     page.locator("button.swatch[aria-label=Orange]").tap()
     wait_for(lambda: model(page)["elements"][0]["color"] == ORANGE, what="the tapped swatch to recolour it")
+    page.locator(".panel-toggle[aria-controls=style-panel]").tap()
 
     # A text, typed; then two taps on it edit it in place.
     page.click("[data-tool=text]")
