@@ -16,6 +16,8 @@ _TYPES = ", ".join(IMAGE_TYPES)
 def image_upload(request):
     """The body is the picture's bytes, its Content-Type one of IMAGE_TYPES (415 for another:
     the type names the one decoder that runs). An upload counts as a write."""
+    if not request.body:  # nothing to misread, whatever its type (a client may send none with no body)
+        raise ApiError(400, f"The body is empty; send the bytes of a picture as {_TYPES}.")
     if request.content_type not in IMAGE_TYPES:
         sent = f"'{request.content_type[:60]}'" if request.content_type else "no Content-Type"
         raise ApiError(415, f"Send a picture's bytes as {_TYPES}; this request had {sent}.")
