@@ -92,9 +92,11 @@ def image_process(data: bytes, content_type: str) -> ProcessedImage:
             )  # JPEG: decoded at a reduced scale
             image = ImageOps.exif_transpose(image)
             image = _mode_for(image, expected)
+    except ImageRefused:
+        raise
     except (UnidentifiedImageError, Pillow.DecompressionBombError, Pillow.DecompressionBombWarning):
         raise ImageRefused(f"That is not a picture this site can read; send {words}.") from None
-    except (OSError, ValueError, SyntaxError, EOFError):  # truncated or corrupt data inside a valid header
+    except Exception:
         raise ImageRefused("The picture is damaged and cannot be read; send another file.") from None
     image.info = {}  # nothing of the original's metadata is written back (EXIF, XMP, text chunks)
     out = io.BytesIO()
