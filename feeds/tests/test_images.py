@@ -98,6 +98,16 @@ def test_the_kept_copy_is_at_most_2048_on_its_long_side(api):
     assert stored(answer.json()["id"]).size == (IMAGE_SIDE_MAX, 512)
 
 
+def test_a_large_jpeg_is_decoded_at_a_reduced_scale_and_kept_within_2048(api):
+    # 4000 x 3000 (a 12 MP photo): libjpeg decodes it at half scale, 2000 x 1500, kept as is.
+    answer = upload(api.as_user("alice"), picture("JPEG", size=(4000, 3000)), "image/jpeg")
+    assert answer.status_code == 201, answer.content
+    assert (answer.json()["width"], answer.json()["height"]) == (2000, 1500)
+    # 9000 x 1000: half scale is 4500 wide, a quarter 2250 (at least 3/4 of 2048), then shrunk to 2048.
+    wide = upload(api.as_user("bob"), picture("JPEG", size=(9000, 1000)), "image/jpeg")
+    assert (wide.json()["width"], wide.json()["height"]) == (IMAGE_SIDE_MAX, 228)
+
+
 def bomb() -> bytes:
     side = int(IMAGE_PIXELS_MAX**0.5) + 100
     out = io.BytesIO()
