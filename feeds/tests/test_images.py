@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 from PIL import ExifTags, Image
 
 from feeds import images
-from feeds.models import Image as Picture, ImageUsage, ReportCase
+from feeds.models import Image as Picture, ImageUsage, ReportCase, StaffAction
 from feeds.rules import IMAGE_PIXELS_MAX, IMAGE_SIDE_MAX, IMAGE_UPLOAD_MAX
 from feeds.services import reports
-from ugcsite.testing import assert_problem
+from ugcsite.testing import assert_problem, with_second_factor
 
 pytestmark = pytest.mark.django_db
 
@@ -292,3 +293,25 @@ def test_pictures_are_in_the_export_and_go_with_the_account(api, run, settings, 
     assert not Picture.objects.filter(pk=image_id).exists()
     assert not ImageUsage.objects.filter(user_id=user_id).exists()
     assert not Path(media_here / row.file).exists()
+
+
+def test_staff_hide_and_show_a_picture_in_the_admin_on_the_record(api, client, run):
+    staff = with_second_factor(get_user_model().objects.create_superuser("mod", password="password123"))
+    page = Client()
+    page.force_login(staff)
+    image_id = upload(api.as_user("alice"), picture()).json()["id"]
+    address = client.get(f"/images/{image_id}")["Location"]
+    assert page.get("/admin/feeds/image/").status_code == 200
+
+    run(page.post, "/admin/feeds/image/", {"action": "hide_images", "_selected_action": [image_id]})
+    assert Picture.objects.get(pk=image_id).state == Picture.State.HIDDEN
+    assert client.get(address).status_code == 404 and client.get(f"/images/{image_id}").status_code == 404
+    run(page.post, "/admin/feeds/image/", {"action": "unhide_images", "_selected_action": [image_id]})
+    shown = client.get(f"/images/{image_id}")
+    assert shown.status_code == 302 and shown["Location"] != address  # shown again, under a new name
+    assert client.get(shown["Location"]).status_code == 200
+    record = list(StaffAction.objects.order_by("id").values_list("staff_name", "action", "target"))
+    assert record == [
+        ("mod", "hide_image", f"picture {image_id} (640x480) by alice"),
+        ("mod", "unhide_image", f"picture {image_id} (640x480) by alice"),
+    ]
