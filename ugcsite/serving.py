@@ -147,6 +147,7 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
     if settings.MEDIA_STORAGE_BACKEND == "django.core.files.storage.FileSystemStorage":
         media = (
             f"        location {settings.MEDIA_URL}images/ {{ alias {settings.MEDIA_ROOT}/images/; "
+            "types { image/png png; image/jpeg jpg; image/webp webp; } default_type application/octet-stream; "
             'add_header Cache-Control "public, max-age=31536000, immutable"; '
             "add_header X-Content-Type-Options nosniff; "
             "add_header Content-Security-Policy \"default-src 'none'\"; }"
