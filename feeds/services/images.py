@@ -22,7 +22,7 @@ class QuotaFull(Invalid):
         quota = settings.IMAGE_QUOTA_BYTES
         super().__init__(
             f"Your pictures hold {used / 1024 / 1024:.1f} MiB of your {quota / 1024 / 1024:g} MiB; this one "
-            f"({size / 1024 / 1024:.1f} MiB once stored) does not fit. Delete boards with pictures you no longer need."
+            f"({size / 1024 / 1024:.1f} MiB once stored) does not fit. Send a smaller picture."
         )
 
 

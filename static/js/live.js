@@ -149,11 +149,6 @@
     return entry.dataUri;
   }
 
-  /* Give the page a picture it has uploaded, so it is drawn at once without a second load. */
-  function pictureKnown(id, img) {
-    if (!pictures.has(id)) pictures.set(id, { img, state: "ready" });
-  }
-
   /* The point an element turns about: its box's centre, or a text's anchor. */
   function pivot(element) {
     return element.w !== undefined ? [element.x + element.w / 2, element.y + element.h / 2] : [element.x, element.y];
@@ -581,7 +576,7 @@
     if (before && document.title.indexOf(before) >= 0) document.title = document.title.replace(before, () => title);
   }
 
-  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, onImageLoad, pictureDataUri, pictureKnown, LiveBoard, boards: [] };
+  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, drawElement, arrowHead, stickyLines, pivot, drawCursors, drawStrokes, peersText, onImageLoad, pictureDataUri, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");
