@@ -142,16 +142,16 @@ fuzz: $(TEST_STAMP)
 		-m "not browser" -v -p no:cacheprovider $(ARGS)
 
 # The benchmarks' lock (the runtime's plus locust, granian, matplotlib, pyinstrument): every bench
-# target installs it. Then the live load generator and its y-websocket peer (bench/livegen/, two npm
+# target installs it. Then the live load generator and its y-websocket peer (bench/live/livegen/, two npm
 # projects): `npm ci` in each whose package-lock.json changed, marked by a stamp in its node_modules
-# named after the lock's checksum, as the Python locks' stamps are (bench/livegen.py).
+# named after the lock's checksum, as the Python locks' stamps are (bench/live/driver.py).
 bench-deps: $(BENCH_STAMP)
-	@$(VENV)/bin/python -m bench.livegen install
+	@$(VENV)/bin/python -m bench.live.driver install
 
 # The whole benchmark at 10k, 100k and 1M boards (about half an hour); figures in bench/results/.
 bench: bench-deps
 	@scripts/with-servers.sh python -m bench.run
-	@scripts/with-servers.sh python -m bench.images
+	@scripts/with-servers.sh python -m bench.media.images
 
 # The same code on a tiny world, in about a minute: CI runs it so the benchmark never rots.
 bench-smoke: bench-deps
@@ -164,71 +164,71 @@ bench-reading: bench-deps
 # The deep feed page alone (offset 2,000 at 1,000,000 boards, the world make bench builds): as make
 # bench measures it, merged at every call, and by cursor (bench/results/deep.md; about 20 minutes).
 bench-deep: bench-deps
-	@scripts/with-servers.sh python -m bench.deep $(ARGS)
+	@scripts/with-servers.sh python -m bench.feed.deep $(ARGS)
 
 # TimelineChunk and Read hash-partitioned by owner (16 partitions) against today's single tables at
 # 10^7 rows each, in the benchmark's own database: writes, reads, sizes, index builds, vacuum
 # (bench/results/partition.md; about five minutes and ~25 GB of disk).
 bench-partition: bench-deps
-	@scripts/with-servers.sh python -m bench.partition $(ARGS)
+	@scripts/with-servers.sh python -m bench.capacity.partition $(ARGS)
 
 # PostgreSQL's backups at 10^6 boards: a full and a differential backup, and a restore to a moment
 # with Redis rebuilt, on an archived cluster of its own (bench/results/pg-backup.md; ~15 minutes).
 bench-pg: $(RUN_STAMP)
-	@scripts/with-servers.sh python -m bench.pg_backup $(ARGS)
+	@scripts/with-servers.sh python -m bench.capacity.pg_backup $(ARGS)
 
 # What a task costs Celery's broker (a plain Redis): tasks that do nothing sent, then taken and
 # acknowledged by a real worker, the broker's CPU read around each (bench/results/broker.md).
 bench-broker: bench-deps
-	@scripts/with-servers.sh python -m bench.broker $(ARGS)
+	@scripts/with-servers.sh python -m bench.serving.broker $(ARGS)
 
 # Fan-out and social reading on a plain Redis, then on a 3-primary cluster: the ratios; then
 # discovery's uncached query ceiling on a 1-node and a 3-node cluster the benchmark starts itself.
 bench-cluster: bench-deps
-	@scripts/with-servers.sh python -m bench.cluster
-	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster
-	@scripts/with-servers.sh python -m bench.cluster --discovery
-	@$(VENV)/bin/python -m bench.cluster --compare
+	@scripts/with-servers.sh python -m bench.cluster.scale
+	@UGC_CLUSTER=1 scripts/with-servers.sh python -m bench.cluster.scale
+	@scripts/with-servers.sh python -m bench.cluster.scale --discovery
+	@$(VENV)/bin/python -m bench.cluster.scale --compare
 
 # Search alone at 1,000,000 boards and 1,000,000 people (about ten minutes): bench/results/search.md.
 bench-search: bench-deps
-	@scripts/with-servers.sh python -m bench.search $(ARGS)
+	@scripts/with-servers.sh python -m bench.search.shapes $(ARGS)
 
-# One upload of a 12 MP JPEG through POST /api/v1/images, and its parts (bench/images.py).
+# One upload of a 12 MP JPEG through POST /api/v1/images, and its parts (bench/media/images.py).
 bench-images: bench-deps
-	@scripts/with-servers.sh python -m bench.images $(ARGS)
+	@scripts/with-servers.sh python -m bench.media.images $(ARGS)
 
-# A page of comments on a board with 100,000 of them, and posting under load (bench/comments.py).
+# A page of comments on a board with 100,000 of them, and posting under load (bench/feed/comments.py).
 bench-comments: bench-deps
-	@scripts/with-servers.sh python -m bench.comments $(ARGS)
+	@scripts/with-servers.sh python -m bench.feed.comments $(ARGS)
 
 # The serving stacks scripts/serve.sh can start (nginx + gunicorn or granian + uvicorn, uvicorn or
 # granian alone; Django's pool or PgBouncer), each under wrk in one run (bench/results/serving.md).
 bench-serving: bench-deps
-	@scripts/with-servers.sh python -m bench.serving $(ARGS)
+	@scripts/with-servers.sh python -m bench.serving.stacks $(ARGS)
 
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: bench-deps
-	@scripts/with-servers.sh python -m bench.hotkeys
+	@scripts/with-servers.sh python -m bench.feed.hotkeys
 
 # Shared boards, live: our live server as make run ships it against y-websocket's, by one Node
 # load generator (latency, saturation, memory an idle connection): bench/results/live.md.
 bench-live: bench-deps
-	@scripts/with-servers.sh python -m bench.live $(ARGS)
+	@scripts/with-servers.sh python -m bench.live.boards $(ARGS)
 
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: bench-deps
-	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
+	@scripts/with-servers.sh python -m bench.feed.fanout $(ARGS)
 
 # Fan-out against redis-benchmark -c 1 -P 16 ZADD for 10^4, 10^5 and 10^6 followers, batch sizes
 # and script chunks side by side (bench/results/fanout-limit.md; about ten minutes).
 bench-fanout-limit: bench-deps
-	@scripts/with-servers.sh python -m bench.fanout_limit $(ARGS)
+	@scripts/with-servers.sh python -m bench.feed.fanout_limit $(ARGS)
 
 # Hybrid fan-out: a post by an author with 1,000,000 followers, and the feed of a reader of 20 such
 # authors and 200 ordinary ones (bench/results/hybrid.md).
 bench-hybrid: bench-deps
-	@scripts/with-servers.sh python -m bench.hybrid $(ARGS)
+	@scripts/with-servers.sh python -m bench.feed.hybrid $(ARGS)
 
 # The shipped stack (scripts/serve.sh, as make run) under a mixed load for SOAK_SECONDS: locust on
 # the API and the pages signed in and out, WebSocket clients drawing on shared boards and listening
@@ -236,7 +236,7 @@ bench-hybrid: bench-deps
 # sampled every 10 s and drawn (bench/results/soak.png); then every delivery checked and growth judged.
 SOAK_SECONDS ?= 300
 soak: bench-deps
-	@SOAK_SECONDS=$(SOAK_SECONDS) scripts/with-servers.sh python -m bench.soak
+	@SOAK_SECONDS=$(SOAK_SECONDS) scripts/with-servers.sh python -m bench.serving.soak
 
 clean-var:
 	rm -rf var

@@ -11,7 +11,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -19,10 +18,10 @@ from pathlib import Path
 
 import django
 
-from bench.cluster import DISCOVERY_RESULTS, DISCOVERY_TARGET
-from bench.targets import Target, judged, zadd_rate
+from bench.cluster.scale import DISCOVERY_RESULTS, DISCOVERY_TARGET
+from bench.harness.report import RESULTS, Table, ensure_tool
+from bench.harness.targets import Target, judged, zadd_rate
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SEARCH_TARGET_MS = 15  # every search shape at the largest size, p99 (issue 42, item 3)
 # Issue 26: the feed's growth from the smallest world to the largest, settled. Its p99 at each
 # size is measured in GROWTH_ROUNDS rounds spread over that size's work (each after PostgreSQL's
@@ -31,74 +30,18 @@ SEARCH_TARGET_MS = 15  # every search shape at the largest size, p99 (issue 42, 
 GROWTH_READERS = ("reader50", "reader500")
 GROWTH_ROUNDS = 3
 GROWTH_CALLS = 1_000
-SERVICES_SH = str(Path(__file__).resolve().parent.parent / "scripts" / "services.sh")
-
-
-def ensure_tool(binary: str, package: str) -> bool:
-    """Whether ``binary`` is on PATH, after installing ``package`` with apt when it is missing and
-    this runs as root. The install is scripts/services.sh's apt_install, the one rule for apt here:
-    the lists fetched once a run (UGC_APT_UPDATED), the dpkg lock waited for."""
-    if shutil.which(binary):
-        return True
-    installed = subprocess.run(
-        ["bash", "-c", 'source "$0" && can_apt && apt_install "$1" "$1"', SERVICES_SH, package], check=False
-    )
-    if installed.returncode == 0:
-        os.environ["UGC_APT_UPDATED"] = "1"  # the next tool of this run needs no second update
-    if not shutil.which(binary):
-        print(f"warning: {binary} not found (install {package}); its figures are skipped")
-        return False
-    return True
-
-
-def fmt(value, digits=2):
-    return "—" if value is None else f"{value:,.{digits}f}"
-
-
-class Table:
-    def __init__(self):
-        self.rows = []
-
-    def add(self, what, size, site, baseline=None, note=""):
-        ratio = None
-        if baseline and site and site.get("p99"):
-            ratio = baseline["p99"] / site["p99"]
-        self.rows.append({"what": what, "size": size, "site": site, "baseline": baseline, "ratio": ratio, "note": note})
-        print(
-            f"  {what:<46} {size:>10} site p50 {fmt(site and site.get('p50'))} p99 {fmt(site and site.get('p99'))} ms"
-            + (
-                f" | baseline p50 {fmt(baseline['p50'])} p99 {fmt(baseline['p99'])} ms | {fmt(ratio, 1)}x"
-                if baseline
-                else ""
-            )
-            + (f"  {note}" if note else ""),
-            flush=True,
-        )
-
-    def markdown(self) -> str:
-        lines = [
-            "| measure | boards | site p50 | site p99 | baseline p50 | baseline p99 | baseline/site (p99) | note |",
-            "|---|---:|---:|---:|---:|---:|---:|---|",
-        ]
-        for r in self.rows:
-            s, b = r["site"] or {}, r["baseline"] or {}
-            lines.append(
-                f"| {r['what']} | {r['size']} | {fmt(s.get('p50'))} | {fmt(s.get('p99'))} | "
-                f"{fmt(b.get('p50'))} | {fmt(b.get('p99'))} | {fmt(r['ratio'], 1) + 'x' if r['ratio'] else '—'} | {r['note']} |"
-            )
-        return "\n".join(lines)
 
 
 def http_figures(table: Table, size: str, token: str, someone: str, duration: int) -> dict:
     """The site as make run ships it, and uvicorn alone as it was served before, each started by
-    scripts/serve.sh (bench/serving.py; `make bench-serving` measures every candidate stack):
+    scripts/serve.sh (bench/serving/stacks.py; `make bench-serving` measures every candidate stack):
     the trivial view, the feed and a PostgreSQL read under wrk on loopback.
     Returns {stack: {row: figures}}."""
     if not ensure_tool("wrk", "wrk"):
         return {}
     import tempfile
 
-    from bench import serving
+    from bench.serving import stacks as serving
 
     measured = {}
     run_dir = Path(tempfile.mkdtemp(prefix="ugcsite-http."))
@@ -192,7 +135,9 @@ def main() -> None:
 
     settings.DEBUG = False  # no query log
     call_command("migrate", verbosity=0)
-    from bench import fanout, fanout_limit, measure, peers, search, world as worldmod
+    from bench.feed import fanout, fanout_limit
+    from bench.harness import measure, peers, world as worldmod
+    from bench.search import shapes as search
     from feeds.discovery import indexes
     from social import tokens
     from ugcsite.platform.redis import get_redis
@@ -343,7 +288,7 @@ def main() -> None:
 def feed_round(rounds: dict[str, list], readers: dict[str, int]) -> None:
     """One round of the growth figure: once PostgreSQL's autovacuum is done, GROWTH_CALLS feed
     pages of each reader ({name: user id}) in turn, appended to ``rounds[name]``."""
-    from bench import measure
+    from bench.harness import measure
 
     waited = measure.postgres_settle()
     for name, user_id in readers.items():
@@ -361,7 +306,7 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
     against board -> readers, built from the same reads, for 450 and 5,000 followees; then
     which of them like these boards (the same question over the liked sets). Returns
     {reader: (followees, the site's timings)} and {"likes<reader>": ...} for the likes."""
-    from bench import measure
+    from bench.harness import measure
     from feeds.models import Board
     from social import graph
 
@@ -400,7 +345,7 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
 
 
 def reading_only(*, runs: int) -> None:
-    from bench import world as worldmod
+    from bench.harness import world as worldmod
     from ugcsite.platform.redis import get_redis
 
     started = time.perf_counter()
@@ -426,7 +371,7 @@ def reading_only(*, runs: int) -> None:
 
 def targets_table(figures: dict, *, smoke: bool) -> str:
     """The targets (issues 15, 26 and 42): each figure of this run beside its target, the worst
-    of the last three full runs and the verdict over them (bench.targets), and the peers' figures
+    of the last three full runs and the verdict over them (bench.harness.targets), and the peers' figures
     from the same run (as ratios). Printed and written with the results."""
     peer = figures.get("peers")
     rows: list[Target] = []
@@ -664,7 +609,7 @@ def profile_feed(user_id: int, *, offset: int = 0, name: str = "profile-feed.txt
         from pyinstrument import Profiler
     except ImportError:
         return
-    from bench import measure
+    from bench.harness import measure
 
     call = measure.site_feed(user_id, offset=offset)
     stale = measure.feed_changed(user_id) if merge else lambda: None

@@ -9,6 +9,7 @@ Redis keeps the count where lists read it, in G (``comments``), moved by the sam
 commit (only when the board is cached: a miss refills it from the row).
 """
 
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -241,6 +242,28 @@ def comments_erase(user_id: int) -> dict[int, int]:
             comment.state = Comment.State.HIDDEN  # counted already: comment_remove lowers no count
             comment_remove(comment)
     return counts
+
+
+def comments_suspend(user_id: int, *, suspended: bool) -> dict[int, int]:
+    """A suspended person's published comments leave every thread and count (state
+    'suspended'), and exactly those come back when the suspension is lifted
+    (``suspended=False``), as their boards do. Idempotent. Offline (Celery), O(their comments).
+    Returns {board id: change of its count} (G's counts are the caller's to move)."""
+    before, after = (
+        (Comment.State.PUBLISHED, Comment.State.SUSPENDED)
+        if suspended
+        else (Comment.State.SUSPENDED, Comment.State.PUBLISHED)
+    )
+    sign = -1 if suspended else 1
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(  # the rows moved, as they are moved: no count can miss one
+            f"UPDATE {_COMMENTS} SET state = %s WHERE author_id = %s AND state = %s RETURNING board_id",
+            [after, user_id, before],
+        )
+        counts = Counter(board_id for (board_id,) in cursor.fetchall())
+        for board_id, n in counts.items():
+            Board.objects.filter(pk=board_id).update(comments=Greatest(F("comments") + sign * n, 0))
+    return {board_id: sign * n for board_id, n in counts.items()}
 
 
 def comments_recount_all() -> int:

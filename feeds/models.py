@@ -169,6 +169,7 @@ class Comment(models.Model):
         PUBLISHED = "published"
         DELETED = "deleted", "deleted (a placeholder kept for its replies)"
         HIDDEN = "hidden", "hidden by staff"
+        SUSPENDED = "suspended", "hidden: author suspended"
 
     board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="+")
     author = models.ForeignKey(

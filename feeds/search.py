@@ -31,6 +31,7 @@ whole term to find a thousand boards.
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connections, transaction
@@ -191,13 +192,19 @@ def choose_plan(stats: list[TermStats], newest: int, *, cap: int) -> Plan:
     return Plan("merge", merged[:_MERGED_MAX])
 
 
-def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked: bool, tagged: bool, whole: bool):
+def _window_sql(
+    plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked: bool, tagged: bool, whole: bool, hiding: bool
+):
     """The window query of a plan and its parameters (besides the shared ones): one row, the
     window's size and the page's ids. ``whole``: the query's words are ANDed (no phrase); then a
-    board that a plan reading every term finds matches it, and is not checked again."""
+    board that a plan reading every term finds matches it, and is not checked again.
+    ``hiding``: boards by the authors of ``%(hidden)s`` are left out where each board is checked
+    (its row is read there anyway), so the window and its count are what the viewer sees."""
     checked = not (whole and plan.name != "walk" and len(plan.terms) == len(terms))
-    match = (" AND b.search_vector @@ %(q)s::tsquery" if ranked and checked else "") + (
-        " AND b.tags @> %(tags)s::varchar[]" if tagged and checked else ""
+    match = (
+        (" AND b.search_vector @@ %(q)s::tsquery" if ranked and checked else "")
+        + (" AND b.tags @> %(tags)s::varchar[]" if tagged and checked else "")
+        + (" AND b.author_id <> ALL(%(hidden)s::bigint[])" if hiding else "")
     )
     rank = "ts_rank(b.search_vector, %(q)s::tsquery)" if ranked else "0::real"
     params = {}
@@ -251,13 +258,17 @@ def _window_sql(plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked
     return sql, params
 
 
-def boards_search(query: str, *, offset: int, limit: int, plan: str | None = None) -> tuple[list[int], int]:
+def boards_search(
+    query: str, *, offset: int, limit: int, plan: str | None = None, hidden: Iterable[int] = ()
+) -> tuple[list[int], int]:
     """Ids of the published boards matching every word of ``query`` (as a prefix, accents
     ignored) and every ``#tag`` it names (whole), best first (title above tags above drawing
     text; ties newest first), and how many match, counting at most SEARCH_MATCHES_MAX: the newest
     that many matches are ranked. Three queries in one transaction: the tsquery, each term's
     statistics (O(SEARCH_MATCHES_MAX) index entries a term), then the window by the plan chosen
-    (or ``plan``, which tests pass to hold each plan to the rule)."""
+    (or ``plan``, which tests pass to hold each plan to the rule). Boards by the authors in
+    ``hidden`` (whom the viewer does not see) are neither found nor counted: a comparison on
+    each board checked, O(log h) against the sorted array."""
     words, tags = query_words(query), query_tags(query)
     if not words and not tags:
         return [], 0
@@ -279,9 +290,18 @@ def boards_search(query: str, *, offset: int, limit: int, plan: str | None = Non
         newest = rows[0][4] or 0
         chosen = choose_plan(stats, newest, cap=cap) if plan is None else _forced(plan, stats)
         whole = all(op == "&" for op in _OPERATOR.findall(_LEXEME.sub("", built)))
-        sql, params = _window_sql(chosen, terms, stats, ranked=bool(built), tagged=bool(tags), whole=whole)
+        hidden = sorted(set(hidden))
+        sql, params = _window_sql(
+            chosen, terms, stats, ranked=bool(built), tagged=bool(tags), whole=whole, hiding=bool(hidden)
+        )
         params.update(
-            q=built, tags=tags, published=Board.State.PUBLISHED, cap=cap, limit=limit, offset=min(offset, cap)
+            hidden=hidden,
+            q=built,
+            tags=tags,
+            published=Board.State.PUBLISHED,
+            cap=cap,
+            limit=limit,
+            offset=min(offset, cap),
         )
         params.update({f"was_{name}": value for name, value in zip(_STREAM_SETTINGS, was, strict=True)})
         cursor.execute(sql, params)

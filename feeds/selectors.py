@@ -7,6 +7,7 @@ import time
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Count
 
 from feeds import comments, likes, notifications
 from feeds.discovery import counters, indexes, queries
@@ -171,34 +172,37 @@ def remix_chain(board: Board) -> tuple[list[dict], bool]:
 def board_remixes(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
     """docs/api.md's remixes answer: the published remixes of a board, newest first, with their
     total. Two queries on a partial index (O(remixes) for the count, O(log n + offset + limit)
-    for the page), then G for the page like every list; whom the viewer does not see is left
-    out of the page (the total counts them)."""
+    for the page), then G for the page like every list. Remixes by whom the viewer does not see
+    (blocked either way, muted: one read of their own social.hiding set) are neither listed nor
+    counted."""
+    viewer_id = _viewer_id(viewer)
+    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
     remixes = Board.objects.filter(remixed_from_id=board.pk, state=Board.State.PUBLISHED)
+    if hidden:
+        remixes = remixes.exclude(author_id__in=hidden)
     ids = list(remixes.order_by("-id").values_list("id", flat=True)[offset : offset + limit])
-    found = _shown_to(viewer, boards_hydrate(ids))
+    found = boards_hydrate(ids)
     return {"total": remixes.count(), "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 
 def board_likers(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
     """docs/api.md's likers answer: who likes a board, latest first, with the count that shows
     on it (Board.likes: the likes that count). One query on the likes' board index, O(log n +
-    offset + limit); likes that do not count (suspended, closing) and whom the viewer does not
-    see are left out of the page."""
-    rows = list(
-        Like.objects.filter(board_id=board.pk, counted=True)
-        .order_by("-created_at", "-id")
-        .values_list("user_id", "user__username")[offset : offset + limit]
-    )
+    offset + limit); likes that do not count (suspended, closing) are left out. People blocked
+    either way are neither listed nor counted for the viewer: the total is the board's count
+    less their likes (one more indexed count, O(h log n) for the h people, only when there are
+    any), so the list and its total agree."""
     viewer_id = _viewer_id(viewer)
-    hidden = (
-        hiding.hidden_among(viewer_id, [user_id for user_id, _ in rows], bits=hiding.BLOCKED_EITHER_WAY)
-        if viewer_id is not None and rows
-        else set()
+    hidden = hiding.hidden_all(viewer_id, bits=hiding.BLOCKED_EITHER_WAY) if viewer_id is not None else []
+    counted = Like.objects.filter(board_id=board.pk, counted=True)
+    total = board.likes
+    if hidden:
+        total = max(total - counted.filter(user_id__in=hidden).count(), 0)
+        counted = counted.exclude(user_id__in=hidden)
+    rows = list(
+        counted.order_by("-created_at", "-id").values_list("user_id", "user__username")[offset : offset + limit]
     )
-    return {
-        "total": board.likes,
-        "items": [{"id": user_id, "username": name} for user_id, name in rows if user_id not in hidden],
-    }
+    return {"total": total, "items": [{"id": user_id, "username": name} for user_id, name in rows]}
 
 
 def likes_answer(viewer, board_ids: list[int]) -> dict:
@@ -380,13 +384,66 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
 
 
 def discover(query, *, offset: int, limit: int, viewer=None) -> dict:
-    """A discovery query: exact total and the page, hydrated. One script call a node for the
+    """A discovery query: the total and the page, hydrated. One script call a node for the
     query (queries.query: the shards merged), one pipeline for the boards; G misses touch
-    PostgreSQL (boards_hydrate). A signed-in viewer's page leaves out whom they do not see
-    (_shown_to; the total still counts them)."""
+    PostgreSQL (boards_hydrate). For a signed-in viewer who hides people (blocked either way or
+    muted), the page leaves them out (_shown_to) and the total does not count their boards
+    (_hidden_matches): what the viewer sees. The page may hold fewer than ``limit`` boards then."""
     total, ids = queries.query(query, offset=offset, limit=limit)
-    found = _shown_to(viewer, boards_hydrate(ids))
+    viewer_id = _viewer_id(viewer)
+    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    if hidden and total:
+        total = max(total - _hidden_matches(hidden, query), 0)
+    unseen = set(hidden)
+    found = {i: f for i, f in boards_hydrate(ids).items() if int(f["author_id"]) not in unseen}
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
+
+
+def _hidden_boards(hidden: list[int]):
+    """The published boards (what discovery indexes) of the people in ``hidden``."""
+    return Board.objects.filter(author_id__in=hidden, state=Board.State.PUBLISHED)
+
+
+def _hidden_matches(hidden: list[int], query) -> int:
+    """How many boards of the people in ``hidden`` a discovery query matches: one count over
+    their boards (board_author_recent_idx), O(their boards): the hidden people's data, never
+    the site's, and only for a viewer who hides someone."""
+    boards = _hidden_boards(hidden)
+    if query.kind:
+        boards = boards.filter(kind=query.kind)
+    if query.tags:
+        boards = boards.filter(tags__contains=list(query.tags))
+    if query.author is not None:
+        boards = boards.filter(author__username__iexact=query.author)
+    return boards.count()
+
+
+def discover_facets(viewer=None) -> dict:
+    """The discover page's facets (discovery.indexes.facets: boards per kind, the most used
+    tags) as the viewer sees them: for one who hides people, less those people's boards (two
+    grouped counts over their boards, O(their boards)); a tag they leave at 0 goes. The tags
+    are the site's most used, recounted: one just below them is not brought up."""
+    found = indexes.facets()
+    viewer_id = _viewer_id(viewer)
+    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    if not hidden:
+        return found
+    boards = _hidden_boards(hidden)
+    for kind, count in boards.order_by().values_list("kind").annotate(n=Count("id")).values_list("kind", "n"):
+        if kind in found["kinds"]:
+            found["kinds"][kind] = max(found["kinds"][kind] - count, 0)
+    top = [tag for tag, _ in found["tags"]]
+    if top:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT tag, count(*) FROM {Board._meta.db_table}, unnest(tags) AS tag"
+                " WHERE author_id = ANY(%s) AND state = %s AND tag = ANY(%s) GROUP BY tag",
+                [hidden, Board.State.PUBLISHED, top],
+            )
+            less = dict(cursor.fetchall())
+        tags = [(tag, count - less.get(tag, 0)) for tag, count in found["tags"]]
+        found["tags"] = sorted((pair for pair in tags if pair[1] > 0), key=lambda pair: -pair[1])
+    return found
 
 
 def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) -> dict[str, list[str]]:
@@ -439,13 +496,13 @@ def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> di
     """docs/api.md's search answer: people (``kind`` "users", by name: social.search) or boards
     (by title, tags and drawing text: feeds.search), best match first, with the total. Boards
     are hydrated from G like every list (one pipeline; misses from PostgreSQL). A signed-in
-    viewer's page leaves out whom they do not see, people and boards (the total counts them)."""
+    viewer neither finds nor counts whom they do not see: people blocked either way, and the
+    boards of people blocked either way or muted (their ids, one read of the viewer's own
+    social.hiding set, go into the query), so the total and the page agree."""
+    viewer_id = _viewer_id(viewer)
     if kind == "users":
-        people, total = people_search(query, offset=offset, limit=limit)
-        viewer_id = _viewer_id(viewer)
-        if viewer_id is not None:
-            hidden = hiding.hidden_among(viewer_id, [p["id"] for p in people], bits=hiding.BLOCKED_EITHER_WAY)
-            people = [p for p in people if p["id"] not in hidden]
+        hidden = hiding.hidden_all(viewer_id, bits=hiding.BLOCKED_EITHER_WAY) if viewer_id is not None else []
+        people, total = people_search(query, offset=offset, limit=limit, hidden=hidden)
         return {
             "total": total,
             "items": [
@@ -458,8 +515,9 @@ def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> di
                 for p in people
             ],
         }
-    ids, total = boards_search(query, offset=offset, limit=limit)
-    found = _shown_to(viewer, boards_hydrate(ids))
+    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    ids, total = boards_search(query, offset=offset, limit=limit, hidden=hidden)
+    found = boards_hydrate(ids)
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 

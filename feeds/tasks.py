@@ -27,7 +27,7 @@ from feeds.timelines.visibility import board_show, board_unshow
 from social import services as people
 from social.graph import FollowerCursor
 from ugcsite.platform.metrics import FANOUT_LAG
-from ugcsite.platform.redis import REDIS_TRANSIENT
+from ugcsite.platform.redis import REDIS_TRANSIENT, get_redis
 
 # The idempotent tasks (acks_late: each may run twice and change nothing the second time) are
 # tried again, a bounded number of times with growing waits (1, 2, 4 ... 30 s, jittered; about
@@ -204,6 +204,20 @@ def likes_count_again(user_id: int) -> None:
         likes.likes_recount(user_id)
     else:
         likes.likes_uncount(user_id)
+
+
+@shared_task(**RETRYING)
+def comments_count_again(user_id: int) -> None:
+    """A person's comments show and count, or leave every thread, as their account stands now:
+    hidden while suspended, back when it is lifted (feeds.comments.comments_suspend), the
+    boards' counts in G moved with them. Run after a suspension and after it is lifted; the
+    last run leaves them right whatever the order."""
+    moved = comments.comments_suspend(user_id, suspended=not people.is_active(user_id))
+    if moved:
+        pipe = get_redis().pipeline(transaction=False)
+        for board_id, delta in moved.items():
+            comments.count_move(board_id, delta, pipe=pipe)
+        pipe.execute()
 
 
 @shared_task(**RETRYING)

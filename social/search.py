@@ -4,6 +4,7 @@ every write) and PostgreSQL's pg_trgm over it for names alike. Suspended people 
 either."""
 
 import re
+from collections.abc import Iterable
 
 from django.db import connections, transaction
 
@@ -23,10 +24,11 @@ _COLUMNS = "id, username, display_name, avatar_version, search_name"
 _CANDIDATES = f"""
     WITH prefixed AS MATERIALIZED (
         SELECT {_COLUMNS} FROM social_user WHERE is_active AND search_name LIKE %(prefix)s
+            AND id <> ALL(%(hidden)s::bigint[])
         ORDER BY search_name USING ~<~ LIMIT %(cap)s),
     alike AS MATERIALIZED (
         SELECT {_COLUMNS} FROM social_user WHERE is_active AND search_name %%> %(q)s
-            AND (SELECT count(*) FROM prefixed) < %(cap)s
+            AND id <> ALL(%(hidden)s::bigint[]) AND (SELECT count(*) FROM prefixed) < %(cap)s
         LIMIT %(cap)s),
     candidates AS (SELECT * FROM prefixed UNION SELECT * FROM alike)
 """
@@ -46,13 +48,15 @@ def _like_escaped(text: str) -> str:
     return re.sub(r"([\\%_])", r"\\\1", text)
 
 
-def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], int]:
+def people_search(query: str, *, offset: int, limit: int, hidden: Iterable[int] = ()) -> tuple[list[dict], int]:
     """Active people whose username or display name matches ``query`` (prefix, any word's prefix,
     or alike: "alcie" finds alice), best first, and how many match, counted up to
     SEARCH_MATCHES_MAX (the same promise as for boards). In one transaction (the similarity
     threshold is set for it alone): the normalised query, then one query over at most twice
     SEARCH_MATCHES_MAX candidates: O(log n + cap) for the prefix; the trigram index only when the
-    prefix finds fewer than the cap, and then until it has found the cap; O(cap log cap) to rank."""
+    prefix finds fewer than the cap, and then until it has found the cap; O(cap log cap) to rank.
+    The people in ``hidden`` (who block the viewer, or whom the viewer blocks) are neither found
+    nor counted: a comparison on each name read."""
     alias = read_alias()  # the replica for the search views (ugcsite.platform.replicas)
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         cursor.execute(
@@ -67,6 +71,7 @@ def people_search(query: str, *, offset: int, limit: int) -> tuple[list[dict], i
             "word_prefix": "% " + _like_escaped(normalised) + "%",
             "limit": limit,
             "offset": offset,
+            "hidden": sorted(set(hidden)),
         }
         rows = []
         if offset < 2 * SEARCH_MATCHES_MAX:

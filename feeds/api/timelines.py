@@ -7,6 +7,7 @@ from feeds.discovery.queries import SORTS, Query
 from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
 from feeds.services.activity import home_feed_read, home_feed_ready
 from feeds.timelines.rebuild import refuse_while_rebuilding
+from social import hiding
 from social.rules import USERNAME_RE
 from social.selectors import user_get_for
 from ugcsite.platform.http import ApiError, endpoint, login_required, paging
@@ -26,7 +27,10 @@ def query_filters(request, *, allow_author: bool) -> Query:
 
 
 def user_boards(request, username: str):
-    author = user_get_for(username, request.api_user)
+    author = user_get_for(username, request.api_user)  # 404 for someone the author blocks
+    viewer = request.api_user
+    if viewer is not None and viewer.pk != author.pk and hiding.bits_of(viewer.pk, author.pk) & hiding.BLOCKS:
+        return {"items": [], "next": None}  # and the blocker sees none of theirs either
     return refuse_while_rebuilding(selectors.profile_boards(author.pk, **paging(request, allow_before=True)))
 
 

@@ -1,7 +1,8 @@
 """Moderation by staff: hide and unhide boards, suspend users and lift it. Each takes the board
 or the person out of (or back into) every feed, list and index, through the same paths as a
-delete and a publish; a suspended person's likes stop counting until it is lifted. Every action
-a staff member takes is put on the record (StaffAction) in its own transaction."""
+delete and a publish; a suspended person's likes stop counting and their comments leave every
+thread until it is lifted. Every action a staff member takes is put on the record (StaffAction)
+in its own transaction."""
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -67,6 +68,7 @@ def user_suspend(*, user: User, staff=None, why: str = "") -> int:
             staff_action_record(staff=staff, action=StaffAction.Action.SUSPEND, target=person_target(user), why=why)
     transaction.on_commit(lambda: _author_withdrawn(user.pk))
     transaction.on_commit(lambda: tasks.likes_count_again.delay(user.pk))  # their likes stop counting
+    transaction.on_commit(lambda: tasks.comments_count_again.delay(user.pk))  # their comments leave threads
     return hidden
 
 
@@ -82,6 +84,7 @@ def user_unsuspend(*, user: User, staff=None, why: str = "") -> int:
             staff_action_record(staff=staff, action=StaffAction.Action.UNSUSPEND, target=person_target(user), why=why)
     transaction.on_commit(lambda: tasks.author_restore.delay(user.pk))
     transaction.on_commit(lambda: tasks.likes_count_again.delay(user.pk))  # and count again
+    transaction.on_commit(lambda: tasks.comments_count_again.delay(user.pk))  # and their comments come back
     return restored
 
 

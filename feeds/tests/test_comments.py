@@ -14,6 +14,7 @@ from django.db import connection
 from feeds import comments, keys, selectors
 from feeds.models import Board, Comment, Notification, ReportCase
 from feeds.rules import COMMENT_MENTIONS_MAX, COMMENT_TEXT_MAX
+from feeds.services import comments as comment_services, moderation
 from feeds.services.reports import case_close
 from social.models import User
 from ugcsite.testing import assert_problem
@@ -410,3 +411,27 @@ def test_a_rebuild_recounts_comments_from_their_rows(api, run, redis_data):
     assert board_count(api, board_id) == 2
     assert alice.get("/api/v1/users/alice/boards").json()["items"][0]["comments"] == 2  # through G
     assert int(redis_data.hget(keys.board(board_id), "comments")) == 2
+
+
+def test_a_suspended_persons_comments_leave_every_thread_and_come_back_with_the_lifting(api, run, redis_data):
+    alice, bob, carol = api.as_user("alice"), api.as_user("bob"), api.as_user("carol")
+    boards = [post_board(run, alice, "One"), post_board(run, alice, "Two")]
+    for board_id in boards:
+        say(run, bob, board_id, "bob was here")
+        say(run, carol, board_id, "carol too")
+    hidden = say(run, bob, boards[0], "hidden by staff")  # and it stays hidden through it all
+    assert run(comment_services.comment_hide, comment_id=hidden["id"])
+    assert [board_count(api, board_id) for board_id in boards] == [2, 2]
+    bob_user = User.objects.get(username="bob")
+    run(moderation.user_suspend, user=bob_user)
+    for board_id in boards:
+        assert thread(api, board_id) == {**thread(api, board_id), "total": 1}
+        assert texts(thread(api, board_id)) == ["carol too"]
+        assert board_count(api, board_id) == 1 == Board.objects.get(pk=board_id).comments
+        assert int(redis_data.hget(keys.board(board_id), "comments")) == 1
+    assert set(Comment.objects.filter(author=bob_user).values_list("state", flat=True)) == {"suspended", "hidden"}
+    run(moderation.user_unsuspend, user=bob_user)
+    for board_id in boards:
+        assert texts(thread(api, board_id)) == ["bob was here", "carol too"]
+        assert board_count(api, board_id) == 2 == Board.objects.get(pk=board_id).comments
+    assert Comment.objects.get(pk=hidden["id"]).state == "hidden"

@@ -22,6 +22,7 @@ from feeds.services import activity, boards as services, comments as comment_ser
 from feeds.services.boards import remix_title
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.validation import ELEMENT_TYPES
+from social import graph, hiding
 from social.models import Follow
 from ugcsite.platform.http import page_number, visitor, whole_number
 
@@ -89,6 +90,8 @@ def home_feed(request):
     activity.user_seen(user_id=user.pk)
     page = _page(activity.home_feed_read(user_id=user.pk, offset=None if before else 0, before=before, limit=PAGE_SIZE))
     empty = not page["items"] and before is None
+    # an empty feed says so truly: the boards of followees the person mutes are there, unshown
+    muted = graph.followed_among(user.pk, hiding.hidden_all(user.pk, bits=hiding.MUTES)) if empty else set()
     # A feed that fits on one page is a young one: suggest people to follow below it.
     short = before is None and page["next"] is None
     return render(
@@ -101,6 +104,7 @@ def home_feed(request):
             "source": reverse("feed"),
             "suggestions": people_to_follow(user) if short else [],
             "empty": empty,
+            "muted_followees": len(muted),
         },
     )
 

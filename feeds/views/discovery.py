@@ -7,7 +7,6 @@ from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
 
 from feeds import selectors
-from feeds.discovery import indexes
 from feeds.discovery.queries import SORTS, Query
 from feeds.rules import BOARD_KINDS, TAG_RE
 from feeds.selectors import POPULAR_SCOPES as SCOPES
@@ -78,7 +77,7 @@ def discover_page(request):
         answer = {"total": 0, "items": []}  # no such person can exist
     else:
         answer = selectors.discover(query, offset=offset, limit=PAGE_SIZE, viewer=request.user)
-    facets = indexes.facets()
+    facets = selectors.discover_facets(request.user)
     kinds = [
         {
             "name": name,

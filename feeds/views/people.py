@@ -53,7 +53,8 @@ def profile(request, username: str):
     viewer = request.user if request.user.is_authenticated else None
     bits = hiding.bits_of(viewer.pk, person.pk) if viewer is not None and viewer.pk != person.pk else 0
     before = before_param(request)
-    page = profile_page(person, before=before)
+    # a blocker sees none of the blocked person's boards, as the blocked person sees none of theirs
+    page = {"items": [], "next": None} if bits & hiding.BLOCKS else profile_page(person, before=before)
     return render(
         request,
         "social/profile.html",

@@ -1,11 +1,11 @@
-"""bench.targets: a target counts as reached only when the last three full runs all reached it,
+"""bench.harness.targets: a target counts as reached only when the last three full runs all reached it,
 the worst of the three is shown with its run's host speed, and smoke runs are kept nowhere."""
 
 import json
 
 import pytest
 
-from bench import targets
+from bench.harness import targets
 
 
 @pytest.fixture

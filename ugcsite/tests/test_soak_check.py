@@ -1,4 +1,4 @@
-"""`make soak`'s check (bench.soak.check_feeds) sees what it must: on a tiny world whose feeds are
+"""`make soak`'s check (bench.serving.soak.check_feeds) sees what it must: on a tiny world whose feeds are
 right it finds nothing, and it counts a board taken out of a follower's feed as a miss, an
 unfollow whose clean-up never ran as an extra, and a follow set Redis lost as a mismatch."""
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from bench.soak import check_feeds
+from bench.serving.soak import check_feeds
 from feeds import keys
 from social import graph, services as people
 from social.models import User

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import django
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.harness.report import ROOT
+
 RESULTS = ROOT / "bench" / "results"
 
 # (name, environment of scripts/serve.sh). The first is what make run ships.
@@ -125,7 +126,7 @@ class PgBouncer:
 def world(boards: int) -> dict:
     from django.core.management import call_command
 
-    from bench.world import World, activate, build_people, build_redis, grow_boards
+    from bench.harness.world import World, activate, build_people, build_redis, grow_boards
     from social import tokens
     from social.models import User
 
@@ -236,7 +237,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     django.setup()
-    from bench.run import ensure_tool
+    from bench.harness.report import ensure_tool
 
     if (
         not ensure_tool("wrk", "wrk")

@@ -8,7 +8,7 @@ search (its backend, from /proc, over ``--runs`` searches) and the window's plan
 
 ``--before`` plans the window with the planner settings of cb8d0b5 (hash joins, hash aggregation
 and parallel workers off; sorts, bitmap scans, nested loops and JIT left on), so both are
-measured on the same world. Run as ``scripts/with-servers.sh python -m bench.search_plans``;
+measured on the same world. Run as ``scripts/with-servers.sh python -m bench.search.plans``;
 ``--boards 100000`` takes a minute.
 """
 
@@ -82,8 +82,8 @@ def main() -> None:
 
     settings.DEBUG = False
     call_command("migrate", verbosity=0)
-    from bench import world as worldmod
-    from bench.search import queries
+    from bench.harness import world as worldmod
+    from bench.search.shapes import queries
     from feeds import search
 
     if args.before:

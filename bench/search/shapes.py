@@ -2,7 +2,7 @@
 feeds.selectors.search (PostgreSQL, plus the G hydration of the page), on the benchmark's world.
 
 ``figures(table, world, label, runs)`` adds the rows to `make bench` / `make bench-smoke`;
-``python -m bench.search`` (`make bench-search`) builds 1,000,000 boards over 20,000 authors (the
+``python -m bench.search.shapes`` (`make bench-search`) builds 1,000,000 boards over 20,000 authors (the
 world's follow graph) and 1,000,000 people in all (the other 980,000 are bulk-loaded names, each
 like every other: ``user`` and seven digits), and measures only search, in about ten minutes;
 figures in bench/results/search.md.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import django
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench.harness.report import RESULTS
 
 
 def _word_matches(world_words_by_rank: list[str], counts: Counter, want: int) -> str:
@@ -34,7 +34,7 @@ def queries(board_count: int) -> list[tuple[str, str, str]]:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from bench.world import WORDS
+    from bench.harness.world import WORDS
 
     with connection.cursor() as cursor:  # how many titles hold each word, from the search vectors
         cursor.execute("SELECT word, ndoc FROM ts_stat('SELECT search_vector FROM feeds_board')")
@@ -76,7 +76,7 @@ def add_people(total: int) -> int:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from bench.world import _copy
+    from bench.harness.world import _copy
 
     User = get_user_model()
     have = User.objects.count()
@@ -126,7 +126,7 @@ def _cpu_seconds(backend_pid: int) -> tuple[float, float | None]:
 def figures(table, label: str, board_count: int, runs: int) -> list[dict]:
     from django.db import connection
 
-    from bench import measure
+    from bench.harness import measure
     from feeds import selectors
     from feeds.models import BoardTerm
 
@@ -169,8 +169,8 @@ def main() -> None:
 
     settings.DEBUG = False
     call_command("migrate", verbosity=0)
-    from bench import world as worldmod
-    from bench.run import Table
+    from bench.harness import world as worldmod
+    from bench.harness.report import Table
 
     started = time.perf_counter()
     w = worldmod.World(seed=2026, users=args.users)

@@ -7,7 +7,7 @@
 - social reading: which of 450 followees (50 reads each in 30 days) read 100 boards.
 Each run writes its figures to bench/results/cluster-<plain|cluster>.json; --compare prints both.
 
-    python -m bench.cluster --discovery     # make bench-cluster's last step
+    python -m bench.cluster.scale --discovery     # make bench-cluster's last step
 
 - discovery's ceiling: the uncached kind + tag query (popular order, first page of 20) over
   200,000 boards, on a 1-node and on a 3-node Redis Cluster that this process starts, the same
@@ -36,7 +36,8 @@ from pathlib import Path
 import django
 import redis
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.harness.report import ROOT
+
 RESULTS = ROOT / "bench" / "results"
 DISCOVERY_RESULTS = RESULTS / "cluster-discovery.json"  # --discovery's figures; make bench's table reads them
 DISCOVERY_BOARDS = 200_000  # as make bench-hotkeys indexes them

@@ -2,7 +2,7 @@
 them (target p99 <= 5 ms), against the naive query that pages by OFFSET, and posting a comment
 while other people post on the same board (the online cost must not grow with the comments).
 
-``python -m bench.comments`` (`make bench-comments`) bulk-loads ``--comments`` comments (one in
+``python -m bench.feed.comments`` (`make bench-comments`) bulk-loads ``--comments`` comments (one in
 five a reply) on one board by 1,000 people, then measures through feeds.selectors.board_comments
 (what GET /api/v1/boards/{id}/comments calls): the first page, a page in the middle and the last,
 each of 20 (the page's size) and 100 (the API's largest); the same middle page by OFFSET beside
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import django
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench.harness.report import RESULTS
 
 
 def main() -> None:
@@ -85,7 +85,7 @@ def run(args) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection, connections, transaction
 
-    from bench.measure import summarize, timings
+    from bench.harness.measure import summarize, timings
     from feeds import selectors
     from feeds.models import Board, Comment
     from feeds.services import boards as board_services, comments as comment_services
@@ -171,7 +171,7 @@ def run(args) -> None:
     lines = [
         "# Comments at size",
         "",
-        f"`make bench-comments` (`python -m bench.comments`), {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"`make bench-comments` (`python -m bench.feed.comments`), {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
         f"{platform.machine()}, {os.cpu_count()} cores; world built in {built:.1f} s.",
         f"One board with {total:,} comments (one in five a reply) by {args.people:,} people; "
         f"{args.runs:,} timed calls a figure (the baselines a tenth). Target: a page p99 <= 5 ms.",

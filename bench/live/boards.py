@@ -1,7 +1,7 @@
 """Shared boards, live, measured (issue 23): our live server as `make run` ships it (scripts/serve.sh:
 nginx in front of uvicorn's LIVE_WORKERS processes, the Celery worker and beat beside them)
 against the peer, `@y/websocket-server` driven by yjs clients, in the same run, by the same load
-generator (bench/livegen: one Node process, one clock for every client).
+generator (bench/live/livegen: one Node process, one clock for every client).
 
     make bench-live                      # the table of bench/results/live.md (about 12 minutes)
     make bench-live ARGS="--quick"       # 5 s a scenario, a shorter rate ladder
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import django
 
-from bench.targets import Target, judged, zadd_rate
+from bench.harness.report import ROOT
+from bench.harness.targets import Target, judged, zadd_rate
 
-ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "live.md"
 SERVER_LOG = ROOT / "test-artifacts" / "bench-live-site.log"  # what our server said (warnings, drops)
 SATURATED_P99_MS = 1000.0
@@ -153,7 +153,7 @@ class Peer:
     name = "y-websocket"
 
     def __init__(self):
-        from bench import livegen
+        from bench.live import driver as livegen
         from ugcsite.serving import free_port
 
         self.port = free_port()
@@ -174,13 +174,13 @@ class Peer:
         ]
 
     def stop(self):
-        from bench import livegen
+        from bench.live import driver as livegen
 
         livegen.stop(self.process)
 
 
 def run(server, world, *, rate: float, seconds: float) -> dict:
-    from bench import livegen
+    from bench.live import driver as livegen
 
     mode = "ugc" if server.name == "ours" else "yjs"
     server.settle()
@@ -197,7 +197,7 @@ def run(server, world, *, rate: float, seconds: float) -> dict:
 
 
 def idle(server, world) -> dict:
-    from bench import livegen
+    from bench.live import driver as livegen
 
     mode = "ugc" if server.name == "ours" else "yjs"
     boards = server.boards(world)
@@ -314,8 +314,8 @@ def report(ours: dict, peer: dict, *, seconds: float, workers: str, judged_table
         "",
         f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.node()} ({os.cpu_count()} cores), {seconds:g} s a "
         f"scenario. Ours: `make run`'s stack (nginx, uvicorn x {workers} for /ws/, Celery beside); the peer: "
-        "`@y/websocket-server` (bench/livegen/peer). One Node load generator on the same cores drives both "
-        "(bench/livegen/loadgen.mjs). Latency: from a send to the board's last receiver.",
+        "`@y/websocket-server` (bench/live/livegen/peer). One Node load generator on the same cores drives both "
+        "(bench/live/livegen/loadgen.mjs). Latency: from a send to the board's last receiver.",
         "",
         "| scenario | ours ops/s | ours p50 ms | ours p99 ms | ours lost | peer ops/s | peer p50 ms | peer p99 ms "
         "| peer lost | p99 ours / peer | target |",
@@ -356,7 +356,7 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from bench import livegen
+    from bench.live import driver as livegen
 
     livegen.ensure_installed()
     call_command("migrate", verbosity=0)

@@ -1,14 +1,14 @@
-"""The live boards' load generator and the y-websocket peer (`bench/livegen/`, Node), from Python.
+"""The live boards' load generator and the y-websocket peer (`bench/live/livegen/`, Node), from Python.
 
-    python -m bench.livegen install          # npm ci where a lock changed (make bench-deps runs it)
-    python -m bench.livegen peer PORT        # the peer on 127.0.0.1:PORT until Ctrl-C
-    python -m bench.livegen run CONFIG.json  # one run of the load generator, its result printed
+    python -m bench.live.driver install          # npm ci where a lock changed (make bench-deps runs it)
+    python -m bench.live.driver peer PORT        # the peer on 127.0.0.1:PORT until Ctrl-C
+    python -m bench.live.driver run CONFIG.json  # one run of the load generator, its result printed
 
-`bench/livegen/loadgen.mjs` drives our server (mode "ugc") and `@y/websocket-server` (mode
+`bench/live/livegen/loadgen.mjs` drives our server (mode "ugc") and `@y/websocket-server` (mode
 "yjs") alike, every client in one Node process; its header and bench/README.md ("The live
 load generator and the y-websocket peer") say what it measures. Two npm projects, each with its
-own lock: `bench/livegen/` (the generator: ws, yjs 13, y-websocket's client) and
-`bench/livegen/peer/` (the server as published, on the yjs 14 it asks for; one tree would load
+own lock: `bench/live/livegen/` (the generator: ws, yjs 13, y-websocket's client) and
+`bench/live/livegen/peer/` (the server as published, on the yjs 14 it asks for; one tree would load
 two copies of yjs into it).
 
 The children here get the soft open-files limit raised to the hard one: thousands of connections
@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.harness.report import ROOT
 from feeds import rules
 
-ROOT = Path(__file__).resolve().parent.parent
-LIVEGEN = ROOT / "bench" / "livegen"
+LIVEGEN = ROOT / "bench" / "live" / "livegen"
 PEER = LIVEGEN / "peer"
 PROJECTS = (LIVEGEN, PEER)
 LOADGEN = LIVEGEN / "loadgen.mjs"

@@ -14,7 +14,7 @@ import os
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from bench.harness.report import ROOT as REPO
 
 
 def harness() -> Path | None:

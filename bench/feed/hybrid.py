@@ -30,13 +30,12 @@ import random
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import django
 
-from bench.worker import celery_worker
+from bench.harness.report import RESULTS
+from bench.harness.worker import celery_worker
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FAKE_FOLLOWERS_FROM = 10**12  # F members above every user id: followers that are no user
 
 
@@ -70,8 +69,8 @@ def run(args) -> None:
     from django.db import transaction
     from tqdm import tqdm
 
-    from bench import measure
-    from bench.world import DOC, _copy
+    from bench.harness import measure
+    from bench.harness.world import DOC, _copy
     from feeds import keys, selectors, tasks
     from feeds.models import Board
     from feeds.rules import Timeline

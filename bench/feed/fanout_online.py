@@ -1,10 +1,10 @@
 """What live notices (feeds.live.online, /ws/me) add to fan-out: one board delivered to N
-followers by the site's own fan-out code (bench.fanout_limit's walk: fanout_batch a batch at a
+followers by the site's own fan-out code (bench.feed.fanout_limit's walk: fanout_batch a batch at a
 time, in this process), with nobody online, then with a share of the followers marked online in
 the plain Redis's online set (each batch then sends one group_send per online reader through the
 real Channels layer; no socket listens, so the layer's queues just expire).
 
-    scripts/with-servers.sh python -m bench.fanout_online --followers 100000 --online 0 0.01 0.1
+    scripts/with-servers.sh python -m bench.feed.fanout_online --followers 100000 --online 0 0.01 0.1
 
 Compare with `make bench-fanout-limit ARGS="--followers 100000 --batch 1000 --chunk 1000"` on the
 commit before /ws/me (no notices at all).
@@ -25,7 +25,7 @@ def main() -> None:
     django.setup()
     from django.conf import settings
 
-    from bench.fanout_limit import build_followers, deliver_all
+    from bench.feed.fanout_limit import build_followers, deliver_all
     from feeds import keys
     from feeds.live import online
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('feeds', '0016_staff_action'),
+        ('feeds', '0017_comment_suspended'),
         ('social', '0013_passkey'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -19,13 +19,12 @@ import os
 import platform
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import django
 
-from bench.targets import zadd_rate
+from bench.harness.report import RESULTS
+from bench.harness.targets import zadd_rate
 
-RESULTS = Path(__file__).resolve().parent / "results"
 AUTHOR = 999_999_999  # no user of the benchmark's worlds
 
 
@@ -76,7 +75,7 @@ def measure(followers: list[int], batches: list[int], chunks: list[int], *, quie
     measured just before each size. Returns one row per combination."""
     from django.conf import settings
 
-    from bench.measure import redis_cpu_seconds
+    from bench.harness.measure import redis_cpu_seconds
     from feeds import keys
     from ugcsite.platform.redis import get_redis
 

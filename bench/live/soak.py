@@ -1,9 +1,9 @@
 """The soak's WebSocket clients (`make soak` runs this beside locust, as a process of its own):
 people drawing together on shared boards, and people listening on /ws/me, for the whole soak.
 
-    python -m bench.soak_live CONFIG RESULTS PROGRESS
+    python -m bench.live.soak CONFIG RESULTS PROGRESS
 
-CONFIG (JSON, written by bench/soak.py) names the site, the shared boards with their members
+CONFIG (JSON, written by bench/serving/soak.py) names the site, the shared boards with their members
 (the author and the editors, each with a bearer token) and the listeners; the first member of
 each board and every other listener sign in through the login page instead and open their socket
 with the session cookie and the site's Origin, as a browser does (API.md, "Shared boards, live").
@@ -15,8 +15,8 @@ with the session cookie and the site's Origin, as a browser does (API.md, "Share
 3. Then it waits (up to SETTLE_SECONDS) until every op sent has come back to its sender and every
    member of a board has reached the same seq, closes the boards' sockets (the last editor
    leaving enqueues the compaction into the REST doc) and writes the boards' results beside
-   RESULTS (live-boards.json for live.json): bench/soak.py compares each board's doc with them.
-4. The listeners stay until SIGTERM (bench/soak.py sends it after the drain, so every fan-out of
+   RESULTS (live-boards.json for live.json): bench/serving/soak.py compares each board's doc with them.
+4. The listeners stay until SIGTERM (bench/serving/soak.py sends it after the drain, so every fan-out of
    the soak has had its chance to notify them), then RESULTS is written.
 
 What counts: an op is acknowledged when it comes back to its sender (the server's broadcast, with
@@ -48,7 +48,7 @@ from websockets.exceptions import ConnectionClosed
 OWN_MAX = 20  # elements of its own a member keeps on the board: the doc stays small however long the run
 SETTLE_SECONDS = 20.0  # after the drawing, how long the last acknowledgements and deliveries may take
 PROGRESS_EVERY = 2.0
-CANVAS = 1000  # the shared boards' width and height (bench/soak.py makes them so)
+CANVAS = 1000  # the shared boards' width and height (bench/serving/soak.py makes them so)
 CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 

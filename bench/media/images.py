@@ -1,7 +1,7 @@
 """Pictures for the canvas (issue 40, item 5): the time of one upload of a 12 MP JPEG, a phone's
 photo (4000 x 3000, with EXIF and GPS), through POST /api/v1/images as the site serves it.
 
-``python -m bench.images`` (`make bench-images`; `make bench` runs it too) makes the photo (a
+``python -m bench.media.images`` (`make bench-images`; `make bench` runs it too) makes the photo (a
 fixed seed: gradients, shapes and grain, so it compresses as a photo does, not as noise or a flat
 colour), then measures, each as p50 and p99 over ``--runs`` calls:
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import django
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench.harness.report import RESULTS
 
 
 def main() -> None:
@@ -86,7 +86,7 @@ def run(args) -> None:
     from django.test import Client
     from PIL import Image
 
-    from bench.measure import timings
+    from bench.harness.measure import timings
     from feeds import images
     from feeds.models import Image as Picture
     from social import tokens
@@ -127,7 +127,7 @@ def run(args) -> None:
         ("the floor: the half-scale decode alone (draft mode)", half),
     ]
     lines = [
-        "# An upload of a 12 MP JPEG (`make bench-images`, bench/images.py)",
+        "# An upload of a 12 MP JPEG (`make bench-images`, bench/media/images.py)",
         "",
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} cores, load "
         f"{os.getloadavg()[0]:.2f} at the end; Pillow {Image.__version__}.",

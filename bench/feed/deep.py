@@ -1,4 +1,4 @@
-"""The deep feed page alone, at 1,000,000 boards: the world `make bench` builds (bench/world.py,
+"""The deep feed page alone, at 1,000,000 boards: the world `make bench` builds (bench/harness/world.py,
 built the same way, step by step through 10,000 and 100,000 boards), then the page of the reader
 following 500 at offset 2,000:
 - as `make bench` measures it (bench/measure.site_feed): its first call merges and keeps a feed
@@ -21,11 +21,11 @@ import platform
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import django
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench.harness.report import RESULTS
+
 SIZES = [10_000, 100_000, 1_000_000]
 DEEP = 2_000
 
@@ -33,7 +33,7 @@ DEEP = 2_000
 def build() -> dict[str, int]:
     """The world of `make bench` at its largest size, built through the same steps; the special
     readers' ids."""
-    from bench import world as worldmod
+    from bench.harness import world as worldmod
     from ugcsite.platform.redis import get_redis
 
     w = worldmod.World(seed=2026, users=20_000)
@@ -51,7 +51,7 @@ def build() -> dict[str, int]:
 def specials() -> dict[str, int]:
     from django.contrib.auth import get_user_model
 
-    from bench.world import SPECIAL
+    from bench.harness.world import SPECIAL
 
     return dict(get_user_model().objects.filter(username__in=SPECIAL).values_list("username", "id"))
 
@@ -68,7 +68,7 @@ def cursor_at(user_id: int, offset: int) -> int:
 def scroll_from(user_id: int, cursor: int) -> Callable[[], dict]:
     """The site's pages scrolling down from ``cursor``: each call the next page by ``before``
     (back to ``cursor`` at the end of the feed)."""
-    from bench import measure
+    from bench.harness import measure
 
     at = [cursor]
 
@@ -85,7 +85,7 @@ def measure_all(reader: int, runs: int) -> list[tuple[str, dict]]:
     a snapshot that the rest read), then merged at every call (the snapshot made stale before
     each, as any change of the feed does); the same page by cursor, merged at every call, and
     the pages from there down as the site's pages scroll."""
-    from bench import measure
+    from bench.harness import measure
 
     cursor = cursor_at(reader, DEEP)
     deep = measure.site_feed(reader, offset=DEEP)

@@ -16,7 +16,7 @@ import time
 
 import django
 
-from bench.worker import celery_worker
+from bench.harness.worker import celery_worker
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ timed by scripts/pg-backup.sh as make backup and make restore run it: a full bac
 boards and a differential backup, and a restore to a moment after it with Redis rebuilt from the
 restored tables (the data Redis of make bench's throwaway servers). bench/results/pg-backup.md.
 
-    python -m bench.pg_backup [--boards N]   (under scripts/with-servers.sh)
+    python -m bench.capacity.pg_backup [--boards N]   (under scripts/with-servers.sh)
 """
 
 import argparse
@@ -21,7 +21,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.harness.report import ROOT
+
 SCRIPT = str(ROOT / "scripts" / "pg-backup.sh")
 RESULTS = ROOT / "bench" / "results" / "pg-backup.md"
 
@@ -81,7 +82,7 @@ def main() -> None:
         from django.core.management import call_command
         from django.db import connection
 
-        from bench import world as worldmod
+        from bench.harness import world as worldmod
 
         call_command("migrate", verbosity=0)
         world = worldmod.World(seed=2026, users=20_000)
@@ -140,7 +141,7 @@ def main() -> None:
             f"# PostgreSQL backups at {args.boards:,} boards ({when}, make bench-pg)",
             "",
             "pgBackRest 2.45, zstd, process-max 2, on this machine's shared cores; a cluster of its own with",
-            "WAL archiving (scripts/pg-backup.sh start), the world bulk-loaded by bench/world.py.",
+            "WAL archiving (scripts/pg-backup.sh start), the world bulk-loaded by bench/harness/world.py.",
             "",
             "| what | measured |",
             "|---|---|",

@@ -25,7 +25,7 @@ TAGS = [f"tag{i}" for i in range(400)]  # tag i is used with weight ~ 1/(i+1): a
 DOC = '{"width":800,"height":600,"background":"#ffffff","elements":[{"type":"path","color":"#1d2330","width":3,"points":[[100,100],[700,500]]}]}'
 BACKFILL = 20  # boards of each followee a rebuilt feed starts from (see build_redis)
 SPECIAL = {"reader50": 50, "reader500": 500, "reader450": 450, "reader5000": 5000}
-# Words of board titles, for search (bench/search.py): 4,005 made-up words of two or three
+# Words of board titles, for search (bench/search/shapes.py): 4,005 made-up words of two or three
 # syllables, word i used with weight ~ 1/(i+1) like the tags: a few in a tenth of all titles,
 # most in a handful.
 _SYLLABLES = ["ka", "lo", "mi", "ren", "tor", "vel", "sun", "dar", "pi", "ne", "sol", "gar", "den", "bri", "mu", "zo"]

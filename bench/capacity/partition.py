@@ -37,10 +37,10 @@ import django
 import numpy as np
 from django.db import connection, transaction
 
-from bench import measure
+from bench.harness import measure
+from bench.harness.report import RESULTS
 from ugcsite.platform.sql import ROWS_PER_STATEMENT
 
-RESULTS = Path(__file__).resolve().parent / "results"
 PARTITIONS = 16
 CHUNKS_PER_OWNER = 50  # 5,000 archived ids an owner: months of a busy home timeline
 READS_PER_DAY_READERS = 1_000_000  # readers a day of reads spreads over

@@ -17,11 +17,10 @@ import platform
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import django
 
-from bench.worker import celery_worker
+from bench.harness.worker import celery_worker
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
 django.setup()
@@ -29,13 +28,13 @@ django.setup()
 from django.conf import settings  # noqa: E402 (after django.setup(): the worker imports this module too)
 from redis import Redis  # noqa: E402
 
+from bench.harness.report import RESULTS  # noqa: E402
 from ugcsite.celery import app  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 HALF_A_CORE_US = 500_000  # the budget of a Redis node the capacity plan keeps (docs/capacity.md)
 
 
-@app.task(name="bench.broker.nothing")
+@app.task(name="bench.serving.broker.nothing")
 def nothing() -> None:
     """A task that does nothing: what remains of its cost is the broker's and the worker's."""
 
@@ -85,7 +84,7 @@ def main() -> None:
 
     broker.config_resetstat()
     cpu, started = broker_cpu(broker), time.perf_counter()
-    options = ("-I", "bench.broker", "--without-heartbeat")
+    options = ("-I", "bench.serving.broker", "--without-heartbeat")
     with celery_worker("bench-broker", concurrency=args.workers, options=options) as worker:
         while waiting(broker):
             if worker.poll() is not None:

@@ -18,11 +18,11 @@ Runs inside scripts/with-servers.sh (its own throwaway PostgreSQL and Redis). St
    scripts/supervisord.conf) with make run's settings (DJANGO_DEBUG=0, SITE_HTTPS=0, a secret
    key, STATIC_ROOT filled by collectstatic, RUN_DIR, PORT); only the rate limits are raised;
 3. the load, for SOAK_SECONDS: locust, headless, SOAK_CLIENTS (40) HTTP clients
-   (bench/soak_locustfile.py: the API as random people, ~90% feed reads, ~5% posts, ~5% follows
+   (bench/serving/locustfile.py: the API as random people, ~90% feed reads, ~5% posts, ~5% follows
    and unfollows; the HTML pages signed out; the pages signed in, logged in through the login
-   form), and beside it bench/soak_live.py: every member of every shared board drawing on it over
+   form), and beside it bench/live/soak.py: every member of every shared board drawing on it over
    its WebSocket (an op every SOAK_OP_EVERY seconds, 1-2), and SOAK_LISTENERS (20) people on
-   /ws/me; every SAMPLE_EVERY (10) seconds bench/sampler.py samples the PostgreSQL connections,
+   /ws/me; every SAMPLE_EVERY (10) seconds bench/harness/sampler.py samples the PostgreSQL connections,
    each process's RSS and open files, Redis's memory and the queue, and a progress line is
    printed;
 4. the drain: how long until the broker's queue is empty, no task is in flight and no outbox row
@@ -35,7 +35,7 @@ Runs inside scripts/with-servers.sh (its own throwaway PostgreSQL and Redis). St
    equal PostgreSQL's edges; every op acknowledged on a shared board reached every other member
    of the board, and its doc holds what the ops left; every board that reached a listener's feed
    (by an author they follow, posted while they listened) was announced on their /ws/me;
-6. growth, over the last two thirds of the load (bench/sampler.py says exactly how): the site's
+6. growth, over the last two thirds of the load (bench/harness/sampler.py says exactly how): the site's
    PostgreSQL connections never more than its pools allow (ugcsite.serving.site_connections_max),
    the database's never above the budget (connection_budget), and those held throughout no more
    at the end than at the start of the last two thirds; each process's RSS within 10% and its
@@ -69,9 +69,9 @@ from urllib.parse import urlsplit
 
 import django
 
-from bench.sampler import SAMPLE_EVERY, Sampler, judge, plot, problems as growth_problems
+from bench.harness.report import ROOT
+from bench.harness.sampler import SAMPLE_EVERY, Sampler, judge, plot, problems as growth_problems
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 FULL_SECONDS = 300  # runs this long or longer write soak.md; shorter ones soak-short.md
 PASSWORD = "soak-password-13"  # the password of every person who holds one (the page clients log in with it)
@@ -279,7 +279,7 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
     from django.utils import timezone
     from tqdm import tqdm
 
-    from bench.world import World, _accumulate, _copy, activate, build_redis, copy_users, grow_boards
+    from bench.harness.world import World, _accumulate, _copy, activate, build_redis, copy_users, grow_boards
     from feeds.models import Board
     from social.models import ApiToken, Follow
 
@@ -492,7 +492,7 @@ class Site:
 
 
 class Locust:
-    """locust, headless, in a process of its own (bench/soak_locustfile.py)."""
+    """locust, headless, in a process of its own (bench/serving/locustfile.py)."""
 
     def __init__(self, url: str, run_dir: Path, *, seconds: int, clients: int, wait: str):
         self.stats = run_dir / "locust.json"
@@ -512,7 +512,7 @@ class Locust:
             "-m",
             "locust",
             "-f",
-            str(ROOT / "bench" / "soak_locustfile.py"),
+            str(ROOT / "bench" / "serving" / "locustfile.py"),
             "--headless",
             "--users",
             str(clients),
@@ -555,7 +555,7 @@ class Locust:
 
 
 class LiveClients:
-    """bench/soak_live.py in a process of its own: the shared boards' members and the /ws/me
+    """bench/live/soak.py in a process of its own: the shared boards' members and the /ws/me
     listeners. Started before the load (every socket open first), stopped after the drain."""
 
     def __init__(self, run_dir: Path, site: Site, world: dict, args):
@@ -580,7 +580,7 @@ class LiveClients:
     def start(self, timeout: float = 120) -> None:
         print(f"Opening {self.sockets} WebSockets (the shared boards' members, the /ws/me listeners)", flush=True)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.soak_live", str(self.config), str(self.results), str(self.progress)], cwd=ROOT
+            [sys.executable, "-m", "bench.live.soak", str(self.config), str(self.results), str(self.progress)], cwd=ROOT
         )
         self._wait_phase({"drawing"}, timeout, "open its sockets")
 
@@ -601,7 +601,7 @@ class LiveClients:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.process.kill()
                 sys.exit(
-                    f"error: bench/soak_live.py did not {what} within {timeout:.0f} s "
+                    f"error: bench/live/soak.py did not {what} within {timeout:.0f} s "
                     f"(exit status {self.process.poll()}); its message is above."
                 )
             time.sleep(0.2)
@@ -610,7 +610,7 @@ class LiveClients:
         self._wait_phase({"settled"}, 90, "finish drawing")
 
     def settled_boards(self) -> list[dict]:
-        """Each shared board's figures, written when the drawing settled (bench/soak_live.py)."""
+        """Each shared board's figures, written when the drawing settled (bench/live/soak.py)."""
         return json.loads(self.results.with_name(self.results.stem + "-boards.json").read_text())
 
     def stop(self) -> dict:
@@ -619,10 +619,10 @@ class LiveClients:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            sys.exit("error: bench/soak_live.py did not stop within 60 s of SIGTERM")
+            sys.exit("error: bench/live/soak.py did not stop within 60 s of SIGTERM")
         if not self.results.exists():
             sys.exit(
-                f"error: bench/soak_live.py stopped with status {self.process.returncode} before writing "
+                f"error: bench/live/soak.py stopped with status {self.process.returncode} before writing "
                 f"{self.results}; its message is above."
             )
         return json.loads(self.results.read_text())
@@ -662,7 +662,7 @@ class Progress:
 
 
 def make_sampler(site: Site, run_dir: Path, *, pools: int) -> Sampler:
-    """bench/sampler.py's Sampler on the site's processes (supervisord's tree), this database,
+    """bench/harness/sampler.py's Sampler on the site's processes (supervisord's tree), this database,
     the data Redis, the plain Redis when it is another server, and the queue (backlog())."""
     import redis
     from django.conf import settings
@@ -936,7 +936,7 @@ def diagnose(missed: list[tuple[int, int]], *, writes: Path, world_since: dateti
 
 def check_live_docs(boards: list[dict]) -> dict:
     """Each shared board's doc in PostgreSQL (what GET /api/v1/boards/{id} serves, once compacted)
-    must hold exactly the elements its ops left (bench/soak_live.py replays them in seq order);
+    must hold exactly the elements its ops left (bench/live/soak.py replays them in seq order);
     compaction runs when the last editor leaves and on beat's schedule, so this waits up to
     DOC_WAIT seconds for it."""
     from feeds.models import Board
@@ -1065,7 +1065,7 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 
 def live_figures(results: dict, docs: dict) -> dict:
-    """The shared boards' figures added up (bench/soak_live.py's, one dict a board)."""
+    """The shared boards' figures added up (bench/live/soak.py's, one dict a board)."""
     boards = results["boards"]
     total = {
         key: sum(b[key] for b in boards)
@@ -1322,7 +1322,7 @@ def report(f: dict) -> str:
         "the server acknowledged (sent back to its sender with a seq) reaching another member of the board; a "
         "feed notice is owed to a listener for each board posted, while they listened, by someone they follow.",
         "",
-        "Growth is judged over the last two thirds of the load (bench/sampler.py): the site's PostgreSQL connections "
+        "Growth is judged over the last two thirds of the load (bench/harness/sampler.py): the site's PostgreSQL connections "
         "are the TCP connections to PostgreSQL's port held by the processes below supervisord (from /proc, every "
         "second), never more than every pool full nor any process above its pool, all client backends never above "
         "the budget (`python -m ugcsite.serving budget`), and "

@@ -1,14 +1,14 @@
 """The soak's HTTP clients (`make soak` runs this with locust, headless): a few dozen simulated
-people, each request made as a person of the world that bench/soak.py built. Three kinds of
+people, each request made as a person of the world that bench/serving/soak.py built. Three kinds of
 client, in the proportion of their weights (3 : 1 : 1 of SOAK_CLIENTS):
 
 Person, the API (bearer tokens), each request as a random person: ~90% feed reads
 (GET /api/v1/feed, a quarter of them followed by the next page with before=), ~5% posts
 (POST /api/v1/boards with a small valid drawing), ~5% follows and unfollows
 (PUT/DELETE /api/v1/users/{name}/follow). Readers and followers are drawn uniformly; whom to
-follow, and who posts, are drawn with the world's own Zipf weights (bench.world: popular people
+follow, and who posts, are drawn with the world's own Zipf weights (bench.harness.world: popular people
 are followed more and post more), so posts reach hundreds of followers on average, not thirty.
-The /ws/me listeners of bench/soak_live.py never follow or unfollow here, so whose boards must
+The /ws/me listeners of bench/live/soak.py never follow or unfollow here, so whose boards must
 reach them stays fixed for the whole run.
 
 Visitor, the HTML pages signed out: the front page, /discover, /popular, a profile, a board,
@@ -26,7 +26,7 @@ is a failure, not a 200 from the login page.
 Reads SOAK_WORLD (the people, their tokens and whom they follow, as JSON), writes every write it
 made to SOAK_WRITES (a JSON line each: time, op, who, whom or the board, status: the soak's
 diagnosis of a miss reads it), its running figures to SOAK_PROGRESS every few seconds
-(bench/soak.py prints them with its samples) and what it measured to SOAK_STATS (JSON) when locust quits. Imports nothing of the
+(bench/serving/soak.py prints them with its samples) and what it measured to SOAK_STATS (JSON) when locust quits. Imports nothing of the
 site: locust patches the standard library with gevent, and the site's code has no business in
 this process.
 """
@@ -50,7 +50,7 @@ RANK_WEIGHTS = list(accumulate(1 / (rank + 1) ** 0.9 for rank in range(len(RANKE
 POST_WEIGHTS = list(accumulate(1 / (rank + 1) ** 0.8 for rank in range(len(RANKED))))  # posts, as grow_boards
 BY_NAME = {person["name"]: person for person in PEOPLE}
 FOLLOWING = {person["name"]: set(person["following"]) for person in PEOPLE}
-LISTENERS = set(WORLD["listeners"])  # on /ws/me (bench/soak_live.py): their follows stay as built
+LISTENERS = set(WORLD["listeners"])  # on /ws/me (bench/live/soak.py): their follows stay as built
 FOLLOWERS = [person for person in PEOPLE if person["name"] not in LISTENERS]  # who may follow and unfollow
 MEMBERS = WORLD["members"]  # names of the people holding PASSWORD: they can log in on the pages
 PASSWORD = WORLD["password"]
@@ -336,7 +336,7 @@ def _figures(stats) -> dict:
 
 
 def _progress(environment):
-    """The running figures, for bench/soak.py's progress line (it prints them with its samples)."""
+    """The running figures, for bench/serving/soak.py's progress line (it prints them with its samples)."""
     while True:
         gevent.sleep(PROGRESS_EVERY)
         total = environment.stats.total

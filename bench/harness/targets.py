@@ -16,10 +16,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.harness.report import ROOT
+
 HISTORY = ROOT / "bench" / "results" / "targets-history.json"
 RUNS_JUDGED = 3  # a target counts as reached when this many consecutive runs reached it
 RUNS_KEPT = 12  # per suite: older runs leave the file
