@@ -11,7 +11,8 @@ written anew in its own format: EXIF (GPS with it), XMP and text chunks are not 
 Where a picture is drawn:
 - the canvas and the editor load ``image_href(id)`` (``/images/<id>``), which redirects to the
   storage's address of the current copy (a 404 once it is hidden or gone);
-- the SVG preview embeds each as a ``data:`` URI (``image_data_uris``): an SVG shown through an
+- the SVG preview embeds each as a ``data:`` URI of its small copy (IMAGE_PREVIEW_SIDE, WebP:
+  ``image_data_uris``): an SVG shown through an
   ``<img>`` loads nothing from outside, and a renderer on the server (a PNG of the board) needs
   no network or storage access to resolve it.
 """
@@ -26,7 +27,14 @@ from django.core.files.storage import default_storage
 from PIL import Image as Pillow, ImageOps, UnidentifiedImageError
 
 from feeds.models import BoardEditor, Image, ImageUsage
-from feeds.rules import IMAGE_ID_LENGTH, IMAGE_PIXELS_MAX, IMAGE_SIDE_MAX, IMAGE_TYPES, IMAGE_UPLOAD_MAX
+from feeds.rules import (
+    IMAGE_ID_LENGTH,
+    IMAGE_PIXELS_MAX,
+    IMAGE_PREVIEW_SIDE,
+    IMAGE_SIDE_MAX,
+    IMAGE_TYPES,
+    IMAGE_UPLOAD_MAX,
+)
 from ugcsite.platform.errors import Invalid, NotFound
 
 _EXTENSIONS = {"PNG": "png", "JPEG": "jpg", "WEBP": "webp"}
@@ -50,10 +58,12 @@ class ImageNotFound(NotFound):
 
 
 class ProcessedImage:
-    """A re-encoded picture ready to store: its bytes, format, and size in pixels."""
+    """A re-encoded picture ready to store: its bytes, format, and size in pixels, and the bytes
+    of its small WebP copy for previews."""
 
-    def __init__(self, data: bytes, content_type: str, width: int, height: int):
+    def __init__(self, data: bytes, content_type: str, width: int, height: int, preview: bytes):
         self.data, self.content_type, self.width, self.height = data, content_type, width, height
+        self.preview = preview
 
 
 def image_process(data: bytes, content_type: str) -> ProcessedImage:
@@ -101,7 +111,11 @@ def image_process(data: bytes, content_type: str) -> ProcessedImage:
     image.info = {}  # nothing of the original's metadata is written back (EXIF, XMP, text chunks)
     out = io.BytesIO()
     image.save(out, format=expected, **_SAVE_OPTIONS[expected], **({"icc_profile": icc} if icc else {}))
-    return ProcessedImage(out.getvalue(), content_type, image.width, image.height)
+    small = image.copy()
+    small.thumbnail((IMAGE_PREVIEW_SIDE, IMAGE_PREVIEW_SIDE), Pillow.Resampling.LANCZOS)
+    preview = io.BytesIO()
+    _mode_for(small, "WEBP").save(preview, format="WEBP", quality=80, method=4)
+    return ProcessedImage(out.getvalue(), content_type, image.width, image.height, preview.getvalue())
 
 
 def _decode_reduced(image: Pillow.Image) -> None:
@@ -214,15 +228,20 @@ def images_check_placeable(image_ids: set[str], *, author_id: int, board_id: int
 
 
 def image_data_uris(image_ids: set[str]) -> dict[str, str]:
-    """``{id: data: URI}`` for the shown pictures of ``image_ids`` (hidden and deleted ones are
-    left out: the SVG draws a blank box for them). One query and one storage read a picture."""
+    """``{id: data: URI}`` of the small copies (IMAGE_PREVIEW_SIDE, WebP) of the shown pictures
+    of ``image_ids`` (hidden and deleted ones are left out: the SVG draws a blank box for them).
+    One query and one storage read a picture."""
     uris = {}
-    for image in Image.objects.filter(pk__in=image_ids, state=Image.State.PUBLISHED).only("pk", "file", "content_type"):
+    shown = Image.objects.filter(pk__in=image_ids, state=Image.State.PUBLISHED)
+    for image in shown.only("pk", "file", "preview_file", "content_type"):
+        name, content_type = (
+            (image.preview_file, "image/webp") if image.preview_file else (image.file, image.content_type)
+        )
         try:
-            data = image_file_read(image.file)
+            data = image_file_read(name)
         except OSError:  # the file went missing from the storage: drawn as a blank box
             continue
-        uris[image.pk] = f"data:{image.content_type};base64,{base64.b64encode(data).decode()}"
+        uris[image.pk] = f"data:{content_type};base64,{base64.b64encode(data).decode()}"
     return uris
 
 
@@ -230,8 +249,9 @@ def images_erase(user_id: int) -> int:
     """Delete every picture of a closed account: the copies in the storage, then the rows and
     the usage row. Idempotent. Returns how many. O(pictures of the account)."""
     count = 0
-    for image in Image.objects.filter(owner_id=user_id).only("pk", "file").iterator():
+    for image in Image.objects.filter(owner_id=user_id).only("pk", "file", "preview_file").iterator():
         image_file_delete(image.file)
+        image_file_delete(image.preview_file)
         count += 1
     Image.objects.filter(owner_id=user_id).delete()
     ImageUsage.objects.filter(user_id=user_id).delete()

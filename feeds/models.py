@@ -348,10 +348,11 @@ class Image(models.Model):
     id = models.CharField(primary_key=True, max_length=IMAGE_ID_LENGTH, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     file = models.CharField(max_length=200)  # the storage's name of the copy
+    preview_file = models.CharField(max_length=200, blank=True, default="")  # the small WebP copy (IMAGE_PREVIEW_SIDE)
     content_type = models.CharField(max_length=16)
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()
-    size = models.PositiveIntegerField()  # bytes of the stored copy: what the quota counts
+    size = models.PositiveIntegerField()  # bytes of the stored copies (both): what the quota counts
     state = models.CharField(max_length=16, choices=State.choices, default=State.PUBLISHED)
     created_at = models.DateTimeField(auto_now_add=True)
 

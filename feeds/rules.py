@@ -70,6 +70,10 @@ IMAGE_TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
 IMAGE_UPLOAD_MAX = 10 * 1024 * 1024
 IMAGE_PIXELS_MAX = 40_000_000
 IMAGE_SIDE_MAX = 2048
+# A second, smaller copy (WebP, at most IMAGE_PREVIEW_SIDE px on its long side) is what the SVG
+# preview embeds: a board's preview is fetched by every card that shows it, and a 2048 px PNG
+# photo can weigh megabytes where this weighs tens of kilobytes.
+IMAGE_PREVIEW_SIDE = 1024
 IMAGE_ID_LENGTH = 16
 IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{16}$"
 # Editors a board may have: each one is a row and a name in every hello, so the list stays short.

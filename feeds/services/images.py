@@ -31,8 +31,9 @@ def image_create(*, owner, data: bytes, content_type: str) -> Image:
     says why not), within IMAGE_QUOTA_BYTES (QuotaFull). The decoding runs before any lock;
     then one locked row, one file written and one INSERT. O(pixels of the upload)."""
     processed = images.image_process(data, content_type)
-    size = len(processed.data)
+    size = len(processed.data) + len(processed.preview)
     name = images.image_file_save(processed.data, content_type)
+    preview_name = images.image_file_save(processed.preview, "image/webp")
     try:
         with transaction.atomic():
             ImageUsage.objects.get_or_create(user_id=owner.pk)
@@ -43,6 +44,7 @@ def image_create(*, owner, data: bytes, content_type: str) -> Image:
                 id=images.new_image_id(),
                 owner_id=owner.pk,
                 file=name,
+                preview_file=preview_name,
                 content_type=content_type,
                 width=processed.width,
                 height=processed.height,
@@ -50,7 +52,8 @@ def image_create(*, owner, data: bytes, content_type: str) -> Image:
             )
             ImageUsage.objects.filter(user_id=owner.pk).update(bytes=F("bytes") + size)
     except BaseException:
-        images.image_file_delete(name)  # nothing names it: the row was not made
+        images.image_file_delete(name)  # nothing names them: the row was not made
+        images.image_file_delete(preview_name)
         raise
     return image
 
@@ -64,12 +67,26 @@ def image_hide(*, image: Image, hidden: bool = True, staff=None, why: str = "") 
         image = Image.objects.select_for_update().select_related("owner").filter(pk=image.pk, state=was).first()
         if image is None:
             return False
-        old = image.file
-        image.file = images.image_file_save(images.image_file_read(old), image.content_type)
+        old = [image.file, image.preview_file]
+        image.file, image.preview_file = (
+            _moved(image.file, image.content_type),
+            _moved(image.preview_file, "image/webp"),
+        )
         image.state = want
-        image.save(update_fields=["file", "state"])
+        image.save(update_fields=["file", "preview_file", "state"])
         if staff is not None:
             action = StaffAction.Action.HIDE_IMAGE if hidden else StaffAction.Action.UNHIDE_IMAGE
             staff_action_record(staff=staff, action=action, target=image_target(image), why=why)
-        transaction.on_commit(lambda: images.image_file_delete(old))
+        transaction.on_commit(lambda: [images.image_file_delete(name) for name in old])
     return True
+
+
+def _moved(name: str, content_type: str) -> str:
+    """A copy written anew under a fresh random name (the old one is deleted on commit); "" for
+    one that is gone from the storage (it stays gone: the picture is blank wherever it is)."""
+    if not name:
+        return ""
+    try:
+        return images.image_file_save(images.image_file_read(name), content_type)
+    except OSError:
+        return ""

@@ -13,7 +13,7 @@ from PIL import ExifTags, Image
 
 from feeds import images
 from feeds.models import Image as Picture, ImageUsage, ReportCase, StaffAction
-from feeds.rules import IMAGE_PIXELS_MAX, IMAGE_SIDE_MAX, IMAGE_UPLOAD_MAX
+from feeds.rules import IMAGE_PIXELS_MAX, IMAGE_PREVIEW_SIDE, IMAGE_SIDE_MAX, IMAGE_UPLOAD_MAX
 from feeds.services import reports
 from ugcsite.testing import assert_problem, with_second_factor
 
@@ -60,12 +60,9 @@ def test_an_upload_is_kept_in_its_format_and_served_through_its_address(api, cli
     assert body == {"id": body["id"], "url": f"/images/{body['id']}", "width": 300, "height": 200}
     assert stored(body["id"]).format == fmt
     row = Picture.objects.get(pk=body["id"])
-    assert (row.owner.username, row.content_type, row.size) == (
-        "alice",
-        content_type,
-        len(images.image_file_read(row.file)),
-    )
-    assert (media_here / row.file).is_file()
+    copies = len(images.image_file_read(row.file)) + len(images.image_file_read(row.preview_file))
+    assert (row.owner.username, row.content_type, row.size) == ("alice", content_type, copies)
+    assert (media_here / row.file).is_file() and (media_here / row.preview_file).is_file()
 
     redirect = client.get(body["url"])
     assert redirect.status_code == 302 and redirect["Location"] == f"/media/{row.file}"
@@ -97,6 +94,8 @@ def test_the_kept_copy_is_at_most_2048_on_its_long_side(api):
     assert answer.status_code == 201, answer.content
     assert (answer.json()["width"], answer.json()["height"]) == (IMAGE_SIDE_MAX, 512)
     assert stored(answer.json()["id"]).size == (IMAGE_SIDE_MAX, 512)
+    preview = Image.open(io.BytesIO(images.image_file_read(Picture.objects.get(pk=answer.json()["id"]).preview_file)))
+    assert (preview.format, preview.size) == ("WEBP", (IMAGE_PREVIEW_SIDE, 256))  # what the SVG preview embeds
 
 
 def test_a_large_jpeg_is_decoded_at_a_reduced_scale_and_kept_within_2048(api):
@@ -186,7 +185,7 @@ def test_a_board_shows_its_authors_pictures_in_the_preview(api, client):
     assert element["image"] == image_id and element["rotation"] == 30 and element["id"]
     preview = client.get(f"/api/v1/boards/{made.json()['id']}/preview.svg")
     svg = preview.content.decode()
-    assert f'data-image="{image_id}"' in svg and 'href="data:image/png;base64,' in svg
+    assert f'data-image="{image_id}"' in svg and 'href="data:image/webp;base64,' in svg  # its small copy
     assert "img-src data:" in preview["Content-Security-Policy"]
     assert 'transform="rotate(30 110 95)"' in svg
 
@@ -265,7 +264,7 @@ def test_a_reported_picture_taken_down_leaves_every_board(api, client, run, djan
     assert client.get(f"/images/{image_id}").status_code == 404
     assert client.get(address).status_code == 404  # the copy moved: the old address answers nothing
     svg = client.get(f"/api/v1/boards/{board_id}/preview.svg").content.decode()
-    assert f'data-image="{image_id}"' in svg and "data:image/png" not in svg  # a blank box
+    assert f'data-image="{image_id}"' in svg and "data:image/" not in svg  # a blank box
     assert_problem(
         alice.post("/api/v1/boards", {"title": "y", "kind": "sketch", "doc": doc_with(image_element(image_id))}), 400
     )
@@ -292,7 +291,7 @@ def test_pictures_are_in_the_export_and_go_with_the_account(api, run, settings, 
     assert run(alice.delete, "/api/v1/me", {"password": "password123"}).status_code == 204
     assert not Picture.objects.filter(pk=image_id).exists()
     assert not ImageUsage.objects.filter(user_id=user_id).exists()
-    assert not Path(media_here / row.file).exists()
+    assert not Path(media_here / row.file).exists() and not Path(media_here / row.preview_file).exists()
 
 
 def test_staff_hide_and_show_a_picture_in_the_admin_on_the_record(api, client, run):

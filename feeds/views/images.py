@@ -21,6 +21,8 @@ def image_redirect(request, image_id: str):
         image = image_get_shown(image_id)
     except ImageNotFound:
         raise Http404("No such picture.") from None
+    if not image.file:  # its copy was lost from the storage
+        raise Http404("No such picture.")
     response = HttpResponseRedirect(image_url(image))
     response["Cache-Control"] = f"public, max-age={REDIRECT_MAX_AGE}"
     return response
