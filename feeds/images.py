@@ -11,8 +11,8 @@ written anew in its own format: EXIF (GPS with it), XMP and text chunks are not 
 Where a picture is drawn:
 - the canvas and the editor load ``image_href(id)`` (``/images/<id>``), which redirects to the
   storage's address of the current copy (a 404 once it is hidden or gone);
-- the SVG preview embeds each as a ``data:`` URI of its small copy (IMAGE_PREVIEW_SIDE, WebP:
-  ``image_data_uris``): an SVG shown through an
+- the SVG preview embeds each as a ``data:`` URI of its small copy (IMAGE_PREVIEW_SIDE, a JPEG,
+  or a PNG when it has transparency: formats every SVG renderer reads; ``image_data_uris``): an SVG shown through an
   ``<img>`` loads nothing from outside, and a renderer on the server (a PNG of the board) needs
   no network or storage access to resolve it.
 """
@@ -59,11 +59,11 @@ class ImageNotFound(NotFound):
 
 class ProcessedImage:
     """A re-encoded picture ready to store: its bytes, format, and size in pixels, and the bytes
-    of its small WebP copy for previews."""
+    of its small copy for previews (and that copy's type)."""
 
-    def __init__(self, data: bytes, content_type: str, width: int, height: int, preview: bytes):
+    def __init__(self, data: bytes, content_type: str, width: int, height: int, preview: bytes, preview_type: str):
         self.data, self.content_type, self.width, self.height = data, content_type, width, height
-        self.preview = preview
+        self.preview, self.preview_type = preview, preview_type
 
 
 def image_process(data: bytes, content_type: str) -> ProcessedImage:
@@ -114,8 +114,13 @@ def image_process(data: bytes, content_type: str) -> ProcessedImage:
     small = image.copy()
     small.thumbnail((IMAGE_PREVIEW_SIDE, IMAGE_PREVIEW_SIDE), Pillow.Resampling.LANCZOS)
     preview = io.BytesIO()
-    _mode_for(small, "WEBP").save(preview, format="WEBP", quality=80, method=4)
-    return ProcessedImage(out.getvalue(), content_type, image.width, image.height, preview.getvalue())
+    if "A" in small.getbands():  # transparency: PNG keeps it
+        small.save(preview, format="PNG")
+        preview_type = "image/png"
+    else:
+        _mode_for(small, "JPEG").save(preview, format="JPEG", quality=80)
+        preview_type = "image/jpeg"
+    return ProcessedImage(out.getvalue(), content_type, image.width, image.height, preview.getvalue(), preview_type)
 
 
 def _decode_reduced(image: Pillow.Image) -> None:
@@ -164,6 +169,12 @@ def image_file_save(data: bytes, content_type: str) -> str:
     """Write a copy to the storage under a fresh random name; returns the storage's name. One write."""
     ext = _EXTENSIONS[IMAGE_TYPES[content_type]]
     return default_storage.save(f"{IMAGE_FOLDER}/{secrets.token_urlsafe(18)}.{ext}", ContentFile(data))
+
+
+def content_type_of(name: str) -> str:
+    """The type of a stored copy, from its name's extension (image_file_save gives it)."""
+    ext = name.rsplit(".", 1)[-1]
+    return next(name for name, value in IMAGE_TYPES.items() if _EXTENSIONS[value] == ext)
 
 
 def image_file_delete(name: str) -> None:
@@ -228,15 +239,14 @@ def images_check_placeable(image_ids: set[str], *, author_id: int, board_id: int
 
 
 def image_data_uris(image_ids: set[str]) -> dict[str, str]:
-    """``{id: data: URI}`` of the small copies (IMAGE_PREVIEW_SIDE, WebP) of the shown pictures
+    """``{id: data: URI}`` of the small copies (IMAGE_PREVIEW_SIDE, JPEG or PNG) of the shown pictures
     of ``image_ids`` (hidden and deleted ones are left out: the SVG draws a blank box for them).
     One query and one storage read a picture."""
     uris = {}
     shown = Image.objects.filter(pk__in=image_ids, state=Image.State.PUBLISHED)
     for image in shown.only("pk", "file", "preview_file", "content_type"):
-        name, content_type = (
-            (image.preview_file, "image/webp") if image.preview_file else (image.file, image.content_type)
-        )
+        name = image.preview_file or image.file
+        content_type = content_type_of(name)
         try:
             data = image_file_read(name)
         except OSError:  # the file went missing from the storage: drawn as a blank box

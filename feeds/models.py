@@ -348,7 +348,9 @@ class Image(models.Model):
     id = models.CharField(primary_key=True, max_length=IMAGE_ID_LENGTH, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     file = models.CharField(max_length=200)  # the storage's name of the copy
-    preview_file = models.CharField(max_length=200, blank=True, default="")  # the small WebP copy (IMAGE_PREVIEW_SIDE)
+    preview_file = models.CharField(
+        max_length=200, blank=True, default=""
+    )  # the small copy (IMAGE_PREVIEW_SIDE, JPEG or PNG)
     content_type = models.CharField(max_length=16)
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()

@@ -70,7 +70,7 @@ IMAGE_TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
 IMAGE_UPLOAD_MAX = 10 * 1024 * 1024
 IMAGE_PIXELS_MAX = 40_000_000
 IMAGE_SIDE_MAX = 2048
-# A second, smaller copy (WebP, at most IMAGE_PREVIEW_SIDE px on its long side) is what the SVG
+# A second, smaller copy (JPEG, or PNG with transparency, at most IMAGE_PREVIEW_SIDE px on its long side) is what the SVG
 # preview embeds: a board's preview is fetched by every card that shows it, and a 2048 px PNG
 # photo can weigh megabytes where this weighs tens of kilobytes.
 IMAGE_PREVIEW_SIDE = 1024

@@ -5,10 +5,11 @@ The document has been validated (feeds.validation), so numbers are numbers and c
 cannot carry are dropped from texts, so nothing from a document can open a tag, an attribute
 or a script. The answer is also served with a CSP that forbids scripts (feeds.api).
 
-A picture (an ``image`` element) is drawn from ``images``, its id's ``data:`` URI (of its small
-WebP copy: feeds.images.image_data_uris): an SVG shown through ``<img>`` loads nothing from outside, and a
-renderer on the server resolves a data: URI with no network. One it lacks (hidden, deleted) is a
-blank box with a faint edge, as the canvas draws one it cannot load.
+A picture (an ``image`` element) is drawn from ``images``, its id's ``data:`` URI of its small
+copy, a JPEG or a PNG (feeds.images.image_data_uris): an SVG shown through ``<img>`` loads
+nothing from outside, and a renderer on the server resolves a data: URI of either format with no
+network. One it lacks (hidden, deleted) is a blank box with a faint edge, as the canvas draws one
+it cannot load.
 """
 
 import math

@@ -33,7 +33,7 @@ def image_create(*, owner, data: bytes, content_type: str) -> Image:
     processed = images.image_process(data, content_type)
     size = len(processed.data) + len(processed.preview)
     name = images.image_file_save(processed.data, content_type)
-    preview_name = images.image_file_save(processed.preview, "image/webp")
+    preview_name = images.image_file_save(processed.preview, processed.preview_type)
     try:
         with transaction.atomic():
             ImageUsage.objects.get_or_create(user_id=owner.pk)
@@ -70,7 +70,7 @@ def image_hide(*, image: Image, hidden: bool = True, staff=None, why: str = "") 
         old = [image.file, image.preview_file]
         image.file, image.preview_file = (
             _moved(image.file, image.content_type),
-            _moved(image.preview_file, "image/webp"),
+            _moved(image.preview_file, images.content_type_of(image.preview_file) if image.preview_file else ""),
         )
         image.state = want
         image.save(update_fields=["file", "preview_file", "state"])

@@ -95,7 +95,7 @@ def test_the_kept_copy_is_at_most_2048_on_its_long_side(api):
     assert (answer.json()["width"], answer.json()["height"]) == (IMAGE_SIDE_MAX, 512)
     assert stored(answer.json()["id"]).size == (IMAGE_SIDE_MAX, 512)
     preview = Image.open(io.BytesIO(images.image_file_read(Picture.objects.get(pk=answer.json()["id"]).preview_file)))
-    assert (preview.format, preview.size) == ("WEBP", (IMAGE_PREVIEW_SIDE, 256))  # what the SVG preview embeds
+    assert (preview.format, preview.size) == ("JPEG", (IMAGE_PREVIEW_SIDE, 256))  # what the SVG preview embeds
 
 
 def test_a_large_jpeg_is_decoded_at_a_reduced_scale_and_kept_within_2048(api):
@@ -106,6 +106,16 @@ def test_a_large_jpeg_is_decoded_at_a_reduced_scale_and_kept_within_2048(api):
     # 9000 x 1000: half scale is 4500 wide, a quarter 2250 (at least 3/4 of 2048), then shrunk to 2048.
     wide = upload(api.as_user("bob"), picture("JPEG", size=(9000, 1000)), "image/jpeg")
     assert (wide.json()["width"], wide.json()["height"]) == (IMAGE_SIDE_MAX, 228)
+
+
+def test_a_transparent_pictures_small_copy_keeps_its_transparency(api):
+    out = io.BytesIO()
+    Image.new("RGBA", (300, 200), (10, 200, 30, 0)).save(out, format="PNG")
+    answer = upload(api.as_user("alice"), out.getvalue())
+    row = Picture.objects.get(pk=answer.json()["id"])
+    small = Image.open(io.BytesIO(images.image_file_read(row.preview_file)))
+    assert (small.format, small.mode, small.getpixel((5, 5))[3]) == ("PNG", "RGBA", 0)
+    assert stored(row.pk).mode == "RGBA"
 
 
 def bomb() -> bytes:
@@ -185,7 +195,7 @@ def test_a_board_shows_its_authors_pictures_in_the_preview(api, client):
     assert element["image"] == image_id and element["rotation"] == 30 and element["id"]
     preview = client.get(f"/api/v1/boards/{made.json()['id']}/preview.svg")
     svg = preview.content.decode()
-    assert f'data-image="{image_id}"' in svg and 'href="data:image/webp;base64,' in svg  # its small copy
+    assert f'data-image="{image_id}"' in svg and 'href="data:image/jpeg;base64,' in svg  # its small copy
     assert "img-src data:" in preview["Content-Security-Policy"]
     assert 'transform="rotate(30 110 95)"' in svg
 
@@ -285,7 +295,7 @@ def test_pictures_are_in_the_export_and_go_with_the_account(api, run, settings, 
     assert archive.read(f"images/{image_id}.webp") == images.image_file_read(row.file)
     assert f'"id": "{image_id}"' in archive.read("images.json").decode()
     board_svg = next(name for name in archive.namelist() if name.startswith("boards/") and name.endswith(".svg"))
-    assert "data:image/webp;base64," in archive.read(board_svg).decode()
+    assert "data:image/jpeg;base64," in archive.read(board_svg).decode()  # the small copy
 
     user_id = get_user_model().objects.get(username="alice").pk
     assert run(alice.delete, "/api/v1/me", {"password": "password123"}).status_code == 204
