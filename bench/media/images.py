@@ -8,7 +8,8 @@ colour), then measures, each as p50 and p99 over ``--runs`` calls:
 - the whole upload: Django's test client posting the bytes to /api/v1/images with a bearer token,
   in this process (the middleware, the checks, the decode, the shrink to 2048 px, the re-encode,
   the write through the storage API to a local folder, the quota row and the INSERT);
-- ``feeds.images.image_process`` alone (decode, turn, shrink, encode: the CPU of it);
+- ``feeds.images.image_process`` alone (decode, turn, shrink, encode, and the small copy for
+  previews: the CPU of it);
 - beside them: Pillow decoding the same JPEG whole and nothing else (what a site that decodes it
   and shrinks it after pays at least: image_process did that before it asked for half scale), and
   the floor, the half-scale decode alone (libjpeg's DCT scaling, which image_process uses: a
@@ -134,7 +135,7 @@ def run(args) -> None:
         "",
         f"The photo: {args.width} x {args.height} ({args.width * args.height / 1e6:.0f} MP), JPEG at quality 92 with "
         f"EXIF and GPS, {len(data) / 1024 / 1024:.2f} MiB (made in {made:.1f} s). Kept: "
-        f"{kept.width} x {kept.height}, {kept.size / 1024:.0f} KiB, {kept.content_type}.",
+        f"{kept.width} x {kept.height}, {kept.content_type}, {kept.size / 1024:.0f} KiB with its small copy for previews.",
         "",
         "| figure | p50 ms | p99 ms | mean ms | runs |",
         "|---|---|---|---|---|",
