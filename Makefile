@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -151,6 +151,7 @@ bench-deps: $(BENCH_STAMP)
 # The whole benchmark at 10k, 100k and 1M boards (about half an hour); figures in bench/results/.
 bench: bench-deps
 	@scripts/with-servers.sh python -m bench.run
+	@scripts/with-servers.sh python -m bench.media.images
 
 # The same code on a tiny world, in about a minute: CI runs it so the benchmark never rots.
 bench-smoke: bench-deps
@@ -197,6 +198,10 @@ bench-cluster: bench-deps
 # Search alone at 1,000,000 boards and 1,000,000 people (about ten minutes): bench/results/search.md.
 bench-search: bench-deps
 	@scripts/with-servers.sh python -m bench.search.shapes $(ARGS)
+
+# One upload of a 12 MP JPEG through POST /api/v1/images, and its parts (bench/media/images.py).
+bench-images: bench-deps
+	@scripts/with-servers.sh python -m bench.media.images $(ARGS)
 
 # A page of comments on a board with 100,000 of them, and posting under load (bench/feed/comments.py).
 bench-comments: bench-deps

@@ -12,6 +12,8 @@
 - ``erasure``: a deleted account's boards withdrawn, then every row and key that names it;
   ``export``: a person's data as a zip (take my data).
 - ``validation``, ``svg``: a drawing's document checked, and drawn as SVG.
+- ``images``: pictures for the canvas: an upload checked and re-encoded, the copy in Django's
+  storage, which pictures a board may show (``services.images``: an upload within its quota, hiding).
 - ``api/``, ``views/``, ``urls``, ``templatetags/``: the JSON API and the pages.
 - ``demo``, ``management/``: the demo world and the manage.py commands.
 """

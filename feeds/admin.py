@@ -6,8 +6,15 @@ from django.db import connections, transaction
 from django.utils.html import format_html, format_html_join
 
 from feeds import staff_record
-from feeds.models import ArchiveRun, Board, Comment, Report, ReportCase, StaffAction, TimelineChunk
-from feeds.services import boards as services, comments as comment_services, moderation, reports
+from feeds.images import image_href
+from feeds.models import ArchiveRun, Board, Comment, Image, Report, ReportCase, StaffAction, TimelineChunk
+from feeds.services import (
+    boards as services,
+    comments as comment_services,
+    images as image_services,
+    moderation,
+    reports,
+)
 from feeds.timelines import archive
 from social.admin import UserAdmin
 from social.models import User
@@ -124,9 +131,11 @@ class ModeratedUserAdmin(UserAdmin):
         )
 
 
-def _report(model_admin, request, done: int, selected: int, verb: str, skipped_because: str) -> None:
+def _report(
+    model_admin, request, done: int, selected: int, verb: str, skipped_because: str, what: str = "board"
+) -> None:
     """One message for a bulk action: how many it changed, and why the rest were left alone."""
-    noun = "board" if done == 1 else "boards"
+    noun = what if done == 1 else what + "s"
     message = f"{done} {noun} {verb}."
     level = messages.SUCCESS
     if done < selected:
@@ -221,13 +230,14 @@ class ReportCaseAdmin(admin.ModelAdmin):
 
     list_display = ("target", "reporters", "reasons", "auto_hidden", "opened_at", "outcome")
     list_filter = (CaseStatus, "outcome", "auto_hidden")
-    list_select_related = ("board", "board__author", "person", "comment", "comment__author")
+    list_select_related = ("board", "board__author", "person", "comment", "comment__author", "image", "image__owner")
     ordering = ("-reporters", "opened_at")
     inlines = [ReportInline]
     readonly_fields = (
         "board",
         "comment",
         "comment_text",
+        "image",
         "person",
         "reporters",
         "auto_hidden",
@@ -255,6 +265,10 @@ class ReportCaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="reported")
     def target(self, case):
+        if case.image_id:
+            return format_html(
+                'picture <a href="{}">{}</a> by {}', image_href(case.image_id), case.image_id, case.image.owner.username
+            )
         if case.comment_id:
             who = case.comment.author.username if case.comment.author else "a deleted account"
             return format_html(
@@ -287,7 +301,7 @@ class ReportCaseAdmin(admin.ModelAdmin):
         )
 
     @admin.action(
-        description="Take down: hide the board or comment, or suspend the person, and tell the reporters",
+        description="Take down: hide the board, comment or picture, or suspend the person, and tell the reporters",
         permissions=["change"],
     )
     def take_down(self, request, queryset):
@@ -309,6 +323,53 @@ class ReportCaseAdmin(admin.ModelAdmin):
             + (f" {skipped} were decided already and left as they are." if skipped else ""),
             messages.SUCCESS if done else messages.WARNING,
         )
+
+
+@admin.register(Image)
+class ImageAdmin(admin.ModelAdmin):
+    """Uploaded pictures: staff hide one (every board that shows it draws a blank box, and its
+    address stops answering) or show it again (feeds.services.images.image_hide), on the record."""
+
+    list_display = ("id", "owner", "width", "height", "size", "state", "created_at", "picture")
+    list_filter = ("state",)
+    list_select_related = ("owner",)
+    search_fields = ("id", "owner__username")
+    readonly_fields = (
+        "id",
+        "owner",
+        "file",
+        "content_type",
+        "width",
+        "height",
+        "size",
+        "state",
+        "created_at",
+        "picture",
+    )
+    fields = readonly_fields
+    actions = ["hide_images", "unhide_images"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="picture")
+    def picture(self, image):
+        if image.state != Image.State.PUBLISHED:
+            return "(hidden)"
+        return format_html('<a href="{}">open</a>', image_href(image.pk))
+
+    @admin.action(description="Hide the selected pictures (on the record)", permissions=["change"])
+    def hide_images(self, request, queryset):
+        done = sum(image_services.image_hide(image=image, staff=request.user) for image in queryset)
+        _report(self, request, done, queryset.count(), "hidden", "were hidden already", "picture")
+
+    @admin.action(description="Show the selected hidden pictures again (on the record)", permissions=["change"])
+    def unhide_images(self, request, queryset):
+        done = sum(image_services.image_hide(image=image, hidden=False, staff=request.user) for image in queryset)
+        _report(self, request, done, queryset.count(), "shown again", "were not hidden", "picture")
 
 
 @admin.register(Comment)

@@ -10,7 +10,8 @@ side). Storage only: the Celery tasks of feeds.tasks run it in order.
    follower's big-following entry going with them.
 3. ``account_purge``: what others keep that names the account goes: notifications about its
    boards, its name in others' notifications (the count lowered), others' reads of its boards,
-   its archived timeline chunks, others' likes of its boards; then its boards' rows, and
+   its archived timeline chunks, others' likes of its boards, its pictures (the stored copies and
+   the rows: others' boards that showed one draw a blank box); then its boards' rows, and
    social's purge (follow sets,
    hidden sets, its keys, its row and everything that cascades from it).
 Kept: drawing others made on its boards goes with the boards; what it drew on others' boards
@@ -21,7 +22,7 @@ board: every read drops ids with no published board, and a rebuild never brings 
 
 from django.db import connection, transaction
 
-from feeds import comments, keys, likes
+from feeds import comments, images, keys, likes
 from feeds.discovery import counters, indexes
 from feeds.export import export_path
 from feeds.models import Board, Export, Notification, TimelineChunk
@@ -90,4 +91,5 @@ def account_purge(user_id: int) -> bool:
         for archive in Export.objects.filter(user_id=user_id).exclude(file_name=""):
             export_path(archive).unlink(missing_ok=True)  # the rows go with the person
         Board.objects.filter(author_id=user_id).delete()
+    images.images_erase(user_id)
     return people.account_purge(user_id=user_id)

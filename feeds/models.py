@@ -8,6 +8,7 @@ from django.db import models
 
 from feeds.rules import (
     BOARD_KINDS,
+    IMAGE_ID_LENGTH,
     MAX_TAGS,
     MAX_TITLE,
     REPORT_TEXT_MAX,
@@ -335,6 +336,46 @@ class Notification(models.Model):
         return f"{self.kind} for {self.recipient_id}: {self.actor_count} actor(s)"
 
 
+class Image(models.Model):
+    """An uploaded picture (feeds.images): the copy kept in the storage (``file``, under a random
+    name that changes when staff hide or show it, so an old address stops answering), its size
+    in pixels and bytes. Deleted (row and file) with its uploader's account (feeds.erasure)."""
+
+    class State(models.TextChoices):
+        PUBLISHED = "published"
+        HIDDEN = "hidden", "hidden by staff"
+
+    id = models.CharField(primary_key=True, max_length=IMAGE_ID_LENGTH, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    file = models.CharField(max_length=200)  # the storage's name of the copy
+    preview_file = models.CharField(
+        max_length=200, blank=True, default=""
+    )  # the small copy (IMAGE_PREVIEW_SIDE, JPEG or PNG)
+    content_type = models.CharField(max_length=16)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    size = models.PositiveIntegerField()  # bytes of the stored copies (both): what the quota counts
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PUBLISHED)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "created_at"], name="image_owner_idx")]
+
+    def __str__(self):
+        return f"image {self.pk} ({self.width}x{self.height}) of {self.owner_id}"
+
+
+class ImageUsage(models.Model):
+    """The bytes one person's pictures hold, kept beside the rows so a quota check is one locked
+    row, not a sum over every picture (feeds.services.images)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    bytes = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.bytes} bytes of pictures of {self.user_id}"
+
+
 class ReportCase(models.Model):
     """One reported board or person while staff have not decided (feeds.services.reports): the
     reports of it gathered, ``reporters`` of them from distinct people. Past REPORTS_AUTO_HIDE
@@ -347,6 +388,7 @@ class ReportCase(models.Model):
 
     board = models.ForeignKey(Board, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    image = models.ForeignKey(Image, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     person = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
@@ -362,10 +404,14 @@ class ReportCase(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(board__isnull=False, person__isnull=True, comment__isnull=True)
-                | models.Q(board__isnull=True, person__isnull=False, comment__isnull=True)
-                | models.Q(board__isnull=True, person__isnull=True, comment__isnull=False),
+                condition=models.Q(board__isnull=False, person__isnull=True, comment__isnull=True, image__isnull=True)
+                | models.Q(board__isnull=True, person__isnull=False, comment__isnull=True, image__isnull=True)
+                | models.Q(board__isnull=True, person__isnull=True, comment__isnull=False, image__isnull=True)
+                | models.Q(board__isnull=True, person__isnull=True, comment__isnull=True, image__isnull=False),
                 name="report_case_one_target",
+            ),
+            models.UniqueConstraint(
+                fields=["image"], condition=models.Q(closed_at__isnull=True), name="report_case_open_image"
             ),
             models.UniqueConstraint(
                 fields=["comment"], condition=models.Q(closed_at__isnull=True), name="report_case_open_comment"
@@ -384,6 +430,8 @@ class ReportCase(models.Model):
         ]
 
     def __str__(self):
+        if self.image_id:
+            return f"image {self.image_id}"
         if self.comment_id:
             return f"comment {self.comment_id}"
         return f"board {self.board_id}" if self.board_id else f"person {self.person_id}"
@@ -423,6 +471,8 @@ class StaffAction(models.Model):
         DISMISS = "dismiss", "dismissed a report"
         HIDE_COMMENT = "hide_comment", "hid a comment"
         UNHIDE_COMMENT = "unhide_comment", "showed a hidden comment again"
+        HIDE_IMAGE = "hide_image", "hid a picture"
+        UNHIDE_IMAGE = "unhide_image", "showed a hidden picture again"
 
     staff = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     staff_name = models.CharField(max_length=150)

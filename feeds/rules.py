@@ -60,6 +60,22 @@ STICKY_FILL = "#fff3bf"  # a new sticky note's paper
 # server gives one of ELEMENT_ID_GENERATED characters to an element sent without.
 ELEMENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 ELEMENT_ID_GENERATED = 12
+# Pictures on the canvas (docs/api.md, "Pictures"): POST /api/v1/images takes the bytes of one of
+# IMAGE_TYPES (its Content-Type names the Pillow decoder that alone runs on it) up to
+# IMAGE_UPLOAD_MAX bytes and IMAGE_PIXELS_MAX pixels (read from the header before any decoding: a
+# decompression bomb is a small file that decodes to gigabytes); the copy kept is re-encoded in
+# the same format (no EXIF, no GPS) and at most IMAGE_SIDE_MAX pixels on its long side. An image
+# element names it by its id, IMAGE_ID_LENGTH random characters (never guessed, never counted).
+IMAGE_TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
+IMAGE_UPLOAD_MAX = 10 * 1024 * 1024
+IMAGE_PIXELS_MAX = 40_000_000
+IMAGE_SIDE_MAX = 2048
+# A second, smaller copy (JPEG, or PNG with transparency, at most IMAGE_PREVIEW_SIDE px on its long side) is what the SVG
+# preview embeds: a board's preview is fetched by every card that shows it, and a 2048 px PNG
+# photo can weigh megabytes where this weighs tens of kilobytes.
+IMAGE_PREVIEW_SIDE = 1024
+IMAGE_ID_LENGTH = 16
+IMAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{16}$"
 # Editors a board may have: each one is a row and a name in every hello, so the list stays short.
 MAX_EDITORS = 50
 
@@ -135,6 +151,9 @@ def editor_config() -> dict:
         "stickyFill": STICKY_FILL,
         "elementIdPattern": ELEMENT_ID_PATTERN,
         "elementIdLength": ELEMENT_ID_GENERATED,
+        "imageTypes": list(IMAGE_TYPES),
+        "imageUploadMax": IMAGE_UPLOAD_MAX,
+        "imagePixelsMax": IMAGE_PIXELS_MAX,
     }
 
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from feeds.models import Board, Comment, StaffAction
+from feeds.models import Board, Comment, Image, StaffAction
 
 
 def board_target(board: Board) -> str:
@@ -18,6 +18,11 @@ def comment_target(comment: Comment) -> str:
     """How the record names a comment (its author loaded): a remote author by their handle."""
     author = comment.author.username if comment.author is not None else (comment.remote_handle or "someone gone")
     return f"comment {comment.pk} on board {comment.board_id} by {author}"
+
+
+def image_target(image: Image) -> str:
+    """How the record names a picture (its owner loaded)."""
+    return f"picture {image.pk} ({image.width}x{image.height}) by {image.owner.username}"
 
 
 def person_target(user) -> str:

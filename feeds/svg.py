@@ -4,6 +4,12 @@ The document has been validated (feeds.validation), so numbers are numbers and c
 ``#rrggbb``; still, every value written into the markup is escaped, and characters that XML 1.0
 cannot carry are dropped from texts, so nothing from a document can open a tag, an attribute
 or a script. The answer is also served with a CSP that forbids scripts (feeds.api).
+
+A picture (an ``image`` element) is drawn from ``images``, its id's ``data:`` URI of its small
+copy, a JPEG or a PNG (feeds.images.image_data_uris): an SVG shown through ``<img>`` loads
+nothing from outside, and a renderer on the server resolves a data: URI of either format with no
+network. One it lacks (hidden, deleted) is a blank box with a faint edge, as the canvas draws one
+it cannot load.
 """
 
 import math
@@ -101,8 +107,21 @@ def _text(value: str) -> str:
     return escape(_XML_INVALID.sub("", value), quote=True)
 
 
-def _element(element: dict) -> str:
+def _image(element: dict, images: dict[str, str]) -> str:
+    x, y, w, h = (_num(element[k]) for k in ("x", "y", "w", "h"))
+    box = {"x": x, "y": y, "width": w, "height": h}
+    href = images.get(element["image"])
+    if href is None or not href.startswith("data:image/"):
+        inner = "<rect " + _attrs(**box, fill="#f1f3f5", **_PAPER_EDGE) + "/>"
+    else:
+        inner = "<image " + _attrs(**box, preserveAspectRatio="none", href=href) + "/>"
+    return "<g " + _attrs(**_rotation(element), data_type="image", data_image=element["image"]) + ">" + inner + "</g>"
+
+
+def _element(element: dict, images: dict[str, str]) -> str:
     kind = element.get("type")
+    if kind == "image":
+        return _image(element, images)
     color = _color(element.get("color"))
     if kind in ("line", "arrow"):
         stroke = {"stroke": color, "stroke_width": _num(element["width"]), "stroke_linecap": "round"}
@@ -171,8 +190,10 @@ def _element(element: dict) -> str:
     return ""  # unknown types never pass validation; a stored one is skipped, not rendered raw
 
 
-def render_svg(doc: dict, *, title: str = "") -> str:
-    """The whole drawing as one SVG document. O(number of points)."""
+def render_svg(doc: dict, *, title: str = "", images: dict[str, str] | None = None) -> str:
+    """The whole drawing as one SVG document; ``images`` maps a picture's id to its data: URI
+    (feeds.images.image_data_uris). O(number of points + bytes of the pictures)."""
+    images = images or {}
     width, height = _num(doc["width"]), _num(doc["height"])
     parts = [
         '<svg xmlns="http://www.w3.org/2000/svg" '
@@ -182,6 +203,6 @@ def render_svg(doc: dict, *, title: str = "") -> str:
     if title:
         parts.append(f"<title>{escape(_XML_INVALID.sub('', title))}</title>")
     parts.append("<rect " + _attrs(width="100%", height="100%", fill=_color(doc.get("background"))) + "/>")
-    parts.extend(_element(element) for element in doc.get("elements", ()))
+    parts.extend(_element(element, images) for element in doc.get("elements", ()))
     parts.append("</svg>")
     return "\n".join(parts)

@@ -3,7 +3,7 @@ ugcsite.urls' API paths)."""
 
 from django.urls import path, register_converter
 
-from feeds.views import boards, discovery, notifications, people, reports, search
+from feeds.views import boards, discovery, images, notifications, people, reports, search
 from ugcsite.platform.http import ID_DIGITS
 
 
@@ -34,6 +34,7 @@ urlpatterns = [
     path("search", search.search_page, name="search"),
     path("notifications", notifications.notifications_page, name="notifications"),
     path("report", reports.report_page, name="report"),
+    path("images/<str:image_id>", images.image_redirect, name="image"),
 ]
 
 # In the 'people' namespace beside social.urls: signing up readies a feed, a profile shows

@@ -16,6 +16,7 @@ from feeds.rules import (
     COLOR_PATTERN,
     ELEMENT_ID_GENERATED,
     ELEMENT_ID_PATTERN,
+    IMAGE_ID_PATTERN,
     MAX_CANVAS,
     MAX_ELEMENTS,
     MAX_POINTS,
@@ -130,9 +131,27 @@ class StickyElement(Strict):
     rotation: Rotation = None
 
 
-ELEMENT_MODELS = (PathElement, TextElement, ShapeElement, LineElement, StickyElement)
+class ImageElement(Strict):
+    """An uploaded picture (POST /api/v1/images gives its id) drawn stretched to its box. Who
+    may place which picture is a rule over the database (feeds.images.images_check_placeable)."""
+
+    type: Literal["image"]
+    id: ElementId = None
+    x: Coordinate
+    y: Coordinate
+    w: Extent
+    h: Extent
+    image: Annotated[StrictStr, Field(pattern=IMAGE_ID_PATTERN)]
+    rotation: Rotation = None
+
+
+# The element kinds, defined here once: the tagged union below, the OpenAPI document, and the
+# pages' scripts (feeds.views hands ELEMENT_TYPES to the editor's config) read them.
+ELEMENT_MODELS = (PathElement, TextElement, ShapeElement, LineElement, StickyElement, ImageElement)
 ELEMENT_TYPES = tuple(name for model in ELEMENT_MODELS for name in get_args(model.model_fields["type"].annotation))
-Element = Annotated[PathElement | TextElement | ShapeElement | LineElement | StickyElement, Field(discriminator="type")]
+Element = Annotated[
+    PathElement | TextElement | ShapeElement | LineElement | StickyElement | ImageElement, Field(discriminator="type")
+]
 
 
 class Doc(Strict):
@@ -251,6 +270,7 @@ class Body(Strict):
         "background": "must be a color like #1a2b3c",
         "fill": "must be a color like #1a2b3c, or null",
         "tags": f"must be {TAG_WORDS}",
+        "image": "must be a picture's id from POST /api/v1/images (16 characters of A-Z, a-z, 0-9, _ and -)",
     }
     union_tags: ClassVar[tuple[str, ...]] = ELEMENT_TYPES
 

@@ -20,6 +20,11 @@ from feeds.discovery.queries import SORTS
 from feeds.rules import (
     BOARD_KINDS,
     COMMENT_MENTIONS_MAX,
+    IMAGE_ID_PATTERN,
+    IMAGE_PIXELS_MAX,
+    IMAGE_SIDE_MAX,
+    IMAGE_TYPES,
+    IMAGE_UPLOAD_MAX,
     SEARCH_MATCHES_MAX,
     SEARCH_TYPES,
     TAG_PATTERN,
@@ -323,7 +328,8 @@ def _paths() -> dict:
             },
             "/api/v1/reports": {
                 "post": {
-                    "summary": "Report a board or a person to staff (rate limited); enough distinct reporters hide it until staff decide",
+                    "summary": "Report a board, a comment, a picture or a person to staff (rate limited); enough distinct "
+                    "reporters hide it until staff decide",
                     "security": secured,
                     "requestBody": _body("ReportCreate"),
                     "responses": {
@@ -656,6 +662,41 @@ def _paths() -> dict:
                     "security": secured,
                     "responses": {"200": _answer("profile", me), **_errors(401)},
                 },
+            },
+            "/api/v1/images": {
+                "post": {
+                    "summary": "Upload a picture for the canvas: the body is the image's bytes, its Content-Type one of "
+                    f"{', '.join(IMAGE_TYPES)} (the body must be that format), at most {IMAGE_UPLOAD_MAX // (1024 * 1024)} MiB "
+                    f"and {IMAGE_PIXELS_MAX // 1_000_000} million pixels. It is re-encoded (no EXIF or GPS kept), "
+                    f"shrunk to {IMAGE_SIDE_MAX} px on its long side, and counts against the caller's storage quota; "
+                    "an image element names it by its id. A write (rate limited)",
+                    "security": secured,
+                    "requestBody": {
+                        "required": True,
+                        "content": {media: {"schema": {"type": "string", "format": "binary"}} for media in IMAGE_TYPES},
+                    },
+                    "responses": {
+                        "201": _answer(
+                            "the picture kept",
+                            {
+                                "type": "object",
+                                "required": ["id", "url", "width", "height"],
+                                "additionalProperties": False,
+                                "properties": {
+                                    "id": {"type": "string", "pattern": IMAGE_ID_PATTERN},
+                                    "url": {
+                                        "type": "string",
+                                        "description": "where pages load it (a redirect to the copy)",
+                                    },
+                                    "width": {"type": "integer", "minimum": 1, "maximum": IMAGE_SIDE_MAX},
+                                    "height": {"type": "integer", "minimum": 1, "maximum": IMAGE_SIDE_MAX},
+                                },
+                            },
+                        ),
+                        **_errors(400, 401, 413, 429),
+                        "415": _answer(f"not one of {', '.join(IMAGE_TYPES)}", ERROR),
+                    },
+                }
             },
             "/api/v1/boards": {
                 "post": {

@@ -26,7 +26,7 @@ import django
 from django.conf import settings
 from django.db import OperationalError, connection
 
-from feeds.rules import LIVE_SEND_TIMEOUT
+from feeds.rules import IMAGE_UPLOAD_MAX, LIVE_SEND_TIMEOUT
 from social.rules import AVATAR_BODY_MAX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,7 +122,7 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
     down answer the API's error object: a JSON ``detail`` sentence (and Retry-After on a 503).
     Bodies are read whole before they are handed on (a chunked one arrives with a Content-Length),
     so Django's own limit answers 413 for a chunked body as for any other."""
-    body_max = max(settings.API_MAX_BODY_BYTES, AVATAR_BODY_MAX)
+    body_max = max(settings.API_MAX_BODY_BYTES, AVATAR_BODY_MAX, IMAGE_UPLOAD_MAX)
     user = "user root root;" if os.geteuid() == 0 else ""  # workers reach the sockets in RUN_DIR
     errors = {
         400: "The request is malformed (its request line or a header could not be read). Send valid HTTP/1.1.",
@@ -140,6 +140,18 @@ def nginx_conf(*, run_dir: str, port: int, host: str = "127.0.0.1") -> str:
     )
     unavailable = "The site is restarting or overloaded for a moment; nothing was lost. Try again in 5 seconds."
     methods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"  # what the site answers; nginx refuses TRACE, CONNECT
+    # The pictures in the local storage (feeds.images), straight from disk: a copy's name is
+    # random and never reused (hiding moves it), so it is cached for a year. Another storage
+    # (S3) serves its own addresses, and nothing is written here for it.
+    media = ""
+    if settings.MEDIA_STORAGE_BACKEND == "django.core.files.storage.FileSystemStorage":
+        media = (
+            f"        location {settings.MEDIA_URL}images/ {{ alias {settings.MEDIA_ROOT}/images/; "
+            "types { image/png png; image/jpeg jpg; image/webp webp; } default_type application/octet-stream; "
+            'add_header Cache-Control "public, max-age=31536000, immutable"; '
+            "add_header X-Content-Type-Options nosniff; "
+            "add_header Content-Security-Policy \"default-src 'none'\"; }"
+        )
     return f"""# Written by `python -m ugcsite.serving nginx-conf` (scripts/serve.sh); edit that, not this.
 {user}
 daemon off;
@@ -173,6 +185,7 @@ http {{
         proxy_buffers 16 16k;
         proxy_read_timeout 60s;
         location / {{ proxy_pass http://web; }}
+{media}
         location /ws/ {{
             proxy_pass http://live;
             # proxy_set_header here replaces every one of the server's: all are named again.

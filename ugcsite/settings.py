@@ -284,8 +284,20 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # hashed, compressed copies.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
+# Uploaded pictures (feeds.images) go through Django's storage API: by default files under
+# MEDIA_ROOT, served by nginx at MEDIA_URL with a long cache (ugcsite.serving). An S3-compatible
+# store is settings alone (docs/operations.md, "Pictures"): MEDIA_STORAGE_BACKEND=
+# storages.backends.s3.S3Storage with django-storages installed and the AWS_* settings below.
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "media"))
+MEDIA_URL = os.environ.get("MEDIA_URL", "/media/")
+MEDIA_STORAGE_BACKEND = os.environ.get("MEDIA_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
+for _name in ("AWS_STORAGE_BUCKET_NAME", "AWS_S3_ENDPOINT_URL", "AWS_S3_REGION_NAME", "AWS_S3_CUSTOM_DOMAIN"):
+    if os.environ.get(_name):
+        globals()[_name] = os.environ[_name]
+# What each person's pictures may hold in all (the stored copies, in bytes): an upload past it is a 400.
+IMAGE_QUOTA_BYTES = int(os.environ.get("IMAGE_QUOTA_BYTES", str(200 * 1024 * 1024)))
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": {"BACKEND": MEDIA_STORAGE_BACKEND},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
@@ -6,6 +7,7 @@ from feeds import urls as board_pages  # registers the board_id converter
 from feeds.api import (
     boards as board_api,
     comments as comment_api,
+    images as image_api,
     likes as like_api,
     notifications as notification_api,
     people as people_api,
@@ -13,6 +15,7 @@ from feeds.api import (
     search as search_api,
     timelines as timeline_api,
 )
+from feeds.views import images as image_pages
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
 
@@ -33,6 +36,7 @@ api_v1 = [
     path("me/export/<board_id:export_id>", people_api.export_item, name="me-export-item"),
     path("me/export/<board_id:export_id>/download", people_api.export_file, name="me-export-file"),
     path("reports", report_api.reports_view, name="reports"),
+    path("images", image_api.images, name="images"),
     path("me/mutes", people_api.mutes_view, name="me-mutes"),
     path("users/<str:username>", account_api.profile, name="user"),
     path("users/<str:username>/follow", people_api.follow, name="follow"),
@@ -69,6 +73,8 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     re_path(r"^api/", views.api_not_found),  # JSON 404 for the API, in DEBUG too
     path("admin/mail/", views.mail_box, name="mail-box"),
+    # The local storage's pictures, where nothing in front serves them (nginx does in make run).
+    re_path(r"^" + settings.MEDIA_URL.lstrip("/") + r"(?P<path>images/.+)$", image_pages.media_file, name="media"),
     # The admin's password-only log-in would skip the second factor: /login asks for it.
     path("admin/login/", RedirectView.as_view(url="/login", query_string=True), name="admin-login"),
     path("admin/", admin.site.urls),

@@ -2,7 +2,7 @@
 
 from django.http import HttpResponse
 
-from feeds import selectors
+from feeds import images, selectors
 from feeds.services import boards as services, editors as editor_services
 from feeds.svg import render_svg
 from feeds.validation import BoardCreate, BoardPatch, doc_with_ids
@@ -11,7 +11,8 @@ from ugcsite.platform.http import client_address, endpoint, login_required, pars
 from ugcsite.platform.ratelimits import write_attempt
 
 # The preview is a standalone document: no script may run in it even when opened directly.
-SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
+# Its pictures are data: URIs inside it (feeds.svg).
+SVG_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; frame-ancestors 'self'"
 
 
 def _json(text: str, status: int = 200) -> HttpResponse:
@@ -28,6 +29,7 @@ def board_create(request):
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request)
     data = validate(BoardCreate, raw)
+    images.images_check_placeable(images.doc_image_ids(raw["doc"]), author_id=request.api_user.pk, board_id=None)
     board = services.board_create(
         author=request.api_user,
         title=data.title,
@@ -57,6 +59,8 @@ def board_update(request, board_id: int):
     changes = {field: getattr(data, field) for field in data.model_fields_set}
     if "doc" in changes:
         changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
+        placed = images.doc_image_ids(changes["doc"]) - images.doc_image_ids(board.doc)  # those kept stay
+        images.images_check_placeable(placed, author_id=board.author_id, board_id=board.pk)
     if "comments" in changes:
         changes["commenting"] = changes.pop("comments")  # the API's name; the count is "comments"
     board = services.board_update(board=board, changes=changes, by=request.api_user.username)
@@ -98,7 +102,9 @@ def editor_delete(request, board_id: int, username: str):
 
 def board_preview(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)
-    response = HttpResponse(render_svg(board.doc, title=board.title), content_type="image/svg+xml; charset=utf-8")
+    doc = board.doc
+    svg = render_svg(doc, title=board.title, images=images.image_data_uris(images.doc_image_ids(doc)))
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     response["Content-Security-Policy"] = SVG_POLICY
     response["Cache-Control"] = "public, max-age=60"
     return response

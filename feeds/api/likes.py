@@ -2,7 +2,7 @@
 
 from django.http import HttpResponse
 
-from feeds import selectors
+from feeds import images, selectors
 from feeds.api.boards import board_json
 from feeds.rules import PAGE_IDS_MAX
 from feeds.services import boards as board_services, likes as services
@@ -32,6 +32,9 @@ def remix_post(request, board_id: int):
     changes = {field: getattr(data, field) for field in data.model_fields_set}
     if "doc" in changes:
         changes["doc"] = doc_with_ids(raw["doc"])  # stored as sent, each element with an id
+        # The source's pictures come with the copy (its readers saw them already); new ones are the remixer's own.
+        placed = images.doc_image_ids(changes["doc"]) - images.doc_image_ids(source.doc)
+        images.images_check_placeable(placed, author_id=request.api_user.pk, board_id=None)
     board = board_services.board_remix(author=request.api_user, source=source, changes=changes)
     board.author = request.api_user
     return board_json(board, status=201)

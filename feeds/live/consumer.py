@@ -30,7 +30,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
 
-from feeds import keys, selectors
+from feeds import images, keys, selectors
 from feeds.live import hub as hubs, online, oplog
 from feeds.live.hub import CURSOR, OP, PRESENCE, STROKE, Outbox
 from feeds.live.oplog import BoardRef, OpRefused
@@ -56,6 +56,7 @@ from feeds.rules import (
 )
 from feeds.services.boards import BoardGone, board_change_live
 from social import hiding
+from ugcsite.platform.errors import Invalid
 from ugcsite.platform.http import whole_number
 from ugcsite.platform.redis import REDIS_FAILURES, get_async_batcher
 
@@ -252,6 +253,7 @@ class BoardConsumer(LiveSocket):
         self.cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
         self.refused = 0
         self.dirty_marked = 0.0
+        self.images_placeable: set[str] = set()  # pictures this socket may place (checked once each)
         try:
             code = await self._authenticate()
             if code is None:
@@ -520,6 +522,7 @@ class BoardConsumer(LiveSocket):
             return
         try:
             message, op = op_check(data, head=self.head)
+            await self._image_check(op, message.client_op_id)
             for _attempt in range(3):
                 try:
                     op_json, element_json = oplog.op_json(op)
@@ -555,6 +558,20 @@ class BoardConsumer(LiveSocket):
         if seq - compacted == 1 or now - self.dirty_marked > 5:
             self.dirty_marked = now
             await get_async_batcher().call(lambda pipe: oplog.dirty_mark(self.ref, client=pipe))
+
+    async def _image_check(self, op: dict, cid: str | None) -> None:
+        """A picture placed live is one its board may show (feeds.images.images_check_placeable),
+        checked once a socket and picture: moving it again asks nothing."""
+        element = op.get("element") or {}
+        if element.get("type") != "image" or element["image"] in self.images_placeable:
+            return
+        try:
+            await _db(images.images_check_placeable)(
+                {element["image"]}, author_id=self.ref.author_id, board_id=self.board_id
+            )
+        except Invalid as error:
+            raise BadMessage(str(error), cid) from None
+        self.images_placeable.add(element["image"])
 
     def _apply(self, message, op: dict, op_json: str, element_json: str | None):
         if op["kind"] == "board":

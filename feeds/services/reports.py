@@ -1,6 +1,7 @@
 """Reports and the moderation queue (docs/api.md, "Safety"): anyone signed in reports a board, a
-comment or a person; staff decide in the admin (feeds.admin, ReportCaseAdmin), one case per target.
-A comment taken down is hidden everywhere (feeds.services.comments.comment_hide).
+comment, a picture or a person; staff decide in the admin (feeds.admin, ReportCaseAdmin), one case per target.
+A comment taken down is hidden everywhere (feeds.services.comments.comment_hide), a picture too
+(feeds.services.images.image_hide: every board that shows it draws a blank box).
 
 A case gathers its target's reports, one per person; when REPORTS_AUTO_HIDE distinct people have
 reported it, the target is hidden (a board) or suspended (a person) at once, through the same
@@ -16,8 +17,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from feeds import notifications, staff_record
-from feeds.models import Board, Comment, Notification, Report, ReportCase, StaffAction
-from feeds.services import comments, moderation
+from feeds.models import Board, Comment, Image, Notification, Report, ReportCase, StaffAction
+from feeds.services import comments, images, moderation
 from ugcsite.platform.errors import Invalid
 from ugcsite.platform.ratelimits import attempt
 
@@ -32,9 +33,16 @@ class ReportOwn(Invalid):
 
 
 def report_create(
-    *, reporter, reason: str, text: str = "", board: Board | None = None, person=None, comment: Comment | None = None
+    *,
+    reporter,
+    reason: str,
+    text: str = "",
+    board: Board | None = None,
+    person=None,
+    comment: Comment | None = None,
+    image: Image | None = None,
 ) -> Report:
-    """``reporter`` reports ``board``, ``comment`` or ``person`` (the caller found it visible to them). At
+    """``reporter`` reports ``board``, ``comment``, ``image`` or ``person`` (the caller found it visible to them). At
     most RATE_LIMIT_REPORTS_PER_MINUTE a minute. Reporting again in the open case replaces the
     reason and text. The REPORTS_AUTO_HIDE-th distinct reporter hides the target pending review.
     O(1) rows; returns the report."""
@@ -44,6 +52,8 @@ def report_create(
         raise ReportOwn("yourself")
     if comment is not None and comment.author_id == reporter.pk:
         raise ReportOwn("your own comment")
+    if image is not None and image.owner_id == reporter.pk:
+        raise ReportOwn("your own picture")
     attempt(
         "reports", str(reporter.pk), per_minute=settings.RATE_LIMIT_REPORTS_PER_MINUTE, what="reports from your account"
     )
@@ -51,6 +61,8 @@ def report_create(
         target = {"board": board}
     elif comment is not None:
         target = {"comment": comment}
+    elif image is not None:
+        target = {"image": image}
     else:
         target = {"person": person}
     with transaction.atomic():
@@ -91,6 +103,8 @@ def _case_reasons(case: ReportCase) -> str:
 
 def _case_target(case: ReportCase) -> str:
     """How the staff record names what a case was about."""
+    if case.image_id is not None:
+        return staff_record.image_target(Image.objects.select_related("owner").get(pk=case.image_id))
     if case.comment_id is not None:
         return staff_record.comment_target(Comment.objects.select_related("author").get(pk=case.comment_id))
     if case.board_id is not None:
@@ -99,7 +113,9 @@ def _case_target(case: ReportCase) -> str:
 
 
 def _take_down(case: ReportCase) -> None:
-    if case.comment_id is not None:
+    if case.image_id is not None:
+        images.image_hide(image=Image(pk=case.image_id))
+    elif case.comment_id is not None:
         comments.comment_hide(comment_id=case.comment_id)
     elif case.board_id is not None:
         moderation.board_hide(board=Board.objects.select_related("author").get(pk=case.board_id))
@@ -118,7 +134,9 @@ def case_close(*, case: ReportCase, outcome: str, staff) -> bool:
         if outcome == ReportCase.Outcome.ACTIONED:
             _take_down(case)
         elif case.auto_hidden:
-            if case.comment_id is not None:
+            if case.image_id is not None:
+                images.image_hide(image=Image(pk=case.image_id), hidden=False)
+            elif case.comment_id is not None:
                 comments.comment_hide(comment_id=case.comment_id, hidden=False)
             elif case.board_id is not None:
                 moderation.board_unhide(board=Board.objects.get(pk=case.board_id))

@@ -21,6 +21,7 @@ from feeds.rules import BOARD_KINDS, COMMENTS_PAGE, CommentPolicy, comments_conf
 from feeds.services import activity, boards as services, comments as comment_services
 from feeds.services.boards import remix_title
 from feeds.timelines.rebuild import refuse_while_rebuilding
+from feeds.validation import ELEMENT_TYPES
 from social import graph, hiding
 from social.models import Follow
 from ugcsite.platform.http import page_number, visitor, whole_number
@@ -208,7 +209,7 @@ def _editor(request, *, board: Board | None, remix_of: Board | None = None):
             "title": remix_title(remix_of) if remix_of else (board.title if board else ""),
             "kinds": BOARD_KINDS,
             "kind": start.kind if start else BOARD_KINDS[0],
-            "editor_config": editor_config(),
+            "editor_config": {**editor_config(), "elementTypes": list(ELEMENT_TYPES)},
             "tags": ", ".join(start.tags) if start else "",
             "doc": start.doc if start else None,
             "save_url": save_url,

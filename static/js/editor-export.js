@@ -51,6 +51,14 @@
       }
       return out;
     }
+    if (element.type === "image") {  // embedded as a data: URI (feeds/svg.py does the same); a blank box until loaded
+      const box = { x: num(element.x), y: num(element.y), width: num(element.w), height: num(element.h) };
+      const href = window.ugcsiteLive.pictureDataUri(element.image);
+      const inner = href
+        ? "<image " + attrs(Object.assign({ preserveAspectRatio: "none", href }, box)) + "/>"
+        : "<rect " + attrs(Object.assign({ fill: "#f1f3f5", stroke: "#000000", "stroke-opacity": "0.15", "stroke-width": "1" }, box)) + "/>";
+      return "<g " + attrs(Object.assign({}, rotation(element), { "data-type": "image", "data-image": element.image })) + ">" + inner + "</g>";
+    }
     if (element.type === "sticky") {
       const parts = ["<g " + attrs(Object.assign({}, rotation(element), { "data-type": "sticky" })) + ">",
         "<rect " + attrs({

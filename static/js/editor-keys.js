@@ -59,7 +59,9 @@
         else if ((key === "z" && event.shiftKey) || key === "y") editor.redo();
         else if (key === "a" && !within(target, FIELDS)) editor.selectAll();
         else if (key === "c" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection() && !pageTextSelected()) editor.copy();
-        else if (key === "v" && !event.shiftKey && !within(target, FIELDS)) editor.paste();
+        else if (key === "v" && !event.shiftKey && !within(target, FIELDS)) {
+          if (editor.paste() === false) return;  // the paste event follows (a picture may be in it)
+        }
         else if (key === "d" && !event.shiftKey && !within(target, FIELDS) && editor.hasSelection()) editor.duplicate();
         else return;
         event.preventDefault();

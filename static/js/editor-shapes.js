@@ -42,13 +42,13 @@
   }
 
   function hasBox(element) {
-    return element.type === "rect" || element.type === "ellipse" || element.type === "sticky";
+    return element.type === "rect" || element.type === "ellipse" || element.type === "sticky" || element.type === "image";
   }
 
   /* Whether point p (document units) lies within `radius` of what the element draws. */
   function hits(ctx, element, p, radius) {
     if (element.rotation) p = turn(p, window.ugcsiteLive.pivot(element), -element.rotation);
-    if (element.type === "sticky") {
+    if (element.type === "sticky" || element.type === "image") {
       return p[0] >= element.x - radius && p[0] <= element.x + element.w + radius
         && p[1] >= element.y - radius && p[1] <= element.y + element.h + radius;
     }
@@ -110,7 +110,7 @@
     if (element.type === "text") {
       return [element.x, element.y - element.size, element.x + textWidth(ctx, element), element.y + element.size * 0.3];
     }
-    const half = element.type === "sticky" ? 0.5 : element.width / 2;
+    const half = element.type === "sticky" ? 0.5 : element.type === "image" ? 0 : element.width / 2;
     return [element.x - half, element.y - half, element.x + element.w + half, element.y + element.h + half];
   }
 

@@ -53,7 +53,7 @@
   const STICKY_SIZE = [160, 120]; // a sticky note placed with a click
   const TURN_HANDLE_CSS = 22;     // the rotation handle stands this far above the selection's box
   const TURN_SNAP = 15;           // degrees a turn snaps to with Shift
-  const TURNING = new Set(["text", "rect", "ellipse", "sticky"]);  // the types with a rotation
+  const TURNING = new Set(["text", "rect", "ellipse", "sticky", "image"]);  // the types with a rotation
   const HISTORY = 200;  // undo steps kept
   // A pen point closer than this (document units) to the last one adds nothing but weight.
   const MIN_STEP = 0.75;
@@ -921,7 +921,7 @@
     try {
       const stored = JSON.parse(sessionStorage.getItem(CLIPBOARD_KEY) || "null");
       // written by copySelection; the server checks every element again when the board is saved
-      if (Array.isArray(stored)) return stored.filter((e) => e && typeof e === "object" && typeof e.type === "string");
+      if (Array.isArray(stored)) return stored.filter((e) => e && typeof e === "object" && config.elementTypes.indexOf(e.type) >= 0);
     } catch (error) { /* unreadable: this page's copy */ }
     return clipboard;
   }
@@ -1081,6 +1081,7 @@
     const versions = [];
     for (const element of selected()) {
       const copy = Object.assign({}, element);
+      if (name === "color" && element.type === "image") continue;  // a picture has no colour
       if (name === "color") copy.color = color();
       else if (name === "width" && STROKED.has(element.type)) copy.width = strokeWidth();
       else if (name === "size" && SIZED.has(element.type)) copy.size = textSize();
@@ -1254,7 +1255,7 @@
     deleteSelection,
     deselect: () => setSelection([]),
     copy: copySelection,
-    paste: () => pasteElements(copied()),
+    paste: pasteKey,
     duplicate: () => pasteElements(selected()),
     nudge,
     fit: fitToContent,
@@ -1428,6 +1429,127 @@
   refreshControls();
   resize();
   // For tests and the console: what the editor shows and its view (read them; change nothing).
+  // --- pictures: a button, paste and drop upload one (POST /api/v1/images, with its progress),
+  // then it is placed as an image element (docs/api.md, "Pictures"), selected, to move and resize.
+  const IMAGE_TYPES = config.imageTypes;
+  const pictureFile = document.getElementById("image-file");
+  const pictureStatus = document.getElementById("image-status");
+  const pictureProgress = document.getElementById("image-progress");
+  const pictureText = document.getElementById("image-status-text");
+  let uploads = 0;
+
+  function pictureFileOf(items) {
+    for (const item of Array.from(items || [])) {
+      const file = item.kind === "file" ? item.getAsFile() : item;
+      if (file && file.type && file.type.indexOf("image/") === 0) return file;
+    }
+    return null;
+  }
+
+  /* The visible middle of the board, in document units: where a pasted or chosen picture goes. */
+  function viewMiddle() {
+    const box = canvas.getBoundingClientRect();
+    const [x, y] = view.toDoc(box.left + box.width / 2, box.top + box.height / 2);
+    return [clampRound(x, doc.width), clampRound(y, doc.height)];
+  }
+
+  function uploadPicture(file, at) {
+    commitText();
+    if (IMAGE_TYPES.indexOf(file.type) < 0) {
+      showError("A picture must be a PNG, JPEG or WebP file; this one is " + (file.type || "of a type the browser does not know") + ".");
+      return;
+    }
+    if (file.size > config.imageUploadMax) {
+      showError("The picture is larger than " + Math.round(config.imageUploadMax / 1048576) + " MiB; choose a smaller one.");
+      return;
+    }
+    if (!roomFor([{ type: "image" }])) return;
+    const request = new XMLHttpRequest();
+    request.open("POST", "/api/v1/images");
+    request.setRequestHeader("Content-Type", file.type);
+    request.setRequestHeader("X-CSRFToken", window.ugcsite.csrfToken());
+    uploads += 1;
+    pictureStatus.hidden = false;
+    pictureProgress.value = 0;
+    pictureText.textContent = "Uploading the picture…";
+    const done = () => {
+      uploads -= 1;
+      if (!uploads) pictureStatus.hidden = true;
+    };
+    request.upload.addEventListener("progress", (event) => {
+      if (!event.lengthComputable) return;
+      const percent = Math.round((100 * event.loaded) / event.total);
+      pictureProgress.value = percent;
+      pictureText.textContent = "Uploading the picture… " + percent + "%";
+    });
+    request.addEventListener("load", () => {
+      done();
+      let answer = null;
+      try { answer = JSON.parse(request.responseText); } catch (error) { /* not JSON: said below */ }
+      if (request.status === 201 && answer && typeof answer.id === "string") placePicture(answer, at || viewMiddle());
+      else showError((answer && answer.detail) || "The picture could not be uploaded (status " + request.status + "); try again.");
+    });
+    request.addEventListener("error", () => {
+      done();
+      showError("The picture could not be sent: the connection failed. Try again.");
+    });
+    request.send(file);
+  }
+
+  /* An uploaded picture as an element centred on `at`: its own size, shrunk to half the board's
+     (and to the largest canvas) keeping its proportions. */
+  function placePicture(answer, at) {
+    const fit = Math.min(1, (doc.width * 0.5) / answer.width, (doc.height * 0.5) / answer.height);
+    const w = Math.max(1, round1(answer.width * fit));
+    const h = Math.max(1, round1(answer.height * fit));
+    const x = shapes.within(round1(at[0] - w / 2), 0, LIMIT - w);
+    const y = shapes.within(round1(at[1] - h / 2), 0, LIMIT - h);
+    const element = { type: "image", x, y, w, h, image: answer.id };
+    if (!add(element)) return;
+    selectTool("select");
+    setSelection([element.id]);
+  }
+
+  onAction("image", () => pictureFile.click());
+  pictureFile.addEventListener("change", () => {
+    const file = pictureFile.files && pictureFile.files[0];
+    pictureFile.value = "";
+    if (file) uploadPicture(file, null);
+  });
+  // A paste with a picture in it uploads the picture; any other paste (Ctrl+V with no picture)
+  // pastes the elements copied on this site (editor-keys.js leaves Ctrl+V to this event).
+  let pasteExpected = false;
+  document.addEventListener("paste", (event) => {
+    const target = event.target;
+    if (target && target !== document.body && target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
+    const file = pictureFileOf(event.clipboardData && (event.clipboardData.items || event.clipboardData.files));
+    pasteExpected = false;
+    if (!file) {
+      pasteElements(copied());
+      return;
+    }
+    event.preventDefault();
+    uploadPicture(file, null);
+  });
+  function pasteKey() {
+    pasteExpected = true;  // a browser that sends no paste event (nothing focused) still pastes
+    window.setTimeout(() => { if (pasteExpected) { pasteExpected = false; pasteElements(copied()); } }, 0);
+    return false;
+  }
+  wrap.addEventListener("dragover", (event) => {
+    if (event.dataTransfer && Array.from(event.dataTransfer.types || []).indexOf("Files") >= 0) {
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "copy";
+    }
+  });
+  wrap.addEventListener("drop", (event) => {
+    const file = event.dataTransfer && pictureFileOf(event.dataTransfer.files);
+    if (!file) return;
+    event.preventDefault();
+    uploadPicture(file, toDoc(event));
+  });
+  draw2d.onImageLoad(schedule);
+
   window.ugcsiteEditor = { doc: shownDoc, view, selection: () => Array.from(selection) };
   form.dataset.ready = "true";  // for tests and styles: the editor is wired up
 })();

@@ -163,6 +163,45 @@
     return 2 * STICKY_PAD + element.size * (1 + (lines - 1) * STICKY_LINE_HEIGHT + 0.3);
   }
 
+  /* Pictures (image elements) by their id: loaded once from /images/<id> (a redirect to the
+     stored copy, feeds/images.py), drawn once loaded; until then, or when it cannot be loaded
+     (hidden by staff, deleted), a blank box with a faint edge, as the server's preview draws
+     it. Whoever draws hears when one arrives (onImageLoad) and draws again. */
+  const pictures = new Map();  // id -> {img, state: "loading" | "ready" | "failed"}
+  const pictureListeners = [];
+
+  function onImageLoad(callback) {
+    pictureListeners.push(callback);
+  }
+
+  function picture(id) {
+    let entry = pictures.get(id);
+    if (!entry) {
+      const img = new Image();
+      entry = { img, state: "loading" };
+      pictures.set(id, entry);
+      img.crossOrigin = "anonymous";  // a copy on another origin (a bucket with CORS) keeps the canvas exportable
+      img.addEventListener("load", () => { entry.state = "ready"; for (const callback of pictureListeners) callback(id); });
+      img.addEventListener("error", () => { entry.state = "failed"; for (const callback of pictureListeners) callback(id); });
+      img.src = "/images/" + encodeURIComponent(id);
+    }
+    return entry;
+  }
+
+  /* A picture the browser has, as a data: URI of a PNG (the editor's SVG export embeds it), or null. */
+  function pictureDataUri(id) {
+    const entry = picture(id);
+    if (entry.state !== "ready") return null;
+    if (!entry.dataUri) {
+      const copy = document.createElement("canvas");
+      copy.width = entry.img.naturalWidth;
+      copy.height = entry.img.naturalHeight;
+      copy.getContext("2d").drawImage(entry.img, 0, 0);
+      try { entry.dataUri = copy.toDataURL("image/png"); } catch (error) { return null; }  // a tainted copy
+    }
+    return entry.dataUri;
+  }
+
   /* The point an element turns about: its box's centre, or a text's anchor. */
   function pivot(element) {
     return element.w !== undefined ? [element.x + element.w / 2, element.y + element.h / 2] : [element.x, element.y];
@@ -186,7 +225,18 @@
   function drawUnrotated(ctx, element) {
     ctx.lineCap = "round";
     ctx.lineJoin = "round";
-    if (element.type === "path") {
+    if (element.type === "image") {
+      const entry = picture(element.image);
+      if (entry.state === "ready") {
+        ctx.drawImage(entry.img, element.x, element.y, element.w, element.h);
+      } else {
+        ctx.fillStyle = "#f1f3f5";
+        ctx.fillRect(element.x, element.y, element.w, element.h);
+        ctx.strokeStyle = "rgba(0, 0, 0, 0.15)";
+        ctx.lineWidth = 1;
+        ctx.strokeRect(element.x, element.y, element.w, element.h);
+      }
+    } else if (element.type === "path") {
       const points = element.points;
       ctx.strokeStyle = element.color;
       ctx.lineWidth = element.width;
@@ -643,7 +693,7 @@
     if (before && document.title.indexOf(before) >= 0) document.title = document.title.replace(before, () => title);
   }
 
-  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, turnedBox, drawElement, arrowHead, stickyWrap, stickyLines, stickyHeight, pivot, drawCursors, drawStrokes, peersText, LiveBoard, boards: [] };
+  window.ugcsiteLive = { newId, applyOp, applyToDoc, retitlePage, extent, turnedBox, drawElement, arrowHead, stickyWrap, stickyLines, stickyHeight, pivot, drawCursors, drawStrokes, peersText, onImageLoad, pictureDataUri, LiveBoard, boards: [] };
 
   /* A board's page: the drawing live, for everyone who may view it. */
   const view = document.getElementById("live-view");
@@ -691,6 +741,7 @@
         if (list) list.textContent = peersText(peers);
       },
     });
+    onImageLoad(() => { if (!frame) frame = window.requestAnimationFrame(draw); });
     window.ugcsiteLive.boards.push(board);
   }
 })();

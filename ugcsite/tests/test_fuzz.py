@@ -15,15 +15,18 @@ that exist (placeholders, swapped for the real ids at call time), so that the fu
 of each operation share one world (users, boards), the database and Redis are emptied between
 operations. ``conftest.py`` prints the cases sent per operation and what they answered."""
 
+import io
 import json
 import math
 import os
+import re
 from collections import Counter
 
 import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, settings as hypothesis_settings
+from PIL import Image
 from schemathesis.checks import (
     content_type_conformance,
     ignored_auth,
@@ -37,7 +40,8 @@ from schemathesis.checks import (
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.core.transport import response_content_type
 
-from feeds.rules import MAX_CANVAS
+from feeds.rules import IMAGE_ID_PATTERN, MAX_CANVAS
+from feeds.services.images import image_create
 from social import tokens
 from social.models import User
 from ugcsite.openapi import build
@@ -156,7 +160,7 @@ def fuzz_tally(pytestconfig) -> dict[str, Counter]:
 
 
 @pytest.fixture
-def fuzz_world(live_server, settings) -> dict:
+def fuzz_world(live_server, settings, tmp_path) -> dict:
     """The caller (signed in), two other people it follows, a board of each, and what every
     placeholder stands for. One world per operation, its cases sharing it as a site's callers do."""
     settings.RATE_LIMIT_AUTH_PER_MINUTE = UNREACHABLE_LIMIT
@@ -170,7 +174,12 @@ def fuzz_world(live_server, settings) -> dict:
     for name in OTHERS:
         real.setdefault("fz-others", _board(url, _sign_up(url, name), f"{name}'s board"))
         assert _api(url, "PUT", f"/api/v1/users/{name}/follow", token).status_code == 204
-    return {"url": url, "token": token, "caller": User.objects.get(username=CALLER), "real": real}
+    caller = User.objects.get(username=CALLER)
+    settings.MEDIA_ROOT = tmp_path / "media"
+    png = io.BytesIO()
+    Image.new("RGB", (8, 8), (10, 20, 30)).save(png, format="PNG")
+    picture = image_create(owner=caller, data=png.getvalue(), content_type="image/png").pk
+    return {"url": url, "token": token, "caller": caller, "real": real, "picture": picture}
 
 
 def _swap_placeholders(case, world: dict) -> None:
@@ -200,6 +209,22 @@ def _within(value, high):
     return min(value, high) if _on_canvas(value) and _on_canvas(high) else value
 
 
+def _own_pictures(body, picture: str) -> None:
+    """An image element names an uploaded picture its board may show (the caller's own): a rule
+    over the database that JSON Schema cannot state. Only ids the schema calls valid are swapped
+    for the caller's picture; an invalid one stays invalid."""
+    doc = body.get("doc") if isinstance(body, dict) else None
+    if not isinstance(doc, dict) or not isinstance(doc.get("elements"), list):
+        return
+    for element in doc["elements"]:
+        if (
+            isinstance(element, dict)
+            and isinstance(element.get("image"), str)
+            and re.fullmatch(IMAGE_ID_PATTERN.strip("^$"), element["image"])
+        ):
+            element["image"] = picture
+
+
 def _fit_to_canvas(body) -> None:
     """Move a generated drawing's elements onto its canvas: the rule of Doc's description that
     JSON Schema cannot state (a coordinate is bounded by a sibling field). Only numbers already
@@ -224,7 +249,7 @@ def _fit_to_canvas(body) -> None:
                 if isinstance(point, list) and len(point) == 2:
                     point[:] = [_within(point[0], width), _within(point[1], height)]
         for x, w, size in (("x", "w", width), ("y", "h", height)):
-            extent = element.get(w, 0) if element.get("type") in ("rect", "ellipse", "sticky") else 0
+            extent = element.get(w, 0) if element.get("type") in ("rect", "ellipse", "sticky", "image") else 0
             if not (_on_canvas(element.get(x)) and _on_canvas(extent) and _on_canvas(size)):
                 continue
             if extent > 0:
@@ -241,6 +266,7 @@ def _fit_to_canvas(body) -> None:
 def test_the_api_survives_fuzzing(case, fuzz_world, fuzz_tally):
     _swap_placeholders(case, fuzz_world)
     _fit_to_canvas(case.body)
+    _own_pictures(case.body, fuzz_world["picture"])
     token = fuzz_world["token"]
     if case.operation.label == "DELETE /api/v1/tokens/current":
         token = tokens.token_create(user=fuzz_world["caller"])  # each case revokes a token of its own
