@@ -21,7 +21,8 @@ def _version_number(board_id: int, n: int) -> int:
 def versions_list(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)  # who may read it may read its versions
     page = paging(request, allow_before=True)
-    return versions.versions_page(board.pk, before=page["before"], limit=page["limit"])
+    before = min(page["before"], VERSION_MAX + 1) if page["before"] is not None else None
+    return versions.versions_page(board.pk, before=before, limit=page["limit"])
 
 
 def version_read(request, board_id: int, n: int):
