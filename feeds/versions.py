@@ -26,9 +26,11 @@ from feeds.models import BoardVersion
 from ugcsite.platform.errors import NotFound
 from ugcsite.platform.redis import REDIS_FAILURES, get_redis
 
-# zlib's level: 6 (its default) is within a few per cent of 9 on drawings at a fraction of the
-# time, and inflating costs the same whatever the level (bench/results/versions.md).
-COMPRESS_LEVEL = 6
+# zlib's level. Drawings are mostly coordinates, which the higher levels' longer searches gain
+# little on: on a 5,000-stroke board (1.7 MiB of JSON) level 1 stores 652 KiB in about 18 ms,
+# level 6 551 KiB in about 250 ms (bench/results/versions.md). A version is compressed under the
+# board's row lock, in a PATCH or a compaction: the time matters more than 18% of the bytes.
+COMPRESS_LEVEL = 1
 
 
 class VersionNotFound(NotFound):
