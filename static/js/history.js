@@ -141,6 +141,8 @@
     preview.dataset.elements = String(doc.elements.length);
     preview.setAttribute("aria-label", "Preview of " + describe(item) + "; the board itself is unchanged");
     label.textContent = "Preview: version " + item.n + " (Escape goes back)";
+    const seen = preview.getBoundingClientRect();
+    if (seen.bottom < 0 || seen.top > window.innerHeight) preview.scrollIntoView({ block: "nearest" });  // focus stays
   }
 
   async function show(n) {
