@@ -19,14 +19,15 @@ def _version_number(board_id: int, n: int) -> int:
 
 
 def versions_list(request, board_id: int):
-    board = selectors.board_get_for(board_id, request.api_user)  # who may read it may read its versions
+    # who may read the board may read its versions; its drawing is not read
+    board = selectors.board_get_for(board_id, request.api_user, with_doc=False)
     page = paging(request, allow_before=True)
     before = min(page["before"], VERSION_MAX + 1) if page["before"] is not None else None
     return versions.versions_page(board.pk, before=before, limit=page["limit"])
 
 
 def version_read(request, board_id: int, n: int):
-    board = selectors.board_get_for(board_id, request.api_user)
+    board = selectors.board_get_for(board_id, request.api_user, with_doc=False)
     head, doc_json = versions.version_get(board.pk, _version_number(board_id, n))
     text = json.dumps(head, ensure_ascii=False)
     # The stored doc is spliced in as it is: opening a version never parses or encodes it again.
