@@ -292,7 +292,30 @@ def run(args) -> None:
         lines.append(
             f"| deltas, whole every {k}: the worst of a chain (inflate, parse, apply, encode) | {ms(chain_open)} |"
         )
-    lines.append("")
+    best_k, best_bytes, best_open = min(chains, key=lambda chain: chain[1])
+    lines += [
+        "",
+        "## The choice: whole compressed docs",
+        f"Deltas store less: {best_bytes / mb:.2f} MiB for the hour with a whole doc every {best_k}, against "
+        f"{doc_bytes / mb:.2f} MiB of whole docs. But a version opens from a delta chain only by parsing the whole "
+        f"doc it starts from, applying each delta and encoding the result: {best_open['cpu']:.0f} ms of CPU for the "
+        f"worst of that chain, against {whole_last['cpu']:.1f} ms to inflate a whole doc whose text is sent as it is "
+        "stored, never parsed (the target is a p99 of 20 ms). Deltas would also tie versions together: the retention's "
+        "thinning to one a day could no longer delete a row without rewriting the ones after it, and a lost or "
+        "damaged row would lose every version up to the next whole doc. So each version is its whole doc, "
+        f"compressed with zlib at level {versions.COMPRESS_LEVEL} (the levels' table: level 6 saves a sixth of the "
+        "bytes for several times the CPU, spent under the board's row lock).",
+        "",
+        "What bounds the storage: a live board keeps at most one version every VERSION_EVERY_SECONDS of drawing "
+        f"(storing one at every compaction would take {every_compaction / mb:.0f} MiB for this hour), a version is "
+        "not kept again when the doc has not changed, and past VERSIONS_KEEP_ALL_DAYS (30) days only the last version "
+        f"of each UTC day stays: a board drawn like this for an hour every day holds about "
+        f"{30 * doc_bytes / mb:.0f} MiB of versions from its last 30 days, and {len(final) / mb:.2f} MiB a day before "
+        "that. The thinning (feeds.versions.versions_prune, beat hourly) reads only the versions "
+        "made in the seven days before the line, through the created_at index: O(versions made in a week), whatever "
+        "the history's length.",
+        "",
+    ]
     Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))
 
