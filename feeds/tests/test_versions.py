@@ -296,3 +296,14 @@ def test_deleting_the_boards_rows_takes_their_versions(people, board_id):
     assert BoardVersion.objects.filter(board_id=board_id).exists()
     Board.objects.filter(author=User.objects.get(username="alice")).delete()
     assert not BoardVersion.objects.filter(board_id=board_id).exists()
+
+
+def test_a_page_and_a_version_are_one_query_each(people, board_id, django_assert_num_queries):
+    for i in range(3):
+        draw(people["alice"], board_id, stroke(f"q{i}"))
+    with django_assert_num_queries(1):
+        page = versions.versions_page(board_id, before=None, limit=2)
+    assert [item["n"] for item in page["items"]] == [4, 3] and page["next"] == 3
+    with django_assert_num_queries(1):
+        head, doc_json = versions.version_get(board_id, 2)
+    assert head["n"] == 2 and json.loads(doc_json)["elements"][-1]["id"] == "q0"
