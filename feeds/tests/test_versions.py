@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from feeds import versions
-from feeds.live import compaction, oplog
+from feeds.live import compaction, oplog, tasks as live_tasks
 from feeds.models import Board, BoardVersion
 from feeds.services import boards as board_services, editors as editor_services, moderation
 from feeds.services.versions import version_restore
@@ -232,6 +232,15 @@ def test_the_last_editor_leaving_keeps_a_version_once(live_board, settings, run)
     live_draw(board, "alice", stroke("l2"))
     run(compaction.board_compact, board.pk, last_editor_left=True)
     assert numbers(board.pk)[-1] == (3, ["alice"], 3)
+
+
+def test_the_task_the_last_editor_leaving_sends_keeps_a_version(live_board, settings, run):
+    """feeds.live.consumer sends live_compact when the last editor leaves; it keeps a version
+    however recent the latest one is."""
+    settings.VERSION_EVERY_SECONDS = 300
+    live_draw(live_board, "bob", stroke("t1"))
+    run(live_tasks.live_compact, live_board.pk)
+    assert numbers(live_board.pk)[-1] == (2, ["bob"], 2)
 
 
 def test_a_restore_on_a_live_board_replaces_its_live_doc(live_board, run):
