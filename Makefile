@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild bench-versions
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -206,6 +206,11 @@ bench-images: bench-deps
 # A page of comments on a board with 100,000 of them, and posting under load (bench/feed/comments.py).
 bench-comments: bench-deps
 	@scripts/with-servers.sh python -m bench.feed.comments $(ARGS)
+
+# A board's versions: one version's size on a 5,000-stroke board, opening one, a busy live board's
+# hour of versions, whole docs against deltas (bench/media/versions.py).
+bench-versions: bench-deps
+	@scripts/with-servers.sh python -m bench.media.versions $(ARGS)
 
 # The serving stacks scripts/serve.sh can start (nginx + gunicorn or granian + uvicorn, uvicorn or
 # granian alone; Django's pool or PgBouncer), each under wrk in one run (bench/results/serving.md).

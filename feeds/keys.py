@@ -394,6 +394,14 @@ def live_bottom(author_id: int, board_id: int) -> str:
     return f"ly:{_user_tag(author_id)}:{int(board_id)}"
 
 
+def live_version_authors(author_id: int, board_id: int) -> str:
+    """Sorted set of who drew on a live board since its last kept version (feeds.versions):
+    username -> when their last change reached PostgreSQL (epoch seconds), so the last to draw
+    sorts last. Written once per compaction, read and deleted when a version is kept; expires
+    with the live state. Example: ``lva:{u:42}:1234``."""
+    return f"lva:{_user_tag(author_id)}:{int(board_id)}"
+
+
 def live_presence(author_id: int, board_id: int) -> str:
     """Hash of the open connections on a board: channel name -> ``{"u": username, "e": may edit,
     "t": expires}``, refreshed by each connection while it lives (a process that dies leaves
@@ -411,6 +419,7 @@ def live_keys(author_id: int, board_id: int) -> list[str]:
         live_right(author_id, board_id),
         live_bottom(author_id, board_id),
         live_presence(author_id, board_id),
+        live_version_authors(author_id, board_id),
     ]
 
 

@@ -512,3 +512,27 @@ class Export(models.Model):
 
     def __str__(self):
         return f"export {self.pk} of {self.user_id}: {self.status} {self.progress}%"
+
+
+class BoardVersion(models.Model):
+    """A kept version of a board's drawing (feeds.versions): immutable once written. ``n`` counts
+    from 1 per board. The doc is stored whole, zlib-compressed (``doc_z``): a version opens with
+    one row read and one inflate, and pruning deletes rows without rewriting any other
+    (bench/results/versions.md measures this against deltas)."""
+
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="+")
+    n = models.IntegerField()
+    created_at = models.DateTimeField()
+    # Who changed the board since the version before, by username, the last to change it last.
+    authors = ArrayField(models.CharField(max_length=150), default=list)
+    elements = models.IntegerField()
+    doc_z = models.BinaryField("drawing (zlib-compressed JSON)")
+    # The doc's SHA-256: a live board's snapshot equal to the latest version is not kept again.
+    digest = models.BinaryField(max_length=32)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["board", "n"], name="board_version_n_uniq")]
+        indexes = [models.Index(fields=["created_at"], name="board_version_created_idx")]
+
+    def __str__(self):
+        return f"board {self.board_id} version {self.n}"

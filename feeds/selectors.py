@@ -46,18 +46,21 @@ class NotBoardAuthor(NotAllowed):
         super().__init__("This board is someone else's; only its author can change it.")
 
 
-def board_get_visible(board_id: int) -> Board:
-    """A published board with its author (one query), or ``BoardNotFound``."""
-    board = Board.objects.select_related("author").filter(pk=board_id, state=Board.State.PUBLISHED).first()
+def board_get_visible(board_id: int, *, with_doc: bool = True) -> Board:
+    """A published board with its author (one query), or ``BoardNotFound``. Without ``with_doc``
+    its drawing and search vector are left unread (a 5,000-stroke doc is 1.7 MB: a version's read
+    asks only whether the board is visible)."""
+    rows = Board.objects.select_related("author").filter(pk=board_id, state=Board.State.PUBLISHED)
+    board = (rows if with_doc else rows.defer("doc_json", "search_vector")).first()
     if board is None:
         raise BoardNotFound(board_id)
     return board
 
 
-def board_get_for(board_id: int, viewer) -> Board:
+def board_get_for(board_id: int, viewer, *, with_doc: bool = True) -> Board:
     """board_get_visible, for what ``viewer`` (or None) may see: a board whose author blocks the
     viewer is no board to them (BoardNotFound). One more O(1) Redis read for a signed-in viewer."""
-    board = board_get_visible(board_id)
+    board = board_get_visible(board_id, with_doc=with_doc)
     viewer_id = _viewer_id(viewer)
     if viewer_id is not None and viewer_id != board.author_id and hiding.blocked_by(viewer_id, board.author_id):
         raise BoardNotFound(board_id)

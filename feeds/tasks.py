@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import comments, erasure, export, likes, notifications, staff_record
+from feeds import comments, erasure, export, likes, notifications, staff_record, versions
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -280,6 +280,13 @@ def exports_expire() -> int:
 def staff_actions_prune() -> int:
     """Beat, hourly: staff actions older than STAFF_ACTIONS_RETENTION_DAYS leave the record (0: none)."""
     return staff_record.staff_actions_prune(retention_days=settings.STAFF_ACTIONS_RETENTION_DAYS)
+
+
+@shared_task
+def versions_prune() -> int:
+    """Beat, hourly: versions older than VERSIONS_KEEP_ALL_DAYS thin out to one a UTC day
+    (feeds.versions.versions_prune: O(versions made in its window))."""
+    return versions.versions_prune(keep_all_days=settings.VERSIONS_KEEP_ALL_DAYS)
 
 
 @shared_task(**RETRYING)

@@ -225,8 +225,60 @@ EXPORT_ID = {
 }
 
 
+VERSION_N = {
+    "name": "n",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 0},
+    "description": "a version's number (from 1); a number the board has no version of is a 404",
+}
+VERSION_BEFORE = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": ID_LIMIT,
+    "description": "only versions numbered below this (the next of the page before)",
+}
+
+
 def _paths() -> dict:
     board = {"$ref": "#/components/schemas/Board"}
+    version_head = {
+        "n": {"type": "integer", "minimum": 1, "description": "the version's number, from 1 on each board"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "authors": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "who changed the board since the version before, the last to change it last",
+        },
+    }
+    version_item = {
+        "type": "object",
+        "required": [*version_head, "elements"],
+        "properties": {**version_head, "elements": {"type": "integer", "description": "elements in its drawing"}},
+    }
+    version_page = {
+        "type": "object",
+        "required": ["items", "next"],
+        "properties": {
+            "items": {"type": "array", "items": version_item},
+            "next": {"type": ["integer", "null"], "description": "pass as before= for the next page; null at the end"},
+        },
+    }
+    version = {
+        "type": "object",
+        "required": [*version_head, "doc"],
+        "properties": {**version_head, "doc": {"$ref": "#/components/schemas/Doc"}},
+    }
+    restored = {
+        "allOf": [
+            board,
+            {
+                "type": "object",
+                "required": ["version"],
+                "properties": {"version": {"type": "integer", "description": "the new version's number"}},
+            },
+        ]
+    }
     comment = {"$ref": "#/components/schemas/Comment"}
     comment_page = {
         "type": "object",
@@ -951,6 +1003,36 @@ def _paths() -> dict:
                     "placeholder",
                     "security": secured,
                     "responses": {"204": _answer("deleted"), **_errors(401, 403, 404, 429)},
+                },
+            },
+            "/api/v1/boards/{board_id}/versions": {
+                "parameters": [_board_id_param()],
+                "get": {
+                    "summary": "A board's kept versions, newest first (who may read the board may read them)",
+                    "parameters": [
+                        _query("limit", LIMIT, LIMIT["description"]),
+                        _query("before", VERSION_BEFORE, VERSION_BEFORE["description"]),
+                    ],
+                    "responses": {"200": _answer("a page of versions", version_page), **_errors(400, 401, 404)},
+                },
+            },
+            "/api/v1/boards/{board_id}/versions/{n}": {
+                "parameters": [_board_id_param(), VERSION_N],
+                "get": {
+                    "summary": "One version of a board, with its drawing",
+                    "responses": {"200": _answer("the version", version), **_errors(401, 404)},
+                },
+            },
+            "/api/v1/boards/{board_id}/versions/{n}/restore": {
+                "parameters": [_board_id_param(), VERSION_N],
+                "post": {
+                    "summary": "Make this version the board's drawing again, as a new version (the author and "
+                    "editors; nothing is lost); a live board's people get it at once",
+                    "security": secured,
+                    "responses": {
+                        "200": _answer("the board at its new version", restored),
+                        **_errors(401, 403, 404, 429),
+                    },
                 },
             },
             "/api/v1/boards/{board_id}/editors": {

@@ -513,3 +513,9 @@ LIVE_COMPACT_SECONDS = float(os.environ.get("LIVE_COMPACT_SECONDS", "2"))
 LIVE_COMPACT_BUDGET = float(os.environ.get("LIVE_COMPACT_BUDGET", str(LIVE_COMPACT_SECONDS / 4)))
 LIVE_STATE_TTL_SECONDS = int(os.environ.get("LIVE_STATE_TTL_SECONDS", str(24 * 3600)))
 CELERY_BEAT_SCHEDULE["live-compact"] = {"task": "feeds.live.tasks.live_compact_due", "schedule": LIVE_COMPACT_SECONDS}
+# A board's versions (feeds.versions, docs/api.md "Versions"): a live board keeps one at most
+# every VERSION_EVERY_SECONDS of drawing (and when its last editor leaves); every version is kept
+# VERSIONS_KEEP_ALL_DAYS days, then only the last of each UTC day, pruned by beat hourly.
+VERSION_EVERY_SECONDS = int(os.environ.get("VERSION_EVERY_SECONDS", "300"))
+VERSIONS_KEEP_ALL_DAYS = int(os.environ.get("VERSIONS_KEEP_ALL_DAYS", "30"))
+CELERY_BEAT_SCHEDULE["versions-prune"] = {"task": "feeds.tasks.versions_prune", "schedule": 3600.0}

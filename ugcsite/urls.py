@@ -14,6 +14,7 @@ from feeds.api import (
     reports as report_api,
     search as search_api,
     timelines as timeline_api,
+    versions as version_api,
 )
 from feeds.views import images as image_pages
 from social import api as account_api, urls as people_pages
@@ -63,6 +64,9 @@ api_v1 = [
     path("boards/<board_id:board_id>/likes", like_api.likers, name="board-likes"),
     path("boards/<board_id:board_id>/editors/<str:username>", board_api.editor, name="board-editor"),
     path("boards/<board_id:board_id>/comments", comment_api.comments, name="board-comments"),
+    path("boards/<board_id:board_id>/versions", version_api.versions_view, name="board-versions"),
+    path("boards/<board_id:board_id>/versions/<int:n>", version_api.version_view, name="board-version"),
+    path("boards/<board_id:board_id>/versions/<int:n>/restore", version_api.restore_view, name="board-version-restore"),
     path("comments/<board_id:comment_id>", comment_api.comment, name="comment"),
 ]
 

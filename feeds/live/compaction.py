@@ -14,6 +14,7 @@ import time
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from feeds import versions
 from feeds.live import oplog
 from feeds.live.oplog import BoardRef
 from feeds.models import Board, BoardEditor
@@ -23,10 +24,14 @@ from feeds.services.notifications import notify_board_changed
 logger = logging.getLogger(__name__)
 
 
-def board_compact(board_id: int) -> int | None:
+def board_compact(board_id: int, *, last_editor_left: bool = False) -> int | None:
     """Write a live board's doc to PostgreSQL if it is ahead of it: the seq written, or None
     when there was nothing to write (or another compaction wrote it first). O(elements) in
-    Redis, one locked row."""
+    Redis, one locked row.
+
+    A version is kept (feeds.versions) when the doc written is VERSION_EVERY_SECONDS past the
+    latest version, and when the last editor left (``last_editor_left``), unless the doc equals
+    the latest version's; who drew meanwhile is noted for it. One indexed read more a run."""
     board = Board.objects.select_related("author").filter(pk=board_id).first()
     if board is None:
         return None
@@ -49,12 +54,34 @@ def board_compact(board_id: int) -> int | None:
             if stored is not None and stored < snapshot.seq:
                 # The doc's text as the live state holds it (each element validated and encoded
                 # when its op came): written as is, never parsed and encoded again.
-                board_update(board=board, changes={"doc_json": snapshot.doc_text()}, live_seq=snapshot.seq)
+                doc_text = snapshot.doc_text()
+                board_update(board=board, changes={"doc_json": doc_text}, live_seq=snapshot.seq)
                 _tell_the_away(board, changed_by, ref)
+                versions.authors_note(board.author_id, board.pk, changed_by)
+                if last_editor_left or versions.version_due(board.pk):
+                    versions.version_keep(
+                        board_id=board.pk, author_id=board.author_id, doc_json=doc_text, only_if_changed=True
+                    )
                 written = snapshot.seq
+    if written is None and last_editor_left and board.state == Board.State.PUBLISHED:
+        _version_on_leave(board)
     oplog.live_mark_compacted(ref, snapshot.seq)
     oplog.dirty_clear(ref, snapshot.seq)
     return written
+
+
+def _version_on_leave(board: Board) -> None:
+    """The last editor left and an earlier run had already written the doc: keep it as a version
+    if it differs from the latest one (under the row's lock, as every version is numbered)."""
+    with transaction.atomic():
+        doc_json = (
+            Board.objects.select_for_update()
+            .filter(pk=board.pk, state=Board.State.PUBLISHED)
+            .values_list("doc_json", flat=True)
+            .first()
+        )
+        if doc_json is not None:
+            versions.version_keep(board_id=board.pk, author_id=board.author_id, doc_json=doc_json, only_if_changed=True)
 
 
 def _changed_by(ref: BoardRef, since: int, upto: int) -> list[str]:

@@ -10,8 +10,8 @@ from feeds.live import compaction
 
 @shared_task(acks_late=True)
 def live_compact(board_id: int) -> None:
-    """Compact one board now (its last editor left)."""
-    compaction.board_compact(board_id)
+    """Compact one board now (its last editor left), keeping a version if its doc changed."""
+    compaction.board_compact(board_id, last_editor_left=True)
 
 
 @shared_task

@@ -17,7 +17,7 @@ from django.db.models.functions import Greatest  # counts never go below 0, even
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from feeds import tasks
+from feeds import tasks, versions
 from feeds.discovery import counters, indexes
 from feeds.live import broadcast, oplog
 from feeds.models import Board, Outbox
@@ -84,6 +84,9 @@ def board_create(
         try:
             with transaction.atomic():
                 board.save(force_insert=True)
+                versions.version_keep(
+                    board_id=board_id, author_id=author.pk, doc_json=board.doc_json, by=author.username
+                )
                 User.objects.filter(pk=author.pk).update(boards_count=F("boards_count") + 1)
                 outbox_add(board_id, Outbox.Action.FANOUT)
                 if remixed_from is not None:
@@ -203,7 +206,8 @@ def board_update(
     A new doc replaces the live board's doc too (feeds.live: an entry of its op log, under the
     board's row lock, so people drawing get it in order), and a new title reaches them as a
     ``board`` op of the log, after it. ``live_seq`` is a compaction's: the doc as it stood at
-    that seq of the log, written only over an older one (else nothing)."""
+    that seq of the log, written only over an older one (else nothing). A new ``doc`` is kept as
+    a version too (feeds.versions), its number in ``board.version``."""
     if not changes:
         return board
     if live_seq is not None or not {"doc", "title"} & changes.keys():
@@ -219,6 +223,10 @@ def board_update(
             if seq is not None:
                 transaction.on_commit(lambda: broadcast.board_reset(board.pk))
         board = _board_write(board, changes, unpublished_ok=unpublished_ok, live_seq=seq)
+        if "doc" in changes:  # every API change of the drawing is a version (docs/api.md, "Versions")
+            board.version = versions.version_keep(
+                board_id=board.pk, author_id=board.author_id, doc_json=board.doc_json, by=by
+            )
         if changes.get("title", title) != title:
             _title_live(board, changes["title"], by=by)
         return board

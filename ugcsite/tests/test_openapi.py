@@ -44,6 +44,7 @@ def concrete(api, run):
         .replace("{board_id}", str(board_id))
         .replace("{export_id}", str(export_id))
         .replace("{comment_id}", str(comment_id))
+        .replace("{n}", "1")  # its first version, kept when it was published
     )
 
 
