@@ -1,0 +1,45 @@
+"""Our actors' keys and documents: a person's RSA key (made when first needed, kept in
+PostgreSQL's ActorKey), the instance actor's, and the documents built on them."""
+
+from django.db import IntegrityError, transaction
+
+from feeds.federation import documents, signatures
+from feeds.models import ActorKey, Board
+from social.avatars import avatar_url
+
+INSTANCE = "instance"
+
+
+def owner_of(user_id: int) -> str:
+    return f"user:{user_id}"
+
+
+def key_for(owner: str) -> ActorKey:
+    """The key pair of ``owner`` ("user:<id>" or INSTANCE), made on first use (RSA 2048, some
+    tens of milliseconds, once per actor). One indexed read after that."""
+    key = ActorKey.objects.filter(owner=owner).first()
+    if key is not None:
+        return key
+    private, public = signatures.key_generate()
+    try:
+        with transaction.atomic():
+            return ActorKey.objects.create(owner=owner, private_pem=private, public_pem=public)
+    except IntegrityError:  # made meanwhile by another request: theirs stands
+        return ActorKey.objects.get(owner=owner)
+
+
+def person_document(user) -> dict:
+    """The person's actor document (their key made if it is their first time). O(1)."""
+    key = key_for(owner_of(user.pk))
+    avatar = avatar_url(user.username, user.avatar_version) if user.avatar_version else None
+    return documents.person(user, public_pem=key.public_pem, avatar_url=avatar)
+
+
+def instance_document() -> dict:
+    return documents.instance_actor(public_pem=key_for(INSTANCE).public_pem)
+
+
+def picture_of(board: Board) -> dict:
+    """The board's picture for its Note. COMPAT: until feeds.pictures (the PNG render, issue 39
+    item 2) lands, the PNG's address alone, without its size and blurhash."""
+    return {"url": f"/b/{board.pk}.png", "media_type": "image/png"}
