@@ -8,7 +8,7 @@ from django.db import transaction
 
 from feeds import keys
 from feeds.federation import actors, delivery, documents, inbox
-from feeds.models import Board, FederatedHost, RemoteActor
+from feeds.models import Board, FederatedHost, RemoteActor, RemoteBlock, RemoteFollow, RemoteNote, RemoteReaction
 from ugcsite.platform.redis import get_redis
 
 UPDATE_TASK = "feeds.federation.tasks.federation_board_update"  # by name: the tasks import this module
@@ -79,3 +79,22 @@ def author_withdrawn(user_id: int) -> None:
     for board in Board.objects.select_related("author").filter(author_id=user_id, state=Board.State.SUSPENDED):
         with transaction.atomic():
             board_gone(board)
+
+
+def remote_block(*, blocker, actor: RemoteActor) -> bool:
+    """``blocker`` blocks a remote actor, as a local block: it stops following them (it receives
+    nothing more of theirs), its likes, boosts and replies on their boards go, and what it sends
+    about them later is dropped (feeds.federation.inbox). Idempotent: False when already
+    blocked. O(what the actor left on their boards)."""
+    with transaction.atomic():
+        _, created = RemoteBlock.objects.get_or_create(blocker=blocker, actor=actor)
+        RemoteFollow.objects.filter(followee=blocker, actor=actor).delete()
+    for reaction in RemoteReaction.objects.filter(actor=actor, board__author=blocker):
+        inbox.reaction_remove(reaction)
+    for note in RemoteNote.objects.filter(actor=actor, comment__board__author=blocker):
+        inbox.reply_remove(note)
+    return created
+
+
+def remote_unblock(*, blocker, actor: RemoteActor) -> bool:
+    return bool(RemoteBlock.objects.filter(blocker=blocker, actor=actor).delete()[0])

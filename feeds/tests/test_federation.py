@@ -267,3 +267,20 @@ def test_malformed_bodies_never_make_a_5xx(site, peer, body):
         status, answer = peer.post(f"{site}/inbox", body, sign=signed)
         assert status < 500, (body[:50], status)
         assert status in (202, 400, 401) and (status == 202 or json.loads(answer)["detail"])
+
+
+def test_a_persons_block_of_a_remote_actor(site, peer):
+    alice = account_create(username="alice", password="password123")
+    board = board_create(author=alice, title="Blocked", kind="sketch", tags=[], doc=DOC)
+    follow(peer, site)
+    assert peer.post(f"{site}/inbox", peer.activity("Like", f"{site}/b/{board.pk}", "like-b"))[0] == 202
+    actor = RemoteFollow.objects.get(followee=alice).actor
+    assert federation.remote_block(blocker=alice, actor=actor) is True
+    assert not RemoteFollow.objects.filter(followee=alice).exists()
+    assert Board.objects.get(pk=board.pk).likes == 0
+    follow(peer, site)  # a follow from a blocked actor is dropped
+    assert peer.post(f"{site}/inbox", peer.activity("Like", f"{site}/b/{board.pk}", "like-c"))[0] == 202
+    assert not RemoteFollow.objects.filter(followee=alice).exists() and Board.objects.get(pk=board.pk).likes == 0
+    federation.remote_unblock(blocker=alice, actor=actor)
+    follow(peer, site)
+    assert RemoteFollow.objects.filter(followee=alice).exists()
