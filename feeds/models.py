@@ -461,3 +461,22 @@ class Export(models.Model):
 
     def __str__(self):
         return f"export {self.pk} of {self.user_id}: {self.status} {self.progress}%"
+
+
+class BoardPicture(models.Model):
+    """A board's drawing as PNG (feeds.pictures): rendered once per version of the board and
+    kept here, so ``/b/<id>.png`` and federation's attachment are one primary-key read. A new
+    version overwrites the row; the board's row going takes it along."""
+
+    board = models.OneToOneField(Board, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    # The board's updated_at (microseconds since the epoch, hex) that this PNG shows: the ETag,
+    # and the ?v= of its address.
+    version = models.CharField(max_length=16)
+    png = models.BinaryField()
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    blurhash = models.CharField(max_length=64)
+    rendered_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"picture of board {self.board_id} v{self.version}: {self.width}x{self.height}"

@@ -40,6 +40,10 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("Set DJANGO_SECRET_KEY: production settings need a secret key of their own.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+# The public base address of the site, without a trailing slash: every absolute address it gives
+# others (a board's picture in Open Graph tags, federation's ids) starts with it. make run serves
+# on PORT (8000 by default).
+SITE_URL = os.environ.get("SITE_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8000')}").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
