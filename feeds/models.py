@@ -595,6 +595,11 @@ class FederationActivity(models.Model):
     actor_id = models.BigIntegerField()  # the local person whose remote followers receive it
     body = models.TextField()  # the activity's JSON
     inboxes = ArrayField(models.CharField(max_length=2048), default=list, blank=True)  # named inboxes (an Accept)
+    # A board's Create or Update: its body is built again by the walk (in Celery), from the board as
+    # it then stands and with its picture rendered there, never online; a board no longer
+    # published by then sends nothing.
+    board_id = models.BigIntegerField(null=True, blank=True)
+    verb = models.CharField(max_length=8, blank=True, default="")  # "create", "update" with board_id
     to_followers = models.BooleanField(default=True)
     walked = models.BooleanField(default=False)
     queued_at = models.DateTimeField()
@@ -623,3 +628,22 @@ class FederationDelivery(models.Model):
 
     def __str__(self):
         return f"{self.activity_id} to {self.inbox} (try {self.attempts})"
+
+
+class BoardPicture(models.Model):
+    """A board's drawing as PNG (feeds.pictures): rendered once per version of the board and
+    kept here, so ``/b/<id>.png`` and federation's attachment are one primary-key read. A new
+    version overwrites the row; the board's row going takes it along."""
+
+    board = models.OneToOneField(Board, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    # The board's updated_at (microseconds since the epoch, hex) that this PNG shows: the ETag,
+    # and the ?v= of its address.
+    version = models.CharField(max_length=16)
+    png = models.BinaryField()
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    blurhash = models.CharField(max_length=64)
+    rendered_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"picture of board {self.board_id} v{self.version}: {self.width}x{self.height}"

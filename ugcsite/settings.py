@@ -40,6 +40,10 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("Set DJANGO_SECRET_KEY: production settings need a secret key of their own.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+# The public base address of the site, without a trailing slash: every absolute address it gives
+# others (a board's picture in Open Graph tags, federation's ids) starts with it. make run serves
+# on PORT (8000 by default).
+SITE_URL = os.environ.get("SITE_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8000')}").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -503,9 +507,7 @@ LIVE_STATE_TTL_SECONDS = int(os.environ.get("LIVE_STATE_TTL_SECONDS", str(24 * 3
 CELERY_BEAT_SCHEDULE["live-compact"] = {"task": "feeds.live.tasks.live_compact_due", "schedule": LIVE_COMPACT_SECONDS}
 
 # --- federation (feeds.federation; docs/federation.md) ------------------------------------------
-# The public base URL every ActivityPub id is built on (no trailing slash). `make run` serves
-# http://127.0.0.1:$PORT; a deployment sets its https origin.
-SITE_URL = os.environ.get("SITE_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8000')}").rstrip("/")
+# SITE_URL (above, beside ALLOWED_HOSTS) is the base of every ActivityPub id.
 FEDERATION_ENABLED = env_bool("FEDERATION_ENABLED", True)
 # Fetch from and deliver to private, loopback and link-local addresses: tests and local
 # development only (a public server must not be made to reach its own network: SSRF).

@@ -3,8 +3,9 @@ PostgreSQL's ActorKey), the instance actor's, and the documents built on them.""
 
 from django.db import IntegrityError, transaction
 
+from feeds import pictures
 from feeds.federation import documents, signatures
-from feeds.models import ActorKey, Board
+from feeds.models import ActorKey, Board, BoardPicture
 from social.avatars import avatar_url
 
 INSTANCE = "instance"
@@ -40,6 +41,22 @@ def instance_document() -> dict:
 
 
 def picture_of(board: Board) -> dict:
-    """The board's picture for its Note. COMPAT: until feeds.pictures (the PNG render, issue 39
-    item 2) lands, the PNG's address alone, without its size and blurhash."""
-    return {"url": f"/b/{board.pk}.png", "media_type": "image/png"}
+    """The board's picture for its Note, rendered now if it is not kept yet (feeds.pictures: one
+    primary-key read once rendered). For a single Note's GET and the walk of its Create."""
+    return pictures.picture_of(board)
+
+
+def picture_kept(board: Board) -> dict:
+    """The board's picture as kept, never rendering: its last render's size and blurhash (its
+    address is the current version's), or the address alone. For pages of many Notes (the outbox)
+    and for an activity's first draft, which the walk builds again. One primary-key read."""
+    kept = BoardPicture.objects.filter(board_id=board.pk).defer("png").first()
+    if kept is None:
+        return {"url": f"/b/{board.pk}.png", "media_type": pictures.MEDIA_TYPE}
+    return {
+        "url": pictures.picture_url(board.pk, pictures.version_of(board)),
+        "width": kept.width,
+        "height": kept.height,
+        "blurhash": kept.blurhash,
+        "media_type": pictures.MEDIA_TYPE,
+    }

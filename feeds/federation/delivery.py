@@ -29,9 +29,9 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import keys
-from feeds.federation import actors, signatures
+from feeds.federation import actors, documents, signatures
 from feeds.federation.http import ACTIVITY_JSON, FetchFailed, host_of, request
-from feeds.models import FederatedHost, FederationActivity, FederationDelivery, RemoteBlock, RemoteFollow
+from feeds.models import Board, FederatedHost, FederationActivity, FederationDelivery, RemoteBlock, RemoteFollow
 from ugcsite.platform.redis import get_redis
 
 logger = logging.getLogger(__name__)
@@ -46,7 +46,18 @@ def enabled() -> bool:
     return settings.FEDERATION_ENABLED
 
 
-def activity_add(*, owner_user, body: dict, inboxes: list[str] | None = None, to_followers: bool = True) -> None:
+CREATE, UPDATE = "create", "update"
+
+
+def activity_add(
+    *,
+    owner_user,
+    body: dict,
+    inboxes: list[str] | None = None,
+    to_followers: bool = True,
+    board_id: int | None = None,
+    verb: str = "",
+) -> None:
     """Note that ``body`` must reach ``owner_user``'s remote followers (and ``inboxes``), in the
     caller's transaction; on commit a task walks it. One insert. Nothing when federation is off,
     or (for followers only) when the person has no remote follower (one indexed EXISTS)."""
@@ -60,6 +71,8 @@ def activity_add(*, owner_user, body: dict, inboxes: list[str] | None = None, to
         body=json.dumps(body, separators=(",", ":")),
         inboxes=list(inboxes or []),
         to_followers=to_followers,
+        board_id=board_id,
+        verb=verb,
         queued_at=timezone.now(),
     )
     transaction.on_commit(lambda: send(WALK_TASK, row.pk))
@@ -98,6 +111,9 @@ def walk_batch(activity_id: int, after: str = "") -> tuple[list[int], str | None
     activity = FederationActivity.objects.filter(pk=activity_id).first()
     if activity is None:
         return [], None
+    if activity.board_id is not None and not after and not _board_body(activity):
+        FederationActivity.objects.filter(pk=activity_id).delete()
+        return [], None  # the board left before its activity did: nothing of it goes out
     targets = list(activity.inboxes) if not after else []
     more = None
     if activity.to_followers:
@@ -121,6 +137,18 @@ def walk_batch(activity_id: int, after: str = "") -> tuple[list[int], str | None
         if not FederationDelivery.objects.filter(activity_id=activity_id).exists():
             FederationActivity.objects.filter(pk=activity_id).delete()
     return ids, more
+
+
+def _board_body(activity: FederationActivity) -> bool:
+    """Build a board's Create or Update again from the board as it stands, its picture rendered
+    here (in Celery) when it is not yet: False when the board is no longer published."""
+    board = Board.objects.select_related("author").filter(pk=activity.board_id, state=Board.State.PUBLISHED).first()
+    if board is None:
+        return False
+    build = documents.create if activity.verb == CREATE else documents.update
+    activity.body = json.dumps(build(board, picture=actors.picture_of(board)), separators=(",", ":"))
+    FederationActivity.objects.filter(pk=activity.pk).update(body=activity.body)
+    return True
 
 
 def retry_after(attempt: int) -> float:

@@ -17,7 +17,12 @@ AUTHOR_WITHDRAWN_TASK = "feeds.federation.tasks.federation_author_withdrawn"
 
 def board_created(board: Board) -> None:
     """A board published (created, or unhidden): Create(Note)."""
-    delivery.activity_add(owner_user=board.author, body=documents.create(board, picture=actors.picture_of(board)))
+    delivery.activity_add(
+        owner_user=board.author,
+        body=documents.create(board, picture=actors.picture_kept(board)),
+        board_id=board.pk,
+        verb=delivery.CREATE,
+    )
 
 
 def board_changed(board: Board) -> None:
@@ -27,7 +32,12 @@ def board_changed(board: Board) -> None:
         return
     gate = keys.board_update_gate(board.pk)
     if get_redis().set(gate, "sent", nx=True, ex=settings.FEDERATION_UPDATE_SECONDS):
-        delivery.activity_add(owner_user=board.author, body=documents.update(board, picture=actors.picture_of(board)))
+        delivery.activity_add(
+            owner_user=board.author,
+            body=documents.update(board, picture=actors.picture_kept(board)),
+            board_id=board.pk,
+            verb=delivery.UPDATE,
+        )
     elif get_redis().set(gate, "due", xx=True, keepttl=True, get=True) in ("sent", b"sent"):
         wait = max(get_redis().ttl(gate), 1)
         transaction.on_commit(lambda: delivery.send(UPDATE_TASK, board.pk, countdown=wait))

@@ -123,7 +123,7 @@ def outbox(request, username: str):
     boards = list(rows.order_by("-id")[: documents.OUTBOX_PAGE])
     for board in boards:
         board.author = person
-    creates = [documents.create(board, picture=actors.picture_of(board)) for board in boards]
+    creates = [documents.create(board, picture=actors.picture_kept(board)) for board in boards]
     next_before = boards[-1].pk if len(boards) == documents.OUTBOX_PAGE else None
     return activity_answer(documents.outbox_page(person.username, creates, before=before, next_before=next_before))
 

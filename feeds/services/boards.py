@@ -174,9 +174,10 @@ def _board_indexed(board: Board) -> None:
 def board_publish(board: Board) -> None:
     """The Redis side of a board becoming visible (run on commit): G, M[author] and the
     indexes in one round trip or two, then a task fans it out (its outbox row was written with
-    the change). O(log |M|)."""
+    the change) and one renders its picture. O(log |M|)."""
     profile_size = board_show(board)
     enqueue(tasks.board_fanout, board.id)
+    enqueue(tasks.board_picture_render, board.id)  # its PNG (feeds.pictures), rendered once
     if profile_size >= settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK:
         try:
             tasks.archive_soon(Timeline.PROFILE, [board.author_id])
@@ -294,6 +295,8 @@ def _board_write(
         boardcache.board_cache_put(live)
         if {"kind", "tags"} & changes.keys():
             _board_indexed(live)  # only the indexes that changed are written
+        if {"doc", "doc_json", "title"} & changes.keys():
+            enqueue(tasks.board_picture_render, board.id)  # the PNG of the new version (feeds.pictures)
 
     transaction.on_commit(publish)
     return board

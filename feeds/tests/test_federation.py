@@ -117,13 +117,17 @@ def test_follow_accept_create_update_delete(site, peer):
     assert create["path"] == "/inbox"  # the shared inbox, once
     note = create["activity"]["object"]
     assert note["id"] == f"{site}/b/{board.pk}" and note["type"] == "Note"
-    assert note["attachment"][0]["mediaType"] == "image/png"
+    picture = note["attachment"][0]
+    assert picture["type"] == "Document" and picture["mediaType"] == "image/png"
+    assert picture["width"] > 0 and picture["height"] > 0 and len(picture["blurhash"]) >= 6
+    status, headers, png = get(picture["url"], accept="image/png")
+    assert status == 200 and headers["Content-Type"] == "image/png" and png.startswith(b"\x89PNG")
     assert "Hello fediverse" in note["attachment"][0]["name"]
     assert {t["name"] for t in note["tag"]} == {"#house", "#blue"}
     assert note["to"] == [documents.PUBLIC] and note["cc"] == [f"{site}/u/alice/followers"]
     # the Note at the board's own address
     fetched = json.loads(get(f"{site}/b/{board.pk}")[2])
-    assert fetched["id"] == note["id"] and fetched["attachment"][0]["url"].endswith(f"/b/{board.pk}.png")
+    assert fetched["id"] == note["id"] and fetched["attachment"][0] == picture
     outbox = json.loads(get(f"{site}/u/alice/outbox")[2])
     assert outbox["type"] == "OrderedCollection" and outbox["totalItems"] == 1
     page = json.loads(get(outbox["first"])[2])
@@ -134,7 +138,9 @@ def test_follow_accept_create_update_delete(site, peer):
     deliver_all()
     updates = [r for r in peer.received if r["activity"]["type"] == "Update"]
     assert len(updates) == 1 and updates[0]["verified"] == "ok"
-    assert "A blue house" in updates[0]["activity"]["object"]["content"]
+    # built by the walk from the board as it then stands: the latest title
+    assert "A bluer house" in updates[0]["activity"]["object"]["content"]
+    assert updates[0]["activity"]["object"]["attachment"][0]["url"] != picture["url"]  # the new version's PNG
 
     board_delete(board=Board.objects.select_related("author").get(pk=board.pk))
     deliver_all()
