@@ -539,3 +539,9 @@ CELERY_BEAT_SCHEDULE["federation-resend"] = {
     "task": "feeds.federation.tasks.federation_resend",
     "schedule": float(os.environ.get("OUTBOX_RESEND_EVERY_SECONDS", "30")),
 }
+# Federation's tasks (deliveries to other servers, which may be slow) on a queue of their own when
+# set, so that a worker given `-Q <it>` serves them apart from local fan-out (Mastodon's "push"
+# queue); empty: the default queue, which the site's worker serves.
+FEDERATION_QUEUE = os.environ.get("FEDERATION_QUEUE", "")
+if FEDERATION_QUEUE:
+    CELERY_TASK_ROUTES = {"feeds.federation.tasks.*": {"queue": FEDERATION_QUEUE}}

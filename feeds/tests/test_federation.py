@@ -6,15 +6,23 @@ replies and their Undos, refusals (unsigned, tampered, blocked), the retry model
 bodies that must never make a 5xx."""
 
 import json
+import os
+import socket
+import subprocess
+import time
 import urllib.request
+from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
+from django.db import transaction
 
 from feeds.federation import delivery, documents, services as federation
 from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
 from feeds.tests.federation_peer import Peer
+from ugcsite.serving import worker_command
 
 DOC = {
     "width": 100,
@@ -290,3 +298,65 @@ def test_a_persons_block_of_a_remote_actor(site, peer):
     federation.remote_unblock(blocker=alice, actor=actor)
     follow(peer, site)
     assert RemoteFollow.objects.filter(followee=alice).exists()
+
+
+@pytest.fixture
+def federation_worker(site, transactional_db, tmp_path):
+    """A real Celery worker process serving federation's tasks on a queue of its own (the
+    FEDERATION_QUEUE setting, as a deployment may run it), with this test's SITE_URL, allowed to
+    deliver to loopback; this process sends federation's tasks there."""
+    from ugcsite.celery import app
+
+    queue = f"federation-test-{os.getpid()}"
+    db = django_settings.DATABASES["default"]
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "SITE_URL": site,
+        "FEDERATION_ALLOW_PRIVATE": "1",
+        "FEDERATION_QUEUE": queue,
+    }
+    log = open(tmp_path / "worker.log", "w")
+    process = subprocess.Popen(
+        worker_command(f"{queue}@%h", "--pool=solo", "-Q", queue, loglevel="info"),
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    routes = app.conf.task_routes
+    app.conf.task_routes = {"feeds.federation.tasks.*": {"queue": queue}}
+    deadline = time.monotonic() + 60
+    while not app.control.ping(destination=[f"{queue}@{socket.gethostname()}"], timeout=0.5):
+        assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
+    yield process
+    app.conf.task_routes = routes
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+def wait_for(condition, seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_deliveries_through_a_real_celery_worker(site, peer, federation_worker):
+    """The whole path as it runs in production: the inbox's Accept and a new board's Create
+    leave through the outbox on commit, a worker process walks and delivers them, signed."""
+    alice = account_create(username="alice", password="password123")
+    follow(peer, site)  # the live server's commit sends the walk of the Accept to the worker
+    wait_for(lambda: any(r["activity"]["type"] == "Accept" for r in peer.received))
+    with transaction.atomic():
+        board = board_create(author=alice, title="Through Celery", kind="sketch", tags=["worker"], doc=DOC)
+    wait_for(lambda: any(r["activity"]["type"] == "Create" for r in peer.received))
+    create = next(r for r in peer.received if r["activity"]["type"] == "Create")
+    assert create["verified"] == "ok" and create["activity"]["object"]["id"] == f"{site}/b/{board.pk}"
+    assert create["activity"]["object"]["attachment"][0]["width"] > 0  # rendered by the worker's walk
+    wait_for(lambda: not FederationActivity.objects.exists())  # every row done
+    assert not FederationDelivery.objects.exists()
