@@ -300,6 +300,13 @@ def test_a_persons_block_of_a_remote_actor(site, peer):
     assert RemoteFollow.objects.filter(followee=alice).exists()
 
 
+def _route(app, routes) -> None:
+    """Send tasks by ``routes`` from now on (Celery builds its router once and keeps it)."""
+    app.conf.task_routes = routes
+    app.amqp.flush_routes()
+    app.amqp.router = app.amqp.Router()
+
+
 @pytest.fixture
 def federation_worker(site, transactional_db, tmp_path):
     """A real Celery worker process serving federation's tasks on a queue of its own (the
@@ -317,6 +324,7 @@ def federation_worker(site, transactional_db, tmp_path):
         "FEDERATION_QUEUE": queue,
     }
     log = open(tmp_path / "worker.log", "w")
+    process_log[:] = [tmp_path / "worker.log"]
     process = subprocess.Popen(
         worker_command(f"{queue}@%h", "--pool=solo", "-Q", queue, loglevel="info"),
         cwd=Path(__file__).resolve().parents[2],
@@ -325,12 +333,12 @@ def federation_worker(site, transactional_db, tmp_path):
         stderr=subprocess.STDOUT,
     )
     routes = app.conf.task_routes
-    app.conf.task_routes = {"feeds.federation.tasks.*": {"queue": queue}}
+    _route(app, {"feeds.federation.tasks.*": {"queue": queue}})
     deadline = time.monotonic() + 60
     while not app.control.ping(destination=[f"{queue}@{socket.gethostname()}"], timeout=0.5):
         assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
     yield process
-    app.conf.task_routes = routes
+    _route(app, routes)
     process.terminate()
     try:
         process.wait(timeout=20)
@@ -339,10 +347,13 @@ def federation_worker(site, transactional_db, tmp_path):
     log.close()
 
 
+process_log: list[Path] = []  # the worker's log, read when a wait times out
+
+
 def wait_for(condition, seconds: float = 30):
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, "timed out; the worker's log:\n" + process_log[0].read_text()[-3000:]
         time.sleep(0.1)
 
 
