@@ -21,7 +21,7 @@ from feeds.federation import delivery, documents, services as federation
 from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
-from feeds.tests.federation_peer import Peer
+from feeds.tests.federation_peer import AVATAR, Peer
 from ugcsite.serving import worker_command
 
 DOC = {
@@ -190,7 +190,13 @@ def test_likes_boosts_replies_and_their_undos(site, peer, kind):
     board.refresh_from_db()
     assert board.comments == 1
     page = get(note_url, accept="text/html")[2].decode()
-    assert "Lovely map!" in page and f"bob@{peer.host}" in page
+    assert "Lovely map!" in page and f"@bob@{peer.host}" in page
+    listed = json.loads(get(f"{site}/api/v1/boards/{board.pk}/comments", accept="application/json")[2])
+    author = listed["items"][0]["author"]
+    assert author["username"] == f"bob@{peer.host}" and author["avatar"].startswith("/fediverse/avatars/")
+    assert f'src="{author["avatar"]}"' in page  # served from here: the page loads nothing from other hosts
+    status, headers, picture = get(site + author["avatar"], accept="image/*")
+    assert status == 200 and headers["Content-Type"] == "image/png" and picture == AVATAR
 
     assert peer.post(f"{site}/inbox", peer.activity("Undo", like, "undo-like"), kind=kind)[0] == 202
     assert peer.post(f"{site}/inbox", peer.activity("Undo", boost, "undo-boost"), kind=kind)[0] == 202
