@@ -96,9 +96,7 @@ def _post(client, peer: Peer, body: bytes, *, sign: bool, path: str = "/inbox"):
             url=f"http://testserver{path}",
             body=body,
         )
-        headers.update(
-            {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in signed.items() if name != "Host"}
-        )
+        headers.update({f"HTTP_{name.upper().replace('-', '_')}": value for name, value in signed.items()})
     return client.generic("POST", path, data=body, **headers)
 
 
