@@ -369,6 +369,54 @@ def _paths() -> dict:
                     "responses": {"200": _answer("people", people_items), **_errors(401)},
                 }
             },
+            "/api/v1/me/remote-blocks": {
+                "get": {
+                    "summary": "The accounts of other servers (fediverse) the caller blocks, the latest first",
+                    "security": secured,
+                    "responses": {
+                        "200": _answer(
+                            "remote accounts",
+                            {
+                                "type": "object",
+                                "required": ["items"],
+                                "properties": {
+                                    "items": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["handle", "uri"],
+                                            "properties": {"handle": {"type": "string"}, "uri": {"type": "string"}},
+                                        },
+                                    }
+                                },
+                            },
+                        ),
+                        **_errors(401),
+                    },
+                }
+            },
+            "/api/v1/me/remote-blocks/{handle}": {
+                "parameters": [
+                    {
+                        "name": "handle",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                        "description": "user@host of an account of another server known here",
+                    }
+                ],
+                "put": {
+                    "summary": "Block a remote account (idempotent): it stops following you, its likes, boosts and "
+                    "replies on your boards go, and what it sends about you is dropped",
+                    "security": secured,
+                    "responses": {"204": _answer("blocked"), **_errors(400, 401, 404, 429)},
+                },
+                "delete": {
+                    "summary": "Unblock a remote account (idempotent); nothing removed comes back",
+                    "security": secured,
+                    "responses": {"204": _answer("not blocked"), **_errors(400, 401, 404, 429)},
+                },
+            },
             "/api/v1/me/mutes": {
                 "get": {
                     "summary": "The people the caller mutes, the latest first",

@@ -377,3 +377,22 @@ def test_deliveries_through_a_real_celery_worker(site, peer, federation_worker):
     assert create["activity"]["object"]["attachment"][0]["width"] > 0  # rendered by the worker's walk
     wait_for(lambda: not FederationActivity.objects.exists())  # every row done
     assert not FederationDelivery.objects.exists()
+
+
+def test_remote_blocks_through_the_api(site, peer, api):
+    alice = account_create(username="alice", password="password123")
+    board = board_create(author=alice, title="Mine", kind="sketch", tags=[], doc=DOC)
+    follow(peer, site)
+    assert peer.post(f"{site}/inbox", peer.activity("Like", f"{site}/b/{board.pk}", "like-api"))[0] == 202
+    me = api.as_user("alice")
+    handle = f"bob@{peer.host}"
+    assert me.put(f"/api/v1/me/remote-blocks/{handle}").status_code == 204
+    assert me.put(f"/api/v1/me/remote-blocks/{handle}").status_code == 204  # idempotent
+    assert me.get("/api/v1/me/remote-blocks").json()["items"] == [{"handle": handle, "uri": peer.uri}]
+    assert not RemoteFollow.objects.exists() and Board.objects.get(pk=board.pk).likes == 0
+    answer = me.put("/api/v1/me/remote-blocks/nobody@nowhere.example")
+    assert answer.status_code == 404 and answer.json()["detail"]
+    assert me.put("/api/v1/me/remote-blocks/not-a-handle").status_code == 400
+    assert me.delete(f"/api/v1/me/remote-blocks/{handle}").status_code == 204
+    assert me.get("/api/v1/me/remote-blocks").json()["items"] == []
+    assert api.get("/api/v1/me/remote-blocks").status_code == 401
