@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.db import transaction
 
-from feeds.federation import delivery, documents, services as federation
+from feeds.federation import delivery, documents, remote, services as federation
 from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
@@ -396,3 +396,11 @@ def test_remote_blocks_through_the_api(site, peer, api):
     assert me.delete(f"/api/v1/me/remote-blocks/{handle}").status_code == 204
     assert me.get("/api/v1/me/remote-blocks").json()["items"] == []
     assert api.get("/api/v1/me/remote-blocks").status_code == 401
+
+
+def test_a_domain_block_covers_its_subdomains(db):
+    federation.host_block("Spam.Example", reason="spam")
+    assert remote.host_blocked("spam.example") and remote.host_blocked("a.b.spam.example")
+    assert not remote.host_blocked("notspam.example") and not remote.host_blocked("example")
+    federation.host_unblock("spam.example")
+    assert not remote.host_blocked("a.spam.example")
