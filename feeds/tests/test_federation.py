@@ -117,6 +117,9 @@ def test_follow_accept_create_update_delete(site, peer):
     assert accepts[-1]["path"] == "/users/bob/inbox"
     status, _, body = get(f"{site}/u/alice/followers")
     assert json.loads(body)["totalItems"] == 1
+    page = get(f"{site}/u/alice", accept="text/html")[2].decode()
+    assert 'data-count="followers">1<' in page  # the remote follower counts
+    assert "Follow from another server" in page and f'data-copy="@alice@{documents.host()}"' in page
 
     board = board_create(author=alice, title="A house", kind="sketch", tags=["house", "blue"], doc=DOC)
     deliver_all()
