@@ -17,6 +17,7 @@ from feeds.api.notifications import NotificationsRead
 from feeds.api.people import MAX_READING_IDS, AccountDelete, SignUp
 from feeds.api.reports import ReportCreate
 from feeds.discovery.queries import SORTS
+from feeds.federation import api as federation_api
 from feeds.rules import (
     BOARD_KINDS,
     COMMENT_MENTIONS_MAX,
@@ -52,6 +53,9 @@ from ugcsite.platform.http import (
 )
 
 ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+REMOTE_HANDLE_PATTERN, REMOTE_HANDLE_MAX = federation_api.HANDLE_PATTERN, federation_api.HANDLE_MAX
 
 
 def _answer(description: str, schema: dict | None = None, content_type: str = "application/json") -> dict:
@@ -401,7 +405,7 @@ def _paths() -> dict:
                         "name": "handle",
                         "in": "path",
                         "required": True,
-                        "schema": {"type": "string"},
+                        "schema": {"type": "string", "pattern": REMOTE_HANDLE_PATTERN, "maxLength": REMOTE_HANDLE_MAX},
                         "description": "user@host of an account of another server known here",
                     }
                 ],

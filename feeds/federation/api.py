@@ -2,6 +2,8 @@
 block, unblock, by the actor's ``user@host`` handle. An actor is known here once it has followed,
 liked, boosted or replied."""
 
+import re
+
 from django.http import HttpResponse
 
 from feeds.federation import services
@@ -10,13 +12,14 @@ from ugcsite.platform.http import ApiError, client_address, endpoint, login_requ
 from ugcsite.platform.ratelimits import write_attempt
 
 HANDLE_MAX = 512
+HANDLE_PATTERN = r"^@?[^@/\s]+@[^@/\s]+$"  # user@host (OpenAPI reads it from here)
+HANDLE_RE = re.compile(HANDLE_PATTERN.removesuffix("$") + r"\Z")
 
 
 def _actor(handle: str) -> RemoteActor:
-    handle = handle.removeprefix("@")
-    name, at, host = handle.partition("@")
-    if not name or not at or not host or len(handle) > HANDLE_MAX:
+    if len(handle) > HANDLE_MAX or not HANDLE_RE.match(handle):
         raise ApiError(400, "Name the remote account by its handle, user@host.")
+    handle = handle.removeprefix("@")
     actor = RemoteActor.objects.filter(handle__iexact=handle).first()
     if actor is None:
         raise ApiError(404, f"No account {handle[:100]!r} from another server is known here.")
