@@ -1,7 +1,7 @@
 from django.apps import AppConfig
-from django.conf import settings
-from django.db.models.signals import post_save
 from django.utils.module_loading import import_string
+
+from social.signals import profile_changed
 
 
 class FeedsConfig(AppConfig):
@@ -9,8 +9,8 @@ class FeedsConfig(AppConfig):
     verbose_name = "Boards and timelines"
 
     def ready(self):
-        # A person's name or bio saved (social.services.profile_update, which cannot call feeds)
-        # sends their actor's Update to their remote followers (feeds.federation). The receiver
-        # imports the models, which cannot be imported before the registry is ready: named here.
-        receiver = import_string("feeds.federation.signals.person_saved")
-        post_save.connect(receiver, sender=settings.AUTH_USER_MODEL, dispatch_uid="feeds.federation.person_saved")
+        # A person's public profile changed (social.services, which cannot call feeds): their
+        # actor's Update goes to their remote followers (feeds.federation). The receiver imports
+        # the models, which cannot be imported before the registry is ready: named here.
+        receiver = import_string("feeds.federation.signals.person_changed")
+        profile_changed.connect(receiver, dispatch_uid="feeds.federation.person_changed")

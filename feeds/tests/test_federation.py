@@ -22,6 +22,7 @@ from feeds.models import Board, Comment, FederationActivity, FederationDelivery,
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
 from feeds.tests.federation_peer import AVATAR, Peer
+from social.services import avatar_set, profile_update
 from ugcsite.serving import worker_command
 
 DOC = {
@@ -241,7 +242,7 @@ def test_retry_model_against_a_peer_answering_500_then_200(site, peer, settings)
     follow(peer, site)
     deliver_all()
     peer.received.clear()
-    peer.answers = [500, 404]
+    peer.answers = [500]  # then 202
     board_create(author=alice, title="Retried", kind="sketch", tags=[], doc=DOC)
     activity = FederationActivity.objects.get(walked=False)
     ids, _ = delivery.walk_batch(activity.pk)
@@ -250,9 +251,15 @@ def test_retry_model_against_a_peer_answering_500_then_200(site, peer, settings)
     assert 16 <= wait <= 16 + 20  # 1^4 + 15 s and jitter
     row = FederationDelivery.objects.get(pk=ids[0])
     assert row.attempts == 1 and row.last_error == "answered 500"
-    assert delivery.deliver(ids[0]) is None  # a 404 is not retried: dropped
+    assert delivery.deliver(ids[0]) is None  # the second try is answered 202: done
     assert not FederationDelivery.objects.filter(pk=ids[0]).exists()
     assert len(peer.received) == 2 and all(r["verified"] == "ok" for r in peer.received)
+    assert peer.received[0]["activity"] == peer.received[1]["activity"]  # the same activity again
+    # a 404 is not tried again: dropped at once
+    peer.answers = [404]
+    board_create(author=alice, title="Dropped", kind="sketch", tags=[], doc=DOC)
+    ids, _ = delivery.walk_batch(FederationActivity.objects.get(walked=False).pk)
+    assert delivery.deliver(ids[0]) is None and not FederationDelivery.objects.exists()
     assert [delivery.retryable(s) for s in (500, 502, 429, 408, 401, 404, 410, 501, 400)] == [
         True,
         True,
@@ -407,3 +414,17 @@ def test_a_domain_block_covers_its_subdomains(db):
     assert not remote.host_blocked("notspam.example") and not remote.host_blocked("example")
     federation.host_unblock("spam.example")
     assert not remote.host_blocked("a.spam.example")
+
+
+def test_a_profile_change_sends_the_actors_update(site, peer):
+    alice = account_create(username="alice", password="password123")
+    follow(peer, site)
+    deliver_all()
+    profile_update(user=alice, changes={"display_name": "Alice A.", "bio": "I draw maps"})
+    avatar_set(user=alice, data=AVATAR)
+    deliver_all()
+    updates = [r["activity"] for r in peer.received if r["activity"]["type"] == "Update"]
+    assert len(updates) == 2 and all(u["object"]["type"] == "Person" for u in updates)
+    assert updates[0]["object"]["name"] == "Alice A." and "I draw maps" in updates[0]["object"]["summary"]
+    assert "/u/alice/avatar?v=1" in updates[1]["object"]["icon"]["url"]
+    assert all(r["verified"] == "ok" for r in peer.received)
