@@ -169,7 +169,7 @@ def test_follow_accept_create_update_delete(site, peer):
 
 
 @pytest.mark.parametrize("kind", ["cavage", "rfc9421"])
-def test_likes_boosts_replies_and_their_undos(site, peer, kind):
+def test_likes_boosts_replies_and_their_undos(site, peer, kind, api):
     alice = account_create(username="alice", password="password123")
     board = board_create(author=alice, title="A map", kind="map", tags=[], doc=DOC)
     note_url = f"{site}/b/{board.pk}"
@@ -180,6 +180,10 @@ def test_likes_boosts_replies_and_their_undos(site, peer, kind):
     assert peer.post(f"{site}/u/alice/inbox", boost, kind=kind)[0] == 202
     board.refresh_from_db()
     assert (board.likes, board.boosts) == (1, 1)
+    assert (
+        '<span class="boosts" title="boosts from the fediverse">1 boost</span>'
+        in get(note_url, accept="text/html")[2].decode()
+    )
     reply = {
         "id": f"{peer.uri}/notes/1",
         "type": "Note",
@@ -202,6 +206,13 @@ def test_likes_boosts_replies_and_their_undos(site, peer, kind):
     status, headers, picture = get(site + author["avatar"], accept="image/*")
     assert status == 200 and headers["Content-Type"] == "image/png" and picture == AVATAR
 
+    told = api.as_user("alice").get("/api/v1/notifications").json()["items"]
+    assert {(n["kind"], tuple(n["actors"])) for n in told} == {
+        (kind_, (f"bob@{peer.host}",)) for kind_ in ("like", "boost", "comment")
+    }
+    api.client.force_login(alice)
+    shown = api.client.get("/notifications").content.decode()
+    assert f'<span class="remote-actor">@bob@{peer.host}</span>' in shown and "boosted" in shown
     assert peer.post(f"{site}/inbox", peer.activity("Undo", like, "undo-like"), kind=kind)[0] == 202
     assert peer.post(f"{site}/inbox", peer.activity("Undo", boost, "undo-boost"), kind=kind)[0] == 202
     assert peer.post(f"{site}/inbox", peer.activity("Delete", reply["id"], "delete-1"), kind=kind)[0] == 202
