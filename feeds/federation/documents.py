@@ -295,7 +295,7 @@ def outbox_page(username: str, creates: list[dict], *, before: int | None, next_
 def nodeinfo(*, users: int, active_month: int, posts: int) -> dict:
     return {
         "version": "2.1",
-        "software": {"name": "ugcsite", "version": "0", "repository": "", "homepage": site() + "/"},
+        "software": {"name": "ugcsite", "version": "0", "homepage": site() + "/"},
         "protocols": ["activitypub"],
         "services": {"inbound": [], "outbound": []},
         "openRegistrations": True,

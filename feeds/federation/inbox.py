@@ -35,6 +35,10 @@ _TAGS = re.compile(r"<[^>]*>")
 _BREAKS = re.compile(r"<br\s*/?>|</p>\s*<p[^>]*>", re.IGNORECASE)
 
 
+KEY_ID_MAX = RemoteActor._meta.get_field("uri").max_length  # what RemoteActor can keep
+HOST_MAX = RemoteActor._meta.get_field("host").max_length
+
+
 class Refused(Exception):
     """An activity refused: ``status`` 401 (signature), 403 (blocked) or 400 (unreadable)."""
 
@@ -72,6 +76,8 @@ def verify(*, method: str, url: str, path: str, headers: dict[str, str], body: b
             raise signatures.BadSignature("The request is not signed (no Signature header).")
     except signatures.BadSignature as error:
         raise Refused(401, str(error)) from error
+    if len(key_id) > KEY_ID_MAX or not 0 < len(host_of(key_id)) <= HOST_MAX:
+        raise Refused(401, "The keyId is not the URL of a key.")
     if remote.host_blocked(host_of(key_id)):
         raise Refused(403, "That server is blocked here.")
     for refresh in (False, True):

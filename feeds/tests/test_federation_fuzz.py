@@ -132,3 +132,15 @@ def test_fuzzed_bytes_signed_and_not(client, world):
         _check(_post(client, peer, body, sign=sign))
 
     run()
+
+
+def test_a_key_id_no_row_can_hold_is_refused(client, world):
+    peer, _ = world
+    body = b'{"type": "Like"}'
+    for key_id in ("https://" + "a" * 300 + ".example/k", f"{peer.uri}/{'k' * 3000}#main-key", "not a url"):
+        signed = signatures.cavage_sign(
+            private_pem=peer.private, key_id=key_id, method="POST", url="http://testserver/inbox", body=body
+        )
+        headers = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in signed.items()}
+        answer = client.generic("POST", "/inbox", data=body, content_type="application/activity+json", **headers)
+        assert answer.status_code == 401 and json.loads(answer.content)["detail"]
