@@ -11,18 +11,30 @@ import socket
 import subprocess
 import time
 import urllib.request
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
 from django.db import transaction
+from django.utils import timezone
 
+from feeds import keys
 from feeds.federation import delivery, documents, remote, services as federation
-from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
+from feeds.models import (
+    Board,
+    Comment,
+    FederatedHost,
+    FederationActivity,
+    FederationDelivery,
+    RemoteFollow,
+    RemoteReaction,
+)
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
 from feeds.tests.federation_peer import AVATAR, Peer
 from social.services import avatar_set, profile_update
+from ugcsite.platform.redis import get_redis
 from ugcsite.serving import worker_command
 
 DOC = {
@@ -439,3 +451,38 @@ def test_a_profile_change_sends_the_actors_update(site, peer):
     assert updates[0]["object"]["name"] == "Alice A." and "I draw maps" in updates[0]["object"]["summary"]
     assert "/u/alice/avatar?v=1" in updates[1]["object"]["icon"]["url"]
     assert all(r["verified"] == "ok" for r in peer.received)
+
+
+def test_circuit_breaker_failure_days_and_beats_resend(site, peer, settings):
+    settings.FEDERATION_BREAKER_FAILURES = 2
+    alice = account_create(username="alice", password="password123")
+    follow(peer, site)
+    deliver_all()
+    peer.received.clear()
+    board_create(author=alice, title="Breaker", kind="sketch", tags=[], doc=DOC)
+    # beat: an activity no walk took (the broker was down) is due after OUTBOX_RESEND_AFTER_SECONDS
+    FederationActivity.objects.update(queued_at=timezone.now() - timedelta(minutes=5))
+    activities, deliveries = delivery.due()
+    assert len(activities) == 1 and deliveries == []
+    assert delivery.due() == ([], [])  # stamped: not due again at once
+    ids, _ = delivery.walk_batch(activities[0])
+    peer.answers = [500, 500, 500]
+    assert delivery.deliver(ids[0]) is not None and delivery.deliver(ids[0]) is not None
+    assert len(peer.received) == 2
+    wait = delivery.deliver(ids[0])  # the breaker is open: no POST, no try spent
+    assert len(peer.received) == 2 and wait >= settings.FEDERATION_BREAKER_SECONDS
+    assert FederationDelivery.objects.get(pk=ids[0]).attempts == 2
+    # a retry's time come: beat hands it out (leased meanwhile)
+    FederationDelivery.objects.update(next_at=timezone.now() - timedelta(seconds=1))
+    assert delivery.due() == ([], ids) and delivery.due() == ([], [])
+    # a host failing on FEDERATION_FAILURE_DAYS distinct days is skipped until a delivery succeeds
+    redis_data = get_redis()
+    redis_data.delete(keys.inbox_open(f"{peer.base}/inbox"))
+    days = [timezone.now().date() - timedelta(days=n) for n in range(settings.FEDERATION_FAILURE_DAYS)]
+    FederatedHost.objects.filter(host=peer.host).update(failure_days=days)
+    assert delivery.deliver(ids[0]) is None and len(peer.received) == 2  # dropped unsent
+    FederatedHost.objects.filter(host=peer.host).update(failure_days=days[:2])
+    peer.answers = []
+    board_create(author=alice, title="Back", kind="sketch", tags=[], doc=DOC)
+    assert deliver_all() and len(peer.received) == 3  # sent, and the success clears the days
+    assert FederatedHost.objects.get(host=peer.host).failure_days == []
