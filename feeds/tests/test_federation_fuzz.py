@@ -144,3 +144,17 @@ def test_a_key_id_no_row_can_hold_is_refused(client, world):
         headers = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in signed.items()}
         answer = client.generic("POST", "/inbox", data=body, content_type="application/activity+json", **headers)
         assert answer.status_code == 401 and json.loads(answer.content)["detail"]
+
+
+def test_rate_limit_per_host_and_body_size(client, world, settings):
+    peer, board = world
+    settings.RATE_LIMIT_INBOX_PER_HOST_PER_MINUTE = 3
+    like = json.dumps(
+        {"type": "Like", "actor": peer.uri, "id": f"{peer.uri}/l/1", "object": f"http://testserver/b/{board.pk}"}
+    )
+    answers = [_post(client, peer, like.encode(), sign=True) for _ in range(4)]
+    assert [a.status_code for a in answers] == [202, 202, 202, 429]
+    assert answers[-1]["Retry-After"] and json.loads(answers[-1].content)["detail"]
+    settings.FEDERATION_MAX_INBOX_BYTES = 100
+    answer = _post(client, peer, b'{"type": "Note", "content": "' + b"x" * 200 + b'"}', sign=False)
+    assert answer.status_code == 413 and json.loads(answer.content)["detail"]
