@@ -214,6 +214,8 @@ def inbox(request, username: str | None = None):
     if not length.isdigit() or int(length) > settings.FEDERATION_MAX_INBOX_BYTES:
         return error_response(413, f"An activity may be at most {settings.FEDERATION_MAX_INBOX_BYTES} bytes.")
     body = request.body
+    if len(body) > settings.FEDERATION_MAX_INBOX_BYTES:  # sent without a Content-Length (chunked)
+        return error_response(413, f"An activity may be at most {settings.FEDERATION_MAX_INBOX_BYTES} bytes.")
     headers = {name.lower(): value for name, value in request.headers.items()}
     key_host = host_of(inbox_logic.key_id_of(headers))
     if key_host:
