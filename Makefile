@@ -138,7 +138,7 @@ test-cluster: $(TEST_STAMP)
 # a live server on a throwaway PostgreSQL and plain Redis. About ten minutes on 2 cores; prints
 # each operation as it passes or fails, then the cases and answers per operation.
 fuzz: $(TEST_STAMP)
-	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} scripts/with-servers.sh pytest ugcsite/tests/test_fuzz.py \
+	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} scripts/with-servers.sh pytest ugcsite/tests/test_fuzz.py feeds/tests/test_federation_fuzz.py \
 		-m "not browser" -v -p no:cacheprovider $(ARGS)
 
 # The benchmarks' lock (the runtime's plus locust, granian, matplotlib, pyinstrument): every bench

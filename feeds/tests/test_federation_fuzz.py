@@ -4,6 +4,7 @@ consistent (no count below zero). Through Django's test client, against a peer o
 actor and key the inbox fetches for real."""
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
@@ -15,6 +16,8 @@ from feeds.services.boards import board_create
 from feeds.tests.federation_peer import Peer
 
 DOC = {"width": 100, "height": 100, "background": "#ffffff", "elements": []}
+# Examples per test: 150 in make test, FUZZ_EXAMPLES (1,000) in make fuzz.
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 TYPES = [
     "Follow",
     "Undo",
@@ -112,7 +115,7 @@ def test_fuzzed_activities_signed_and_not(client, world):
     peer, board = world
     seen: set[int] = set()
 
-    @hypothesis_settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     @given(activity=_activity(peer, board), sign=st.booleans(), path=st.sampled_from(["/inbox", "/u/alice/inbox"]))
     def run(activity, sign, path):
         _check(_post(client, peer, json.dumps(activity).encode(), sign=sign, path=path), seen)
@@ -126,7 +129,7 @@ def test_fuzzed_activities_signed_and_not(client, world):
 def test_fuzzed_bytes_signed_and_not(client, world):
     peer, _ = world
 
-    @hypothesis_settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+    @hypothesis_settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     @given(body=st.binary(max_size=300) | st.text(max_size=200).map(str.encode), sign=st.booleans())
     def run(body, sign):
         _check(_post(client, peer, body, sign=sign))
