@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Func, Q, Value
+from django.db.models import Func, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -246,8 +246,7 @@ def deliver(delivery_id: int) -> float | None:
     _host_failed(row.host)
     attempts = row.attempts + 1
     if not again or attempts >= settings.FEDERATION_DELIVERY_ATTEMPTS:
-        logger.info("delivery %s to %s given up after %s tries: %s", row.pk, row.inbox, attempts, error)
-        _finish(row, error)
+        _finish(row, f"given up after {attempts} tries: {error}")
         return None
     wait = retry_after(attempts)
     lease = settings.OUTBOX_RESEND_AFTER_SECONDS if wait <= SHORT_WAIT_SECONDS else 0
@@ -258,8 +257,13 @@ def deliver(delivery_id: int) -> float | None:
 
 
 def _finish(row: FederationDelivery, error: str) -> None:
+    """A delivery done (``error`` says why it ended unsent, "" when sent); its activity goes with
+    its last delivery once walked. Three indexed statements."""
+    if error:
+        logger.info("delivery %s to %s ended unsent: %s", row.pk, row.inbox, error)
     FederationDelivery.objects.filter(pk=row.pk).delete()
-    FederationActivity.objects.filter(pk=row.activity_id, walked=True).filter(~Q(deliveries__isnull=False)).delete()
+    if not FederationDelivery.objects.filter(activity_id=row.activity_id).exists():
+        FederationActivity.objects.filter(pk=row.activity_id, walked=True).delete()
 
 
 def due(*, limit: int = 1000) -> tuple[list[int], list[int]]:

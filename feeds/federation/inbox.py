@@ -5,7 +5,6 @@ ignored. Storage and PostgreSQL only, plus what the board services do on commit.
 
 import html
 import re
-from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -137,7 +136,7 @@ def _notify(kind: str, actor: RemoteActor, recipient_id: int, board_id: int | No
     notifications_add(kind=kind, recipient_ids=[recipient_id], actor_id=-actor.pk, board_id=board_id, at=timezone.now())
 
 
-def receive(activity: dict, actor: RemoteActor, *, inbox_owner=None) -> str:
+def receive(activity: dict, actor: RemoteActor) -> str:
     """Handle one verified activity from ``actor``: what was done, in a word (for the log and the
     tests): "followed", "liked", ..., or "ignored". Refused(401) when the activity's actor is not
     the signer. Idempotent."""
@@ -326,8 +325,3 @@ def actor_forget(actor_id: int) -> None:
     for note in RemoteNote.objects.filter(actor_id=actor_id):
         reply_remove(note)
     RemoteFollow.objects.filter(actor_id=actor_id).delete()
-
-
-def path_of(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

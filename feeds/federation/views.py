@@ -205,11 +205,9 @@ def inbox(request, username: str | None = None):
         return _off()
     if request.method != "POST":
         return error_response(405, f"{request.method} is not allowed here; use POST.", headers={"Allow": "POST"})
-    owner = None
-    if username is not None:
-        owner = _person(username)
-        if owner is None:
-            return error_response(404, f"There is no person {username!r} here.")
+    # A person's inbox takes what the shared one does (the activity names whom it is about).
+    if username is not None and _person(username) is None:
+        return error_response(404, f"There is no person {username!r} here.")
     length = request.META.get("CONTENT_LENGTH") or "0"
     if not length.isdigit() or int(length) > settings.FEDERATION_MAX_INBOX_BYTES:
         return error_response(413, f"An activity may be at most {settings.FEDERATION_MAX_INBOX_BYTES} bytes.")
@@ -238,7 +236,7 @@ def inbox(request, username: str | None = None):
     signer = None
     try:
         signer = inbox_logic.verify(method="POST", url=url, path=request.get_full_path(), headers=headers, body=body)
-        outcome = inbox_logic.receive(activity, signer, inbox_owner=owner)
+        outcome = inbox_logic.receive(activity, signer)
     except inbox_logic.Refused as refusal:
         return _refused(refusal.status, str(refusal))
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:
