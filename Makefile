@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit bench-pictures soak venv lock clean-var backup backups restore bench-pg
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -201,6 +201,11 @@ bench-comments: bench-deps
 # granian alone; Django's pool or PgBouncer), each under wrk in one run (bench/results/serving.md).
 bench-serving: bench-deps
 	@scripts/with-servers.sh python -m bench.serving $(ARGS)
+
+# A board's picture: rendering drawings to PNG (CairoSVG) and serving the kept render
+# (bench/results/pictures.md; a few minutes, most of them the largest drawing allowed).
+bench-pictures: bench-deps
+	@scripts/with-servers.sh python -m bench.pictures $(ARGS)
 
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: bench-deps
