@@ -133,7 +133,10 @@ def run(smoke: bool = False, compare: bool = False) -> dict:
     rows = measure(smoke, compare)
     serve_runs = 200 if smoke else 2_000
     serve = serving(serve_runs)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    machine = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f} at the end"
+    )
     text = (
         f"# A board's picture: render and serve ({'smoke' if smoke else 'full'})\n\n"
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}; `python -m bench.pictures"
