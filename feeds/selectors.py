@@ -10,6 +10,7 @@ from django.db import connection
 
 from feeds import comments, likes, notifications
 from feeds.discovery import counters, indexes, queries
+from feeds.federation import selectors as federation_selectors
 from feeds.models import Board, BoardEditor, Comment, Like
 from feeds.rules import Timeline
 from feeds.search import boards_search
@@ -474,6 +475,7 @@ def notifications_list(user, *, offset: int, limit: int) -> dict:
     unseen = set(hidden)
     actor_ids = {actor for row in rows for actor in row.actors} - unseen
     names = dict(get_user_model().objects.filter(pk__in=actor_ids, is_active=True).values_list("id", "username"))
+    names.update(federation_selectors.remote_names(actor_ids))  # a fediverse actor: its negated id
     found = boards_hydrate(sorted({row.board_id for row in rows if row.board_id}))
     return {
         "unread": notifications.notifications_unread(user.pk, hidden=hidden),

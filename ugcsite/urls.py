@@ -13,6 +13,7 @@ from feeds.api import (
     search as search_api,
     timelines as timeline_api,
 )
+from feeds.federation import urls as federation_urls
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
 
@@ -62,6 +63,8 @@ api_v1 = [
     path("comments/<board_id:comment_id>", comment_api.comment, name="comment"),
 ]
 
+federation_pages = federation_urls.urlpatterns
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
@@ -72,6 +75,7 @@ urlpatterns = [
     # The admin's password-only log-in would skip the second factor: /login asks for it.
     path("admin/login/", RedirectView.as_view(url="/login", query_string=True), name="admin-login"),
     path("admin/", admin.site.urls),
+    path("", include(federation_pages)),  # before the pages whose paths it shares (content negotiation)
     path("", include((people_pages.urlpatterns + board_pages.people_urlpatterns, "people"))),
     path("", include("feeds.urls")),
     path("", views.home, name="home"),

@@ -19,6 +19,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import tasks
 from feeds.discovery import counters, indexes
+from feeds.federation import services as federation
 from feeds.live import broadcast, oplog
 from feeds.models import Board, Outbox
 from feeds.rules import MAX_TITLE, Timeline
@@ -86,6 +87,7 @@ def board_create(
                 board.save(force_insert=True)
                 User.objects.filter(pk=author.pk).update(boards_count=F("boards_count") + 1)
                 outbox_add(board_id, Outbox.Action.FANOUT)
+                federation.board_created(board)
                 if remixed_from is not None:
                     notify_remix(remixer_id=author.pk, author_id=remixed_from.author_id, source_id=remixed_from.pk)
             break
@@ -282,6 +284,7 @@ def _board_write(
             Board.objects.filter(pk=board.pk).update(**values)
             return board
         raise BoardGone(board.pk)
+    federation.board_changed(board)
 
     def publish():
         live = Board(**{f.attname: getattr(board, f.attname) for f in Board._meta.concrete_fields})
@@ -309,6 +312,7 @@ def board_leave(board: Board, state: str) -> bool:
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=Greatest(F("boards_count") - 1, 0))
             outbox_add(board.pk, Outbox.Action.RETRACT)
+            federation.board_gone(board)
     if updated:
         transaction.on_commit(lambda: board_withdraw(board))
         transaction.on_commit(lambda: broadcast.board_gone(board.pk))
