@@ -12,8 +12,10 @@
 //   POST /control/undo      {actor, id}       sends Undo of an activity this peer sent before
 //   POST /control/delete    {actor, id}       sends Delete of a note this peer created (a Tombstone)
 //   GET  /control/received                    {"items"}: every activity its inboxes were sent, in order,
-//        {"verified", "reason" (when not), "type", "id", "actor", "activity" (JSON-LD, expanded
-//         nothing: compact as Fedify writes it), "at"}
+//        {"verified", "reason" (when not), "signedBy" (the keyId the POST names), "scheme"
+//         ("draft-cavage" or "rfc9421"), "type", "id", "actor",
+//         "activity" (as Fedify parsed it, written back as compact JSON-LD), "raw" (the JSON as
+//         it was posted), "at"}
 //   POST /control/clear                       forgets what it received
 //
 // A send answers {"id", "activity"} once the recipient's inbox took it (no queue: Fedify delivers
@@ -53,6 +55,8 @@ const origin = `http://127.0.0.1:${port}`;
 const IDENTIFIER = "peer";
 const keys = [await generateCryptoKeyPair("RSASSA-PKCS1-v1_5")];
 const received = [];
+const raw = new Map(); // activity id -> the JSON its inbox POST carried, as sent (Fedify's own
+// vocabulary has no term for some of what Mastodon reads, e.g. an attachment's blurhash)
 const sent = new Map(); // id -> the Activity this peer sent (what an Undo names)
 const notes = new Map(); // id -> the Note this peer created (dereferenceable at its id)
 let counter = 0;
@@ -93,22 +97,17 @@ async function keep(ctx, activity, verified, reason) {
   } catch (error) {
     json = { error: String(error) };
   }
-  let signedBy = null;
-  if (verified) {
-    try {
-      signedBy = (await ctx.getSignedKey())?.id?.href ?? null;
-    } catch {
-      signedBy = null;
-    }
-  }
+  const posted = raw.get(activity.id?.href) ?? null;
   received.push({
     verified,
     reason: reason ? JSON.parse(JSON.stringify(reason, (_k, v) => (v instanceof URL ? v.href : v))) : null,
-    signedBy,
+    signedBy: posted?.signedBy ?? null,
+    scheme: posted?.scheme ?? null,
     type: json && json.type ? json.type : activity.constructor.name,
     id: activity.id?.href ?? null,
     actor: activity.actorId?.href ?? null,
     activity: json,
+    raw: posted?.json ?? null,
     at: new Date().toISOString(),
   });
 }
@@ -226,6 +225,22 @@ async function readBody(req) {
   return Buffer.concat(chunks);
 }
 
+// The key a POST names, and how it is signed: RFC 9421 (Signature-Input's keyid) or draft-cavage
+// (Signature's keyId). Fedify checks the signature itself; this only says whose it claims to be.
+function signer(headers) {
+  const input = headers["signature-input"];
+  if (input) {
+    const match = /keyid="([^"]+)"/.exec(input);
+    return { scheme: "rfc9421", signedBy: match ? match[1] : null };
+  }
+  const signature = headers.signature;
+  if (signature) {
+    const match = /keyId="([^"]+)"/.exec(signature);
+    return { scheme: "draft-cavage", signedBy: match ? match[1] : null };
+  }
+  return { scheme: null, signedBy: null };
+}
+
 const server = http.createServer(async (req, res) => {
   const body = await readBody(req);
   const url = new URL(req.url, origin);
@@ -240,6 +255,14 @@ const server = http.createServer(async (req, res) => {
     }
   }
   // Everything else is the federation's: the actor, its key, its inboxes, WebFinger, the notes.
+  if (req.method === "POST" && url.pathname.endsWith("/inbox")) {
+    try {
+      const sent = JSON.parse(body.toString("utf8"));
+      if (sent && typeof sent.id === "string") raw.set(sent.id, { json: sent, ...signer(req.headers) });
+    } catch {
+      // not JSON: Fedify answers it
+    }
+  }
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) value.forEach((v) => headers.append(name, v));
