@@ -136,6 +136,11 @@ class FedifyPeer:
         """{"type": Fedify's class name, "object": the JSON-LD} of what ``uri`` names."""
         return self.call("POST", "/control/lookup", {"uri": uri})
 
+    def webfinger(self, resource: str) -> dict:
+        """The JRD Fedify's WebFinger client reads for ``resource`` (a URL on loopback HTTP: Fedify
+        asks https://HOST for an acct: resource, as Mastodon does)."""
+        return self.call("POST", "/control/webfinger", {"resource": resource})
+
     def follow(self, actor: str) -> dict:
         return self.call("POST", "/control/follow", {"actor": actor})
 

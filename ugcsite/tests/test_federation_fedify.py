@@ -11,6 +11,7 @@ in this process (deliver_all), so each test sees them at once; feeds/tests/test_
 runs the same path through a real worker."""
 
 import json
+import re
 import urllib.error
 import urllib.request
 
@@ -113,6 +114,19 @@ def test_the_peer_looks_up_an_actor_and_a_board(site, fedify):
     assert served["attachment"][0]["url"] == picture["url"] and served["attachment"][0]["blurhash"]
 
 
+def test_the_peer_finds_the_actor_by_webfinger(site, fedify):
+    """Fedify's WebFinger client, given the actor's URL (it would ask https://HOST for an acct:
+    handle, as Mastodon does, which loopback HTTP cannot serve): the JRD names the handle and
+    its self link is the actor, which the peer then looks up."""
+    account_create(username="alice", password="password123")
+    host = site.removeprefix("http://")
+    jrd = fedify.webfinger(f"{site}/u/alice")
+    assert jrd["subject"] == f"acct:alice@{host}"
+    [self_link] = [link for link in jrd["links"] if link["rel"] == "self"]
+    assert self_link["type"] == "application/activity+json" and self_link["href"] == f"{site}/u/alice"
+    assert fedify.lookup(self_link["href"])["object"]["preferredUsername"] == "alice"
+
+
 def _board(title: str) -> dict:
     return {"title": title, "kind": "sketch", "tags": ["fedify"], "doc": DOC}
 
@@ -163,7 +177,7 @@ def test_create_update_and_delete_reach_the_peer_signed(site, fedify):
     assert (obj if isinstance(obj, str) else obj["id"]) == note["id"]
 
 
-def test_like_announce_reply_and_their_undos_from_the_peer(site, fedify):
+def test_like_announce_reply_and_their_undos_from_the_peer(site, fedify, client):
     alice = account_create(username="alice", password="password123")
     board = board_create(author=alice, **_board("A map"))
     actor, note_url = f"{site}/u/alice", f"{site}/b/{board.pk}"
@@ -180,6 +194,11 @@ def test_like_announce_reply_and_their_undos_from_the_peer(site, fedify):
     assert comment.remote_handle.startswith("peer@127.0.0.1")
     page = urllib.request.urlopen(note_url, timeout=20).read().decode()  # the board's page shows it
     assert "Lovely map!" in page and comment.remote_handle in page
+    client.force_login(alice)  # and alice is told, naming the peer's actor by its handle
+    told = client.get("/notifications").content.decode()
+    handle = f'<span class="remote-actor">@{comment.remote_handle}</span>'
+    for kind, verb in (("like", "liked"), ("boost", "boosted"), ("comment", "commented on")):
+        assert re.search(f'data-kind="{kind}".*?{re.escape(handle)}\\s*{verb} <a', told, re.S), kind
 
     fedify.undo(actor, like["id"])
     fedify.undo(actor, boost["id"])

@@ -5,6 +5,7 @@
 //
 //   GET  /control/health                      {"ok": true, "actor": <the peer's actor id>}
 //   POST /control/lookup    {uri}             the object at uri (an actor, a note), as JSON-LD
+//   POST /control/webfinger {resource}        the JRD Fedify's WebFinger client reads for resource
 //   POST /control/follow    {actor}           sends Follow; answers {"id"} of the Follow
 //   POST /control/like      {actor, object}   sends Like of object to actor's inbox
 //   POST /control/announce  {actor, object}   sends Announce (a boost), to actor and Public
@@ -157,6 +158,13 @@ const control = {
     const found = await context().lookupObject(uri);
     if (found === null) return [404, { error: `nothing found at ${uri}` }];
     return { type: found.constructor.name, object: await found.toJsonLd({ format: "compact" }) };
+  },
+  "POST /control/webfinger": async ({ resource }) => {
+    // Fedify asks https://HOST/.well-known/webfinger for an acct: resource, as Mastodon does, so
+    // on loopback HTTP only a URL resource (asked of that URL's own scheme and host) can answer.
+    const found = await context().lookupWebFinger(resource);
+    if (found === null) return [404, { error: `no WebFinger answer for ${resource}` }];
+    return found;
   },
   "POST /control/follow": async ({ actor }) => {
     const target = await actorOf(actor);
