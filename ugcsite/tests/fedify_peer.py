@@ -159,6 +159,10 @@ class FedifyPeer:
     def delete(self, actor: str, note_id: str) -> dict:
         return self.call("POST", "/control/delete", {"actor": actor, "id": note_id})
 
+    def fail(self, *statuses: int) -> None:
+        """Its inboxes answer ``statuses`` to the next POSTs, one each, then as Fedify would."""
+        self.call("POST", "/control/fail", {"statuses": list(statuses)})
+
     def received(self) -> list[dict]:
         return self.call("GET", "/control/received")["items"]
 

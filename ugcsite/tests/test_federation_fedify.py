@@ -17,12 +17,12 @@ import urllib.request
 
 import pytest
 
-from feeds.federation import delivery
-from feeds.models import Board, Comment, FederationActivity, RemoteFollow, RemoteReaction
+from feeds.federation import delivery, services as federation
+from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
 from ugcsite.serving import free_port
-from ugcsite.tests.fedify_peer import CAVAGE, RFC9421, FedifyPeer
+from ugcsite.tests.fedify_peer import CAVAGE, RFC9421, FedifyPeer, PeerError
 
 DOC = {
     "width": 320,
@@ -231,3 +231,50 @@ def test_the_peer_really_checks_signatures(site, fedify):
     assert refused.value.code == 401
     kept = fedify.wait_for(lambda item: item.get("id") == forged["id"])
     assert kept["verified"] is False and kept["reason"]["type"] == "noSignature"
+
+
+def test_a_blocked_peer_is_refused_and_sent_nothing(site, fedify):
+    """Staff block the peer's host: what it left goes, its activities get 403, and a new board is
+    delivered to no one there."""
+    alice = account_create(username="alice", password="password123")
+    followed(fedify, site)
+    board = board_create(author=alice, **_board("Before the block"))
+    deliver_all()
+    fedify.wait_for(of_type("Create"))
+    fedify.like(f"{site}/u/alice", f"{site}/b/{board.pk}")
+    assert Board.objects.get(pk=board.pk).likes == 1
+
+    federation.host_block(fedify.url.removeprefix("http://"), reason="tests")
+    assert Board.objects.get(pk=board.pk).likes == 0
+    assert not RemoteFollow.objects.filter(followee=alice).exists()
+    with pytest.raises(PeerError) as refused:  # Fedify tells what our inbox answered
+        fedify.like(f"{site}/u/alice", f"{site}/b/{board.pk}")
+    assert "403" in str(refused.value.body)
+    assert Board.objects.get(pk=board.pk).likes == 0
+
+    fedify.clear()
+    board_create(author=alice, **_board("After the block"))
+    deliver_all()
+    assert fedify.received() == []
+
+
+def test_a_delivery_the_peer_answers_500_is_retried_then_taken(site, fedify):
+    """Mastodon's retry model against the real peer: a 500 is tried again after 1^4 + 15 s (and
+    jitter), and the second try reaches Fedify, which verifies it."""
+    alice = account_create(username="alice", password="password123")
+    followed(fedify, site)
+    fedify.clear()
+    fedify.fail(500)
+    board = board_create(author=alice, **_board("Retried"))
+    [activity_id] = FederationActivity.objects.filter(walked=False).values_list("pk", flat=True)
+    [delivery_id], _ = delivery.walk_batch(activity_id)
+
+    wait = delivery.deliver(delivery_id)
+    assert wait is not None and 16 <= wait <= 16 + 20
+    assert FederationDelivery.objects.get(pk=delivery_id).last_error == "answered 500"
+    assert [item["type"] for item in fedify.received()] == ["refused"]
+
+    assert delivery.deliver(delivery_id) is None  # taken: done
+    assert not FederationDelivery.objects.filter(pk=delivery_id).exists()
+    create = fedify.wait_for(of_type("Create"))
+    assert create["verified"] is True and create["activity"]["object"]["id"] == f"{site}/b/{board.pk}"

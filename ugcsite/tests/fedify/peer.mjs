@@ -17,7 +17,9 @@
 //         ("draft-cavage" or "rfc9421"), "type", "id", "actor",
 //         "activity" (as Fedify parsed it, written back as compact JSON-LD), "raw" (the JSON as
 //         it was posted), "at"}
-//   POST /control/clear                       forgets what it received
+//   POST /control/clear                       forgets what it received (and any failing statuses)
+//   POST /control/fail      {statuses}        its inboxes answer these statuses to the next POSTs,
+//                                             one each, in order (kept as "refused"), then as usual
 //
 // A send answers {"id", "activity"} once the recipient's inbox took it (no queue: Fedify delivers
 // at once), or 502 {"error"} with what the inbox answered. Activities whose signature Fedify
@@ -61,6 +63,7 @@ const raw = new Map(); // activity id -> the JSON its inbox POST carried, as sen
 const sent = new Map(); // id -> the Activity this peer sent (what an Undo names)
 const notes = new Map(); // id -> the Note this peer created (dereferenceable at its id)
 let counter = 0;
+const failing = []; // statuses the inboxes answer next, one a POST, before Fedify sees it (then Fedify answers)
 
 const federation = createFederation({
   kv: new MemoryKvStore(),
@@ -150,8 +153,13 @@ const me = () => context().getActorUri(IDENTIFIER);
 const control = {
   "GET /control/health": async () => ({ ok: true, actor: me().href, firstKnock }),
   "GET /control/received": async () => ({ items: received }),
+  "POST /control/fail": async ({ statuses }) => {
+    failing.splice(0, failing.length, ...statuses);
+    return { ok: true, failing };
+  },
   "POST /control/clear": async () => {
     received.length = 0;
+    failing.length = 0;
     return { ok: true };
   },
   "POST /control/lookup": async ({ uri }) => {
@@ -264,6 +272,11 @@ const server = http.createServer(async (req, res) => {
   }
   // Everything else is the federation's: the actor, its key, its inboxes, WebFinger, the notes.
   if (req.method === "POST" && url.pathname.endsWith("/inbox")) {
+    if (failing.length) {
+      const status = failing.shift();
+      received.push({ verified: null, type: "refused", status, at: new Date().toISOString() });
+      return answer(res, status, { error: `told to answer ${status}` });
+    }
     try {
       const sent = JSON.parse(body.toString("utf8"));
       if (sent && typeof sent.id === "string") raw.set(sent.id, { json: sent, ...signer(req.headers) });
