@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fedify-peer fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit bench-pictures soak venv lock clean-var backup backups restore bench-pg
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fedify-peer fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit bench-pictures bench-federation soak venv lock clean-var backup backups restore bench-pg
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -225,6 +225,11 @@ bench-live: bench-deps
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: bench-deps
 	@scripts/with-servers.sh python -m bench.fanout $(ARGS)
+
+# A board federated to 10,000 remote followers on 500 servers: online cost, the walk, and end to
+# end through a real Celery worker to a loopback receiver (bench/federation.py).
+bench-federation: bench-deps
+	@scripts/with-servers.sh python -m bench.federation $(ARGS)
 
 # Fan-out against redis-benchmark -c 1 -P 16 ZADD for 10^4, 10^5 and 10^6 followers, batch sizes
 # and script chunks side by side (bench/results/fanout-limit.md; about ten minutes).

@@ -553,7 +553,7 @@ class CommentNotFound(NotFound):
 def comment_json(row: dict) -> dict:
     """docs/api.md's comment from a row of feeds.comments (comments_page, comment_row): a
     placeholder has no author and no text, ``deleted`` true; a remote author (federation) is
-    named by their handle. ``html`` is the text as the page shows it (escaped, links made)."""
+    named by their handle, their avatar served from here (feeds.federation.views.remote_avatar). ``html`` is the text as the page shows it (escaped, links made)."""
     if row["state"] == Comment.State.DELETED:
         author, text, html = None, "", ""
     else:
@@ -565,7 +565,11 @@ def comment_json(row: dict) -> dict:
                 "avatar": avatar_url(row["username"], row["avatar_version"]),
             }
         else:
-            author = {"username": row["remote_handle"], "display_name": row["remote_handle"], "avatar": None}
+            author = {
+                "username": row["remote_handle"],
+                "display_name": row["remote_handle"],
+                "avatar": federation_selectors.remote_avatar_url(row.get("remote_actor_id")),
+            }
     return {
         "id": row["id"],
         "board": row["board_id"],

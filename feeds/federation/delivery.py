@@ -20,12 +20,12 @@ import logging
 import random
 from datetime import timedelta
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Func, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import keys
@@ -49,6 +49,11 @@ def enabled() -> bool:
 CREATE, UPDATE = "create", "update"
 
 
+def has_remote_followers(user_id: int) -> bool:
+    """One indexed EXISTS on RemoteFollow."""
+    return RemoteFollow.objects.filter(followee_id=user_id).exists()
+
+
 def activity_add(
     *,
     owner_user,
@@ -63,7 +68,7 @@ def activity_add(
     or (for followers only) when the person has no remote follower (one indexed EXISTS)."""
     if not enabled():
         return
-    if to_followers and not inboxes and not RemoteFollow.objects.filter(followee_id=owner_user.pk).exists():
+    if to_followers and not inboxes and not has_remote_followers(owner_user.pk):
         return
     row = FederationActivity.objects.create(
         actor_owner=actors.owner_of(owner_user.pk),
@@ -81,7 +86,8 @@ def activity_add(
 def send(task: str, *args, countdown: float | None = None) -> None:
     """Enqueue ``task``; with the broker unreachable, leave it to beat's ``due``."""
     try:
-        current_app.send_task(task, args=args, countdown=countdown)
+        # By name: feeds.federation.tasks imports this module.
+        import_string(task).apply_async(args=args, countdown=countdown)
     except BrokerUnreachable as error:
         logger.warning("%s%s not sent (the broker is unreachable: %s); beat sends it again", task, args, error)
 

@@ -97,7 +97,6 @@ def instance_actor(*, public_pem: str) -> dict:
         "name": "ugcsite",
         "url": site() + "/",
         "inbox": url + "/inbox",
-        "outbox": url + "/outbox",
         "manuallyApprovesFollowers": True,
         "publicKey": {"id": url + "#main-key", "owner": url, "publicKeyPem": public_pem},
     }

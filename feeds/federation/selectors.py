@@ -34,3 +34,9 @@ def remote_names(negated_ids) -> dict[int, str]:
         -pk: handle or uri
         for pk, handle, uri in RemoteActor.objects.filter(pk__in=ids).values_list("pk", "handle", "uri")
     }
+
+
+def remote_avatar_url(actor_id: int | None) -> str | None:
+    """Where a remote actor's avatar is served from this site (the page loads nothing from other
+    hosts): fetched once and cached by feeds.federation.views.remote_avatar."""
+    return f"/fediverse/avatars/{actor_id}" if actor_id is not None else None

@@ -28,7 +28,7 @@ def board_created(board: Board) -> None:
 def board_changed(board: Board) -> None:
     """A published board edited: Update(Note), at most once per FEDERATION_UPDATE_SECONDS; an
     edit inside the window sends the board as it stands when the window ends (one Redis SET)."""
-    if not delivery.enabled():
+    if not delivery.enabled() or not delivery.has_remote_followers(board.author_id):
         return
     gate = keys.board_update_gate(board.pk)
     if get_redis().set(gate, "sent", nx=True, ex=settings.FEDERATION_UPDATE_SECONDS):

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidSignature
@@ -51,9 +52,9 @@ def key_generate() -> tuple[str, str]:
 
 
 def public_pem_of(private_pem: str) -> str:
-    key = serialization.load_pem_private_key(private_pem.encode(), password=None)
     return (
-        key.public_key()
+        _private_key(private_pem)
+        .public_key()
         .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
         .decode()
     )
@@ -69,10 +70,17 @@ def _public_key(pem: str) -> rsa.RSAPublicKey:
     return key
 
 
+@lru_cache(maxsize=1024)
+def _private_key(private_pem: str) -> rsa.RSAPrivateKey:
+    """A private key, loaded once per process: loading checks the key, some 100 ms of CPU for RSA
+    2048, a hundred times the signature. The keys are our own (ActorKey), made by key_generate:
+    their check is skipped."""
+    return serialization.load_pem_private_key(private_pem.encode(), password=None, unsafe_skip_rsa_key_validation=True)
+
+
 def rsa_sign(private_pem: str, data: bytes) -> bytes:
     """RSASSA-PKCS1-v1_5 with SHA-256 (``rsa-sha256``, ``rsa-v1_5-sha256``)."""
-    key = serialization.load_pem_private_key(private_pem.encode(), password=None)
-    return key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+    return _private_key(private_pem).sign(data, padding.PKCS1v15(), hashes.SHA256())
 
 
 def _rsa_verify(public_pem: str, data: bytes, signature: bytes, *, pss_sha512: bool = False) -> None:

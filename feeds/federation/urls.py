@@ -14,6 +14,8 @@ urlpatterns = [
     path("nodeinfo/2.1", views.nodeinfo, name="nodeinfo"),
     path("actor", views.instance_actor, name="instance-actor"),
     path("inbox", views.inbox, name="shared-inbox"),
+    path("actor/inbox", views.inbox, name="instance-inbox"),  # the instance actor's: the shared one
+    path("fediverse/avatars/<int:actor_id>", views.remote_avatar, name="remote-avatar"),
     path("u/<str:username>", views.negotiated(views.actor, people.profile)),
     path("u/<str:username>/inbox", views.inbox, name="actor-inbox"),
     path("u/<str:username>/outbox", views.outbox, name="actor-outbox"),

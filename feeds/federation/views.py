@@ -4,6 +4,7 @@ and calls one function of feeds.federation. ``negotiated`` serves the ActivityPu
 page (``/u/<username>``, ``/b/<id>``, followers, following) to a client that asks for it and the
 page to everyone else."""
 
+import hashlib
 import json
 import logging
 from functools import wraps
@@ -15,10 +16,11 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from feeds.federation import actors, documents, inbox as inbox_logic
+from feeds.federation import actors, documents, http, inbox as inbox_logic
 from feeds.federation.http import ACTIVITY_JSON, host_of
-from feeds.models import Board, RemoteFollow
+from feeds.models import Board, RemoteActor, RemoteFollow
 from social import graph
+from social.avatars import identicon_svg
 from ugcsite.platform.errors import RateLimited
 from ugcsite.platform.http import error_response, get_view
 from ugcsite.platform.ratelimits import attempt
@@ -242,3 +244,37 @@ def inbox(request, username: str | None = None):
         outcome = "ignored"
     logger.info("inbox: %s from %s: %s", activity.get("type"), signer.uri if signer else "?", outcome)
     return HttpResponse(status=202)
+
+
+AVATAR_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+AVATAR_CACHE_SECONDS = 24 * 3600
+
+
+@get_view
+def remote_avatar(request, actor_id: int):
+    """A remote actor's avatar, served from here (the pages' Content-Security-Policy loads images
+    from this site only): fetched once through the guarded client, kept a day in the cache; its
+    identicon when it has none or it cannot be had (a bad type, too big, the server down)."""
+    actor = RemoteActor.objects.filter(pk=actor_id).values("icon_url", "handle", "uri").first()
+    if actor is None:
+        return error_response(404, f"There is no remote actor {actor_id}.")
+    key = f"federation:avatar:{actor_id}:{hashlib.sha256(actor['icon_url'].encode()).hexdigest()[:16]}"
+    kept = cache.get(key)
+    if kept is None:
+        kept = ("", b"")
+        if actor["icon_url"]:
+            try:
+                answer = http.request("GET", actor["icon_url"], headers={"Accept": ", ".join(sorted(AVATAR_TYPES))})
+                media_type = answer.headers.get("content-type", "").split(";")[0].strip().lower()
+                if answer.status == 200 and media_type in AVATAR_TYPES:
+                    kept = (media_type, answer.body)
+            except http.FetchFailed:
+                pass
+        cache.set(key, kept, AVATAR_CACHE_SECONDS)
+    media_type, data = kept
+    if not media_type:
+        media_type, data = "image/svg+xml", identicon_svg(actor["handle"] or actor["uri"]).encode()
+    response = HttpResponse(data, content_type=media_type)
+    response["Cache-Control"] = "public, max-age=3600"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

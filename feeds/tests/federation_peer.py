@@ -3,13 +3,25 @@ RSA key, serving its actor and an inbox that checks every delivery's draft-cavag
 against the key it fetches from ugcsite (over HTTP, as Mastodon would). It also signs what it
 sends to ugcsite. Not a mock of our stack: it stands for another server."""
 
+import io
 import json
 import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from PIL import Image
+
 from feeds.federation import signatures
+
+
+def _avatar() -> bytes:
+    picture = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 40, 90)).save(picture, "PNG")
+    return picture.getvalue()
+
+
+AVATAR = _avatar()
 
 
 class Peer:
@@ -35,6 +47,12 @@ class Peer:
             def do_GET(self):
                 if self.path == f"/users/{peer.name}":
                     self._send(200, peer.actor())
+                elif self.path == "/avatar.png":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "image/png")
+                    self.send_header("Content-Length", str(len(AVATAR)))
+                    self.end_headers()
+                    self.wfile.write(AVATAR)
                 else:
                     self._send(404, {"error": "not found"})
 

@@ -21,7 +21,7 @@ from feeds.federation import delivery, documents, services as federation
 from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
-from feeds.tests.federation_peer import Peer
+from feeds.tests.federation_peer import AVATAR, Peer
 from ugcsite.serving import worker_command
 
 DOC = {
@@ -190,7 +190,13 @@ def test_likes_boosts_replies_and_their_undos(site, peer, kind):
     board.refresh_from_db()
     assert board.comments == 1
     page = get(note_url, accept="text/html")[2].decode()
-    assert "Lovely map!" in page and f"bob@{peer.host}" in page
+    assert "Lovely map!" in page and f"@bob@{peer.host}" in page
+    listed = json.loads(get(f"{site}/api/v1/boards/{board.pk}/comments", accept="application/json")[2])
+    author = listed["items"][0]["author"]
+    assert author["username"] == f"bob@{peer.host}" and author["avatar"].startswith("/fediverse/avatars/")
+    assert f'src="{author["avatar"]}"' in page  # served from here: the page loads nothing from other hosts
+    status, headers, picture = get(site + author["avatar"], accept="image/*")
+    assert status == 200 and headers["Content-Type"] == "image/png" and picture == AVATAR
 
     assert peer.post(f"{site}/inbox", peer.activity("Undo", like, "undo-like"), kind=kind)[0] == 202
     assert peer.post(f"{site}/inbox", peer.activity("Undo", boost, "undo-boost"), kind=kind)[0] == 202
@@ -300,6 +306,13 @@ def test_a_persons_block_of_a_remote_actor(site, peer):
     assert RemoteFollow.objects.filter(followee=alice).exists()
 
 
+def _route(app, routes) -> None:
+    """Send tasks by ``routes`` from now on (Celery builds its router once and keeps it)."""
+    app.conf.task_routes = routes
+    app.amqp.flush_routes()
+    app.amqp.router = app.amqp.Router()
+
+
 @pytest.fixture
 def federation_worker(site, transactional_db, tmp_path):
     """A real Celery worker process serving federation's tasks on a queue of its own (the
@@ -317,6 +330,7 @@ def federation_worker(site, transactional_db, tmp_path):
         "FEDERATION_QUEUE": queue,
     }
     log = open(tmp_path / "worker.log", "w")
+    process_log[:] = [tmp_path / "worker.log"]
     process = subprocess.Popen(
         worker_command(f"{queue}@%h", "--pool=solo", "-Q", queue, loglevel="info"),
         cwd=Path(__file__).resolve().parents[2],
@@ -325,12 +339,12 @@ def federation_worker(site, transactional_db, tmp_path):
         stderr=subprocess.STDOUT,
     )
     routes = app.conf.task_routes
-    app.conf.task_routes = {"feeds.federation.tasks.*": {"queue": queue}}
+    _route(app, {"feeds.federation.tasks.*": {"queue": queue}})
     deadline = time.monotonic() + 60
     while not app.control.ping(destination=[f"{queue}@{socket.gethostname()}"], timeout=0.5):
         assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
     yield process
-    app.conf.task_routes = routes
+    _route(app, routes)
     process.terminate()
     try:
         process.wait(timeout=20)
@@ -339,10 +353,13 @@ def federation_worker(site, transactional_db, tmp_path):
     log.close()
 
 
+process_log: list[Path] = []  # the worker's log, read when a wait times out
+
+
 def wait_for(condition, seconds: float = 30):
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, "timed out; the worker's log:\n" + process_log[0].read_text()[-3000:]
         time.sleep(0.1)
 
 
