@@ -13,7 +13,7 @@ from feeds.api import (
     search as search_api,
     timelines as timeline_api,
 )
-from feeds.federation import urls as federation_urls
+from feeds.federation import api as federation_api, urls as federation_urls
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
 
@@ -30,6 +30,8 @@ api_v1 = [
     path("me/sessions", account_api.sessions_view, name="me-sessions"),
     path("me/sessions/<str:session_id>", account_api.session_view, name="me-session"),
     path("me/blocks", people_api.blocks_view, name="me-blocks"),
+    path("me/remote-blocks", federation_api.remote_blocks_view, name="me-remote-blocks"),
+    path("me/remote-blocks/<str:handle>", federation_api.remote_block_view, name="me-remote-block"),
     path("me/export", people_api.export_view, name="me-export"),
     path("me/export/<board_id:export_id>", people_api.export_item, name="me-export-item"),
     path("me/export/<board_id:export_id>/download", people_api.export_file, name="me-export-file"),

@@ -5,6 +5,7 @@ one EXISTS (has the person any remote follower?) and at most one insert."""
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from feeds import keys
 from feeds.federation import actors, delivery, documents, inbox
@@ -74,7 +75,8 @@ def host_block(host: str, *, reason: str = "") -> int:
     host = host.strip().lower()
     FederatedHost.objects.update_or_create(host=host, defaults={"blocked": True, "reason": reason[:500]})
     forgotten = 0
-    for actor_id in RemoteActor.objects.filter(host=host).values_list("pk", flat=True):
+    under = RemoteActor.objects.filter(Q(host=host) | Q(host__endswith="." + host))  # its subdomains too
+    for actor_id in under.values_list("pk", flat=True):
         inbox.actor_forget(actor_id)
         forgotten += 1
     return forgotten

@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.db import transaction
 
-from feeds.federation import delivery, documents, services as federation
+from feeds.federation import delivery, documents, remote, services as federation
 from feeds.models import Board, Comment, FederationActivity, FederationDelivery, RemoteFollow, RemoteReaction
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
@@ -117,6 +117,9 @@ def test_follow_accept_create_update_delete(site, peer):
     assert accepts[-1]["path"] == "/users/bob/inbox"
     status, _, body = get(f"{site}/u/alice/followers")
     assert json.loads(body)["totalItems"] == 1
+    page = get(f"{site}/u/alice", accept="text/html")[2].decode()
+    assert 'data-count="followers">1<' in page  # the remote follower counts
+    assert "Follow from another server" in page and f'data-copy="@alice@{documents.host()}"' in page
 
     board = board_create(author=alice, title="A house", kind="sketch", tags=["house", "blue"], doc=DOC)
     deliver_all()
@@ -377,3 +380,30 @@ def test_deliveries_through_a_real_celery_worker(site, peer, federation_worker):
     assert create["activity"]["object"]["attachment"][0]["width"] > 0  # rendered by the worker's walk
     wait_for(lambda: not FederationActivity.objects.exists())  # every row done
     assert not FederationDelivery.objects.exists()
+
+
+def test_remote_blocks_through_the_api(site, peer, api):
+    alice = account_create(username="alice", password="password123")
+    board = board_create(author=alice, title="Mine", kind="sketch", tags=[], doc=DOC)
+    follow(peer, site)
+    assert peer.post(f"{site}/inbox", peer.activity("Like", f"{site}/b/{board.pk}", "like-api"))[0] == 202
+    me = api.as_user("alice")
+    handle = f"bob@{peer.host}"
+    assert me.put(f"/api/v1/me/remote-blocks/{handle}").status_code == 204
+    assert me.put(f"/api/v1/me/remote-blocks/{handle}").status_code == 204  # idempotent
+    assert me.get("/api/v1/me/remote-blocks").json()["items"] == [{"handle": handle, "uri": peer.uri}]
+    assert not RemoteFollow.objects.exists() and Board.objects.get(pk=board.pk).likes == 0
+    answer = me.put("/api/v1/me/remote-blocks/nobody@nowhere.example")
+    assert answer.status_code == 404 and answer.json()["detail"]
+    assert me.put("/api/v1/me/remote-blocks/not-a-handle").status_code == 400
+    assert me.delete(f"/api/v1/me/remote-blocks/{handle}").status_code == 204
+    assert me.get("/api/v1/me/remote-blocks").json()["items"] == []
+    assert api.get("/api/v1/me/remote-blocks").status_code == 401
+
+
+def test_a_domain_block_covers_its_subdomains(db):
+    federation.host_block("Spam.Example", reason="spam")
+    assert remote.host_blocked("spam.example") and remote.host_blocked("a.b.spam.example")
+    assert not remote.host_blocked("notspam.example") and not remote.host_blocked("example")
+    federation.host_unblock("spam.example")
+    assert not remote.host_blocked("a.spam.example")
