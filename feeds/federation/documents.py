@@ -171,6 +171,10 @@ def tombstone(board_id: int) -> dict:
     return {"@context": CONTEXT, "id": note_url(board_id), "type": "Tombstone"}
 
 
+def actor_tombstone(username: str) -> dict:
+    return {"@context": CONTEXT, "id": actor_url(username), "type": "Tombstone"}
+
+
 def with_context(document: dict) -> dict:
     return {"@context": CONTEXT, **document}
 

@@ -67,10 +67,14 @@ def negotiated(activity_view, page_view):
 
 @get_view
 def actor(request, username: str):
-    person = _person(username)
+    """The person's actor; a Tombstone (410) for a closed or suspended account, as Mastodon
+    answers, so that other servers drop what they cached of it."""
+    person = User.objects.filter(username=username).only("pk", "username", "is_active").first()
     if person is None:
         return error_response(404, f"There is no person {username!r} here.")
-    return activity_answer(actors.person_document(person))
+    if not person.is_active:
+        return activity_answer(documents.actor_tombstone(person.username), status=410)
+    return activity_answer(actors.person_document(User.objects.get(pk=person.pk)))
 
 
 @get_view

@@ -30,9 +30,11 @@ from feeds.models import (
     RemoteFollow,
     RemoteReaction,
 )
-from feeds.services.accounts import account_create
+from feeds.services import moderation
+from feeds.services.accounts import account_create, account_delete
 from feeds.services.boards import board_create, board_delete, board_update
 from feeds.tests.federation_peer import AVATAR, Peer
+from social.models import User
 from social.services import avatar_set, profile_update
 from ugcsite.platform.redis import get_redis
 from ugcsite.serving import worker_command
@@ -486,3 +488,48 @@ def test_circuit_breaker_failure_days_and_beats_resend(site, peer, settings):
     board_create(author=alice, title="Back", kind="sketch", tags=[], doc=DOC)
     assert deliver_all() and len(peer.received) == 3  # sent, and the success clears the days
     assert FederatedHost.objects.get(host=peer.host).failure_days == []
+
+
+def test_hiding_suspending_and_deleting_the_account_send_deletes(site, peer):
+    alice = account_create(username="alice", password="password123")
+    staff = account_create(username="staffer", password="password123", is_staff=True)
+    follow(peer, site)
+    kept = board_create(author=alice, title="Kept", kind="sketch", tags=[], doc=DOC)
+    hidden = board_create(author=alice, title="Hidden", kind="sketch", tags=[], doc=DOC)
+    deliver_all()
+    peer.received.clear()
+    moderation.board_hide(board=Board.objects.select_related("author").get(pk=hidden.pk), staff=staff, why="spam")
+    deliver_all()
+    assert [(r["activity"]["type"], r["activity"]["object"]["id"]) for r in peer.received] == [
+        ("Delete", f"{site}/b/{hidden.pk}")
+    ]
+    assert get(f"{site}/b/{hidden.pk}")[0] == 410
+    peer.received.clear()
+    moderation.user_suspend(user=alice, staff=staff, why="spam")
+    federation.author_withdrawn(alice.pk)  # the task the suspension sends on commit
+    deliver_all()
+    assert [(r["activity"]["type"], r["activity"]["object"]["id"]) for r in peer.received] == [
+        ("Delete", f"{site}/b/{kept.pk}")
+    ]
+    assert get(f"{site}/u/alice")[0] == 410  # a suspended person's actor is a Tombstone meanwhile
+    moderation.user_unsuspend(user=alice, staff=staff)
+    peer.received.clear()
+    account_delete(user=User.objects.get(pk=alice.pk), password="password123")
+    deliver_all()
+    assert [(r["activity"]["type"], r["activity"]["object"]) for r in peer.received] == [("Delete", f"{site}/u/alice")]
+    assert all(r["verified"] == "ok" or r["activity"]["type"] == "Delete" for r in peer.received)
+
+
+def test_federation_turned_off(site, peer, settings):
+    alice = account_create(username="alice", password="password123")
+    follow(peer, site)
+    deliver_all()
+    settings.FEDERATION_ENABLED = False
+    board = board_create(author=alice, title="Quiet", kind="sketch", tags=[], doc=DOC)
+    assert not FederationActivity.objects.exists()
+    assert get(f"{site}/.well-known/webfinger?resource=acct:alice@{documents.host()}")[0] == 404
+    status, headers, _ = get(f"{site}/u/alice")  # the page, whatever is asked
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert get(f"{site}/b/{board.pk}")[1]["Content-Type"].startswith("text/html")
+    assert peer.post(f"{site}/inbox", peer.activity("Like", f"{site}/b/{board.pk}", "off"))[0] == 404
+    assert "Follow from another server" not in get(f"{site}/u/alice", accept="text/html")[2].decode()
