@@ -12,6 +12,7 @@
 - ``erasure``: a deleted account's boards withdrawn, then every row and key that names it;
   ``export``: a person's data as a zip (take my data).
 - ``validation``, ``svg``: a drawing's document checked, and drawn as SVG.
+- ``federation/``: ActivityPub: actors and Notes, the inboxes, signed deliveries (its own map).
 - ``api/``, ``views/``, ``urls``, ``templatetags/``: the JSON API and the pages.
 - ``demo``, ``management/``: the demo world and the manage.py commands.
 """
