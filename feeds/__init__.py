@@ -14,6 +14,7 @@
 - ``validation``, ``svg``: a drawing's document checked, and drawn as SVG.
 - ``images``: pictures for the canvas: an upload checked and re-encoded, the copy in Django's
   storage, which pictures a board may show (``services.images``: an upload within its quota, hiding).
+- ``federation/``: ActivityPub: actors and Notes, the inboxes, signed deliveries (its own map).
 - ``api/``, ``views/``, ``urls``, ``templatetags/``: the JSON API and the pages.
 - ``demo``, ``management/``: the demo world and the manage.py commands.
 """

@@ -6,8 +6,19 @@ from django.db import connections, transaction
 from django.utils.html import format_html, format_html_join
 
 from feeds import staff_record
+from feeds.federation import services as federation
 from feeds.images import image_href
-from feeds.models import ArchiveRun, Board, Comment, Image, Report, ReportCase, StaffAction, TimelineChunk
+from feeds.models import (
+    ArchiveRun,
+    Board,
+    Comment,
+    FederatedHost,
+    Image,
+    Report,
+    ReportCase,
+    StaffAction,
+    TimelineChunk,
+)
 from feeds.services import (
     boards as services,
     comments as comment_services,
@@ -53,6 +64,7 @@ class BoardAdmin(admin.ModelAdmin):
         "updated_at",
         "views",
         "likes",
+        "boosts",
         "comments",
         "commenting",
         "remixed_from",
@@ -450,3 +462,42 @@ class StaffActionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(FederatedHost)
+class FederatedHostAdmin(admin.ModelAdmin):
+    """Other servers (feeds.federation): staff block a domain here. Saving a host blocked rejects
+    its inbound activities (403), stops deliveries there and removes its follows, likes, boosts
+    and replies (feeds.federation.services.host_block)."""
+
+    list_display = ("host", "blocked", "blocked_at", "reason", "failing_days")
+    list_filter = ("blocked",)
+    search_fields = ("host",)
+    fields = ("host", "blocked", "reason", "failure_days")
+    readonly_fields = ("failure_days",)
+    actions = ("block", "unblock")
+
+    @admin.display(description="days failing")
+    def failing_days(self, host):
+        return len(host.failure_days)
+
+    def save_model(self, request, obj, form, change):
+        if obj.blocked:
+            forgotten = federation.host_block(obj.host, reason=obj.reason)
+            self.message_user(
+                request, f"{obj.host} is blocked; {forgotten} of its actors' follows, likes and replies went."
+            )
+        else:
+            super().save_model(request, obj, form, change)
+
+    @admin.action(description="Block these servers (and remove what they left here)")
+    def block(self, request, queryset):
+        for host in queryset:
+            federation.host_block(host.host, reason=host.reason)
+        self.message_user(request, f"{queryset.count()} server(s) blocked.")
+
+    @admin.action(description="Unblock these servers")
+    def unblock(self, request, queryset):
+        for host in queryset:
+            federation.host_unblock(host.host)
+        self.message_user(request, f"{queryset.count()} server(s) unblocked.", messages.SUCCESS)

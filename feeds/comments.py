@@ -20,12 +20,13 @@ from django.db.models.functions import Greatest, Lower
 from django.utils.html import escape
 
 from feeds import keys, notifications
-from feeds.models import Board, Comment, Notification
+from feeds.models import Board, Comment, Notification, RemoteNote
 from feeds.rules import COMMENT_MENTIONS_MAX, LINK_RE, MENTION_RE
 from feeds.scripts import scripts
 from ugcsite.platform.redis import get_redis
 
 _COMMENTS, _USERS = Comment._meta.db_table, get_user_model()._meta.db_table
+_REMOTE_NOTES = RemoteNote._meta.db_table  # a fediverse author's reply: its actor (feeds.federation)
 SHOWN = (Comment.State.PUBLISHED, Comment.State.DELETED)  # what a thread lists (placeholders included)
 
 
@@ -192,8 +193,10 @@ def comments_page(
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT c.id, c.board_id, c.reply_to_id, c.thread, c.text, c.mentions, c.created_at, c.edited_at,"
-            f" c.state, c.remote_handle, c.author_id, u.username, u.display_name, u.avatar_version"
+            f" c.state, c.remote_handle, c.author_id, u.username, u.display_name, u.avatar_version,"
+            f" rn.actor_id AS remote_actor_id"
             f" FROM {_COMMENTS} c LEFT JOIN {_USERS} u ON u.id = c.author_id"
+            f" LEFT JOIN {_REMOTE_NOTES} rn ON rn.comment_id = c.id"
             f" WHERE {' AND '.join(where)} ORDER BY c.thread, c.id LIMIT %s",
             [*params, limit],
         )
@@ -215,8 +218,10 @@ def comment_row(comment_id: int) -> dict | None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT c.id, c.board_id, c.reply_to_id, c.thread, c.text, c.mentions, c.created_at, c.edited_at,"
-            f" c.state, c.remote_handle, c.author_id, u.username, u.display_name, u.avatar_version"
-            f" FROM {_COMMENTS} c LEFT JOIN {_USERS} u ON u.id = c.author_id WHERE c.id = %s",
+            f" c.state, c.remote_handle, c.author_id, u.username, u.display_name, u.avatar_version,"
+            f" rn.actor_id AS remote_actor_id"
+            f" FROM {_COMMENTS} c LEFT JOIN {_USERS} u ON u.id = c.author_id"
+            f" LEFT JOIN {_REMOTE_NOTES} rn ON rn.comment_id = c.id WHERE c.id = %s",
             [comment_id],
         )
         row = cursor.fetchone()

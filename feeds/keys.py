@@ -5,6 +5,7 @@ so each lands on one Redis Cluster slot and no online command spans two owners. 
 this module spells a key (Mastodon's FeedManager#key is the model).
 """
 
+import hashlib
 from functools import lru_cache
 
 from redis.crc import key_slot
@@ -444,3 +445,28 @@ def live_online() -> str:
 def live_person_group(user_id: int) -> str:
     """The Channels group of one person's ``/ws/me`` sockets (on the plain Redis). ``me.42``."""
     return f"me.{int(user_id)}"
+
+
+# --- federation (feeds.federation.delivery) -------------------------------------------------------
+
+
+def _inbox_tag(inbox: str) -> str:
+    return "{i:" + hashlib.sha256(inbox.encode()).hexdigest()[:16] + "}"
+
+
+def inbox_failures(inbox: str) -> str:
+    """String: deliveries to one remote inbox that failed in a row (the circuit breaker's count;
+    deleted by a success). Example: ``ff:{i:9f86d081884c7d65}``."""
+    return "ff:" + _inbox_tag(inbox)
+
+
+def inbox_open(inbox: str) -> str:
+    """String with a TTL: present while the inbox's breaker is open (no delivery tried there).
+    Example: ``fo:{i:9f86d081884c7d65}``."""
+    return "fo:" + _inbox_tag(inbox)
+
+
+def board_update_gate(board_id: int) -> str:
+    """String with a TTL of FEDERATION_UPDATE_SECONDS: a board's Update was sent (or is due) in
+    this window; an edit meanwhile waits for its end. Example: ``fu:{b:1234}``."""
+    return f"fu:{{b:{int(board_id)}}}"

@@ -64,6 +64,9 @@ class Board(models.Model):
     # The likes that count (Like.counted), changed in the like's own transaction: one increment
     # a like, never a recount (feeds.likes). G and the likes orders carry it in Redis.
     likes = models.BigIntegerField(default=0, db_default=0)
+    # Boosts (ActivityPub Announce) from the fediverse, moved in the boost's own transaction
+    # (feeds.federation.inbox): one increment a boost, never a recount.
+    boosts = models.BigIntegerField(default=0, db_default=0)
     # The board this one is a remix of (its direct source). No constraint: a source's row may go
     # (its author's account purged) while the remix stays, crediting "a deleted board".
     remixed_from = models.ForeignKey(
@@ -536,3 +539,186 @@ class BoardVersion(models.Model):
 
     def __str__(self):
         return f"board {self.board_id} version {self.n}"
+
+
+# --- Federation (feeds.federation; docs/federation.md) ------------------------------------------
+
+
+class ActorKey(models.Model):
+    """The RSA key pair an actor signs with: a person's (``owner`` "user:<id>"), or the instance
+    actor's ("instance"), made when first needed (feeds.federation.actors). No foreign key: a
+    closed account's key stays until the Delete of its actor is delivered."""
+
+    owner = models.CharField(max_length=40, primary_key=True)
+    private_pem = models.TextField()
+    public_pem = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"key of {self.owner}"
+
+
+class RemoteActor(models.Model):
+    """An actor of another server, as last fetched (feeds.federation.remote): refetched when its
+    signature fails (a rotated key) or when it is older than FEDERATION_ACTOR_REFRESH_SECONDS."""
+
+    uri = models.CharField(max_length=2048, unique=True)
+    host = models.CharField(max_length=255, db_index=True)
+    handle = models.CharField(max_length=512, blank=True, default="")  # user@host
+    kind = models.CharField(max_length=32, default="Person")
+    name = models.CharField(max_length=200, blank=True, default="")
+    icon_url = models.CharField(max_length=2048, blank=True, default="")
+    inbox = models.CharField(max_length=2048)
+    shared_inbox = models.CharField(max_length=2048, blank=True, default="")
+    key_id = models.CharField(max_length=2048, db_index=True)
+    public_pem = models.TextField()
+    fetched_at = models.DateTimeField()
+
+    def __str__(self):
+        return self.handle or self.uri
+
+    @property
+    def delivery_inbox(self) -> str:
+        return self.shared_inbox or self.inbox
+
+
+class RemoteFollow(models.Model):
+    """A remote actor following a local person. In PostgreSQL only, never in F's Redis sets:
+    local fan-out walks F unchanged, and federation's deliveries read these rows in Celery."""
+
+    actor = models.ForeignKey(RemoteActor, on_delete=models.CASCADE, related_name="follows")
+    followee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    activity_id = models.CharField(max_length=2048)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["followee", "actor"], name="remote_follow_once")]
+
+    def __str__(self):
+        return f"{self.actor_id} follows {self.followee_id}"
+
+
+class RemoteReaction(models.Model):
+    """A Like or an Announce (boost) of a board by a remote actor; ``activity_id`` makes a
+    repeated delivery harmless, and Undo names it."""
+
+    class Kind(models.TextChoices):
+        LIKE = "like"
+        ANNOUNCE = "announce"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    actor = models.ForeignKey(RemoteActor, on_delete=models.CASCADE, related_name="reactions")
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="+")
+    activity_id = models.CharField(max_length=2048, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "board", "actor"], name="remote_reaction_once")]
+        indexes = [models.Index(fields=["board", "kind"], name="remote_reaction_board_idx")]
+
+    def __str__(self):
+        return f"{self.kind} of {self.board_id} by {self.actor_id}"
+
+
+class RemoteNote(models.Model):
+    """A remote reply to a board, kept as a Comment whose ``remote_handle`` is its author's
+    handle; this row names the Note's id (for Delete and Update) and its author (for avatars and
+    for a domain block's clean-up)."""
+
+    comment = models.OneToOneField(Comment, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    uri = models.CharField(max_length=2048, unique=True)
+    actor = models.ForeignKey(RemoteActor, on_delete=models.CASCADE, related_name="notes")
+
+    def __str__(self):
+        return self.uri
+
+
+class RemoteBlock(models.Model):
+    """A person's block of a remote actor: its activities addressed to them are dropped, it stops
+    following them, and it receives nothing more of theirs."""
+
+    blocker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    actor = models.ForeignKey(RemoteActor, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["blocker", "actor"], name="remote_block_once")]
+
+
+class FederatedHost(models.Model):
+    """What we know of another server: a staff block (its inbound activities get 403, nothing
+    is delivered there, and what it left here goes), and the distinct days its deliveries failed
+    since the last one that succeeded (FEDERATION_FAILURE_DAYS of them: skipped until one does)."""
+
+    host = models.CharField(max_length=255, primary_key=True)
+    blocked = models.BooleanField(default=False)
+    blocked_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True, default="")
+    failure_days = ArrayField(models.DateField(), default=list, blank=True)
+
+    def __str__(self):
+        return self.host + (" (blocked)" if self.blocked else "")
+
+
+class FederationActivity(models.Model):
+    """An activity that must reach remote inboxes (feeds.federation.delivery): written in the
+    change's own transaction (a transactional outbox, as feeds.timelines.outbox), walked by a
+    Celery task into one FederationDelivery per inbox; beat sends the walk again when it does
+    not happen within OUTBOX_RESEND_AFTER_SECONDS (the broker was down)."""
+
+    actor_owner = models.CharField(max_length=40)  # the ActorKey that signs it
+    actor_id = models.BigIntegerField()  # the local person whose remote followers receive it
+    body = models.TextField()  # the activity's JSON
+    inboxes = ArrayField(models.CharField(max_length=2048), default=list, blank=True)  # named inboxes (an Accept)
+    # A board's Create or Update: its body is built again by the walk (in Celery), from the board as
+    # it then stands and with its picture rendered there, never online; a board no longer
+    # published by then sends nothing.
+    board_id = models.BigIntegerField(null=True, blank=True)
+    verb = models.CharField(max_length=8, blank=True, default="")  # "create", "update" with board_id
+    to_followers = models.BooleanField(default=True)
+    walked = models.BooleanField(default=False)
+    queued_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["queued_at"], condition=models.Q(walked=False), name="fed_activity_due_idx")]
+
+    def __str__(self):
+        return f"activity {self.pk} of {self.actor_owner}"
+
+
+class FederationDelivery(models.Model):
+    """One activity to one inbox (a shared inbox serves all of a server's followers): tried
+    with Mastodon's backoff until it succeeds, fails for good, or runs out of tries."""
+
+    activity = models.ForeignKey(FederationActivity, on_delete=models.CASCADE, related_name="deliveries")
+    inbox = models.CharField(max_length=2048)
+    host = models.CharField(max_length=255)
+    attempts = models.PositiveIntegerField(default=0)
+    next_at = models.DateTimeField()
+    last_error = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["activity", "inbox"], name="fed_delivery_once")]
+        indexes = [models.Index(fields=["next_at"], name="fed_delivery_due_idx")]
+
+    def __str__(self):
+        return f"{self.activity_id} to {self.inbox} (try {self.attempts})"
+
+
+class BoardPicture(models.Model):
+    """A board's drawing as PNG (feeds.pictures): rendered once per version of the board and
+    kept here, so ``/b/<id>.png`` and federation's attachment are one primary-key read. A new
+    version overwrites the row; the board's row going takes it along."""
+
+    board = models.OneToOneField(Board, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    # The board's updated_at (microseconds since the epoch, hex) that this PNG shows: the ETag,
+    # and the ?v= of its address.
+    version = models.CharField(max_length=16)
+    png = models.BinaryField()
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    blurhash = models.CharField(max_length=64)
+    rendered_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"picture of board {self.board_id} v{self.version}: {self.width}x{self.height}"

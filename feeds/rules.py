@@ -177,6 +177,7 @@ class NotificationKind(models.TextChoices):
     INVITE = "invite", "invited you to draw"
     BOARD_CHANGED = "board_changed", "changed a board you edit while you were away"
     LIKE = "like", "liked your board"
+    BOOST = "boost", "boosted your board"
     REMIX = "remix", "remixed your board"
     COMMENT = "comment", "commented on your board"
     REPLY = "reply", "replied to your comment"

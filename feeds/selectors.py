@@ -11,6 +11,7 @@ from django.db.models import Count
 
 from feeds import comments, likes, notifications
 from feeds.discovery import counters, indexes, queries
+from feeds.federation import selectors as federation_selectors
 from feeds.models import Board, BoardEditor, Comment, Like
 from feeds.rules import Timeline
 from feeds.search import boards_search
@@ -535,6 +536,7 @@ def notifications_list(user, *, offset: int, limit: int) -> dict:
     unseen = set(hidden)
     actor_ids = {actor for row in rows for actor in row.actors} - unseen
     names = dict(get_user_model().objects.filter(pk__in=actor_ids, is_active=True).values_list("id", "username"))
+    names.update(federation_selectors.remote_names(actor_ids))  # a fediverse actor: its negated id
     found = boards_hydrate(sorted({row.board_id for row in rows if row.board_id}))
     return {
         "unread": notifications.notifications_unread(user.pk, hidden=hidden),
@@ -612,7 +614,7 @@ class CommentNotFound(NotFound):
 def comment_json(row: dict) -> dict:
     """docs/api.md's comment from a row of feeds.comments (comments_page, comment_row): a
     placeholder has no author and no text, ``deleted`` true; a remote author (federation) is
-    named by their handle. ``html`` is the text as the page shows it (escaped, links made)."""
+    named by their handle, their avatar served from here (feeds.federation.views.remote_avatar). ``html`` is the text as the page shows it (escaped, links made)."""
     if row["state"] == Comment.State.DELETED:
         author, text, html = None, "", ""
     else:
@@ -624,7 +626,11 @@ def comment_json(row: dict) -> dict:
                 "avatar": avatar_url(row["username"], row["avatar_version"]),
             }
         else:
-            author = {"username": row["remote_handle"], "display_name": row["remote_handle"], "avatar": None}
+            author = {
+                "username": row["remote_handle"],
+                "display_name": row["remote_handle"],
+                "avatar": federation_selectors.remote_avatar_url(row.get("remote_actor_id")),
+            }
     return {
         "id": row["id"],
         "board": row["board_id"],

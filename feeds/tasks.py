@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from feeds import comments, erasure, export, likes, notifications, staff_record, versions
+from feeds import comments, erasure, export, likes, notifications, pictures, staff_record, versions
 from feeds.models import Board, Notification, Outbox
 from feeds.rules import Timeline
 from feeds.timelines import activity, archive, fanout, hybrid, regeneration
@@ -379,3 +379,10 @@ def notify_board_changed(board_id: int, actor_id: int, recipient_ids: list[int],
     )
     if len(recipient_ids) > NOTIFY_BATCH:
         notify_board_changed.delay(board_id, actor_id, recipient_ids[NOTIFY_BATCH:], when.timestamp())
+
+
+@shared_task(**RETRYING)
+def board_picture_render(board_id: int) -> None:
+    """A published board's PNG at its current version (feeds.pictures), unless it is kept already:
+    a board changed twice before this ran renders once, its latest version."""
+    pictures.board_picture_refresh(board_id)

@@ -26,6 +26,7 @@ app_name = "boards"
 urlpatterns = [
     path("new", boards.board_new, name="new"),
     path("b/<board_id:board_id>", boards.board_detail, name="detail"),
+    path("b/<board_id:board_id>.png", boards.board_picture, name="picture"),
     path("b/<board_id:board_id>/edit", boards.board_edit, name="edit"),
     path("b/<board_id:board_id>/delete", boards.board_delete, name="delete"),
     path("b/<board_id:board_id>/remixes", boards.board_remixes_page, name="remixes"),

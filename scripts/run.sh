@@ -57,6 +57,7 @@ if [ -z "${DATABASE_URL:-}" ]; then
         pg_replica_drop "$PG_PORT" "$REPLICA_PORT"  # its slot would keep the primary's WAL for ever
     fi
 fi
+ensure_cairo   # boards' pictures (feeds.pictures)
 if [ -z "${REDIS_URL:-}" ]; then
     ensure_redis
     redis_start "$REDIS_DIR" "$REDIS_PORT"; started_redis=1

@@ -101,6 +101,19 @@ ensure_redis() {
     fi
 }
 
+# A board's picture (feeds.pictures) is drawn by CairoSVG, which loads the distribution's libcairo.
+ensure_cairo() {
+    ldconfig -p 2>/dev/null | grep -q 'libcairo\.so\.2 ' && return
+    [ -e /usr/lib/x86_64-linux-gnu/libcairo.so.2 ] || [ -e /usr/lib/aarch64-linux-gnu/libcairo.so.2 ] && return
+    if can_apt; then
+        apt_install "libcairo2 (boards' pictures)" libcairo2
+    else
+        die "libcairo was not found; boards' pictures (PNG) are drawn with it.
+  On Debian/Ubuntu: sudo apt-get install libcairo2
+  On macOS:         brew install cairo"
+    fi
+}
+
 # The browser tests (pytest -m browser) drive the distribution's Chromium through Playwright;
 # Playwright's own browser downloads are never used.
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}

@@ -12,6 +12,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 
 ensure_postgres
 ensure_redis
+ensure_cairo
 # The browser tests need Chromium; benchmarks and runs with -m "not browser" do not.
 if [ "${1:-}" = pytest ] && { [[ "$*" != *"not browser"* ]] || [[ "$*" == *"or cluster"* ]]; }; then ensure_chromium; fi
 # The failover test (ugcsite/tests/test_failover.py) starts a Patroni cluster of its own.

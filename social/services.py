@@ -22,6 +22,7 @@ from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
 from social.models import ApiToken, Avatar, Block, Follow, Mute, RetiredUsername, TwoFactor, UserSession
 from social.rules import SESSION_ID_RE, SESSION_TOUCH_SECONDS, USER_AGENT_MAX
 from social.selectors import UserNotFound, block_between
+from social.signals import profile_changed
 from ugcsite.platform import replicas
 from ugcsite.platform.errors import Conflict, Invalid, NotAllowed, NotFound
 from ugcsite.platform.ratelimits import attempt
@@ -108,6 +109,8 @@ def profile_update(*, user: User, changes: dict, base_url: str = "") -> User:
         setattr(user, field, value)
     if changes:
         user.save(update_fields=list(changes))
+    if {"display_name", "bio"} & changes.keys():
+        profile_changed.send(sender=User, user=user)
     if new_email and base_url:
         address_check(user=user, base_url=base_url)
     return user
@@ -122,6 +125,7 @@ def avatar_set(*, user: User, data: bytes) -> User:
         Avatar.objects.update_or_create(user=user, defaults={"image": image, "content_type": AVATAR_CONTENT_TYPE})
         User.objects.filter(pk=user.pk).update(avatar_version=F("avatar_version") + 1)
     user.refresh_from_db(fields=["avatar_version"])
+    profile_changed.send(sender=User, user=user)
     return user
 
 
@@ -131,6 +135,7 @@ def avatar_remove(*, user: User) -> User:
         if Avatar.objects.filter(user=user).delete()[0]:
             User.objects.filter(pk=user.pk).update(avatar_version=F("avatar_version") + 1)
     user.refresh_from_db(fields=["avatar_version"])
+    profile_changed.send(sender=User, user=user)
     return user
 
 

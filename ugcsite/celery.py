@@ -9,4 +9,5 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 app.autodiscover_tasks(["feeds.discovery"])  # tasks beside the indexes they keep
 app.autodiscover_tasks(["feeds.live"])  # compaction of the live boards
+app.autodiscover_tasks(["feeds.federation"])  # deliveries to other servers
 app.autodiscover_tasks(["ugcsite"], related_name="backups")  # PostgreSQL's scheduled backups

@@ -17,6 +17,7 @@ from feeds.api.notifications import NotificationsRead
 from feeds.api.people import MAX_READING_IDS, AccountDelete, SignUp
 from feeds.api.reports import ReportCreate
 from feeds.discovery.queries import SORTS
+from feeds.federation import api as federation_api
 from feeds.rules import (
     BOARD_KINDS,
     COMMENT_MENTIONS_MAX,
@@ -57,6 +58,9 @@ from ugcsite.platform.http import (
 )
 
 ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+REMOTE_HANDLE_PATTERN, REMOTE_HANDLE_MAX = federation_api.HANDLE_PATTERN, federation_api.HANDLE_MAX
 
 
 def _answer(description: str, schema: dict | None = None, content_type: str = "application/json") -> dict:
@@ -426,6 +430,54 @@ def _paths() -> dict:
                     "security": secured,
                     "responses": {"200": _answer("people", people_items), **_errors(401)},
                 }
+            },
+            "/api/v1/me/remote-blocks": {
+                "get": {
+                    "summary": "The accounts of other servers (fediverse) the caller blocks, the latest first",
+                    "security": secured,
+                    "responses": {
+                        "200": _answer(
+                            "remote accounts",
+                            {
+                                "type": "object",
+                                "required": ["items"],
+                                "properties": {
+                                    "items": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["handle", "uri"],
+                                            "properties": {"handle": {"type": "string"}, "uri": {"type": "string"}},
+                                        },
+                                    }
+                                },
+                            },
+                        ),
+                        **_errors(401),
+                    },
+                }
+            },
+            "/api/v1/me/remote-blocks/{handle}": {
+                "parameters": [
+                    {
+                        "name": "handle",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": REMOTE_HANDLE_PATTERN, "maxLength": REMOTE_HANDLE_MAX},
+                        "description": "user@host of an account of another server known here",
+                    }
+                ],
+                "put": {
+                    "summary": "Block a remote account (idempotent): it stops following you, its likes, boosts and "
+                    "replies on your boards go, and what it sends about you is dropped",
+                    "security": secured,
+                    "responses": {"204": _answer("blocked"), **_errors(400, 401, 404, 429)},
+                },
+                "delete": {
+                    "summary": "Unblock a remote account (idempotent); nothing removed comes back",
+                    "security": secured,
+                    "responses": {"204": _answer("not blocked"), **_errors(400, 401, 404, 429)},
+                },
             },
             "/api/v1/me/mutes": {
                 "get": {

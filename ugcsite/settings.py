@@ -40,6 +40,10 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("Set DJANGO_SECRET_KEY: production settings need a secret key of their own.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+# The public base address of the site, without a trailing slash: every absolute address it gives
+# others (a board's picture in Open Graph tags, federation's ids) starts with it. make run serves
+# on PORT (8000 by default).
+SITE_URL = os.environ.get("SITE_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8000')}").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -519,3 +523,43 @@ CELERY_BEAT_SCHEDULE["live-compact"] = {"task": "feeds.live.tasks.live_compact_d
 VERSION_EVERY_SECONDS = int(os.environ.get("VERSION_EVERY_SECONDS", "300"))
 VERSIONS_KEEP_ALL_DAYS = int(os.environ.get("VERSIONS_KEEP_ALL_DAYS", "30"))
 CELERY_BEAT_SCHEDULE["versions-prune"] = {"task": "feeds.tasks.versions_prune", "schedule": 3600.0}
+
+# --- federation (feeds.federation; docs/federation.md) ------------------------------------------
+# SITE_URL (above, beside ALLOWED_HOSTS) is the base of every ActivityPub id.
+FEDERATION_ENABLED = env_bool("FEDERATION_ENABLED", True)
+# Fetch from and deliver to private, loopback and link-local addresses: tests and local
+# development only (a public server must not be made to reach its own network: SSRF).
+FEDERATION_ALLOW_PRIVATE = env_bool("FEDERATION_ALLOW_PRIVATE", False)
+# A live board's edits send Update at most this often (the last edit is sent when the time is up).
+FEDERATION_UPDATE_SECONDS = int(os.environ.get("FEDERATION_UPDATE_SECONDS", "300"))
+# Outgoing requests: each bounded in time (seconds), redirects followed and bytes read.
+FEDERATION_FETCH_TIMEOUT = float(os.environ.get("FEDERATION_FETCH_TIMEOUT", "10"))
+FEDERATION_MAX_REDIRECTS = int(os.environ.get("FEDERATION_MAX_REDIRECTS", "3"))
+FEDERATION_MAX_FETCH_BYTES = int(os.environ.get("FEDERATION_MAX_FETCH_BYTES", str(1024 * 1024)))
+# Incoming activities: bodies above this many bytes get 413; each remote host may post this many a
+# minute (Mastodon's own inbox allows a busy server some hundreds).
+FEDERATION_MAX_INBOX_BYTES = int(os.environ.get("FEDERATION_MAX_INBOX_BYTES", str(256 * 1024)))
+RATE_LIMIT_INBOX_PER_HOST_PER_MINUTE = int(os.environ.get("RATE_LIMIT_INBOX_PER_HOST_PER_MINUTE", "600"))
+# A cached remote actor older than this is fetched again when it is next needed (a signature that
+# fails refetches it at once: key rotation).
+FEDERATION_ACTOR_REFRESH_SECONDS = int(os.environ.get("FEDERATION_ACTOR_REFRESH_SECONDS", str(24 * 3600)))
+# Deliveries, Mastodon's model: FEDERATION_DELIVERY_ATTEMPTS tries, the n-th retry after n^4 + 15
+# seconds and some jitter (about 2 to 3 days in all); an inbox that fails
+# FEDERATION_BREAKER_FAILURES times in a row is not tried for FEDERATION_BREAKER_SECONDS; a host
+# that failed on FEDERATION_FAILURE_DAYS distinct days is skipped until a delivery succeeds.
+FEDERATION_DELIVERY_ATTEMPTS = int(os.environ.get("FEDERATION_DELIVERY_ATTEMPTS", "16"))
+FEDERATION_BREAKER_FAILURES = int(os.environ.get("FEDERATION_BREAKER_FAILURES", "10"))
+FEDERATION_BREAKER_SECONDS = int(os.environ.get("FEDERATION_BREAKER_SECONDS", "60"))
+FEDERATION_FAILURE_DAYS = int(os.environ.get("FEDERATION_FAILURE_DAYS", "7"))
+# Remote inboxes written per walk task (the walk re-enqueues itself for the next batch).
+FEDERATION_WALK_BATCH = int(os.environ.get("FEDERATION_WALK_BATCH", "1000"))
+CELERY_BEAT_SCHEDULE["federation-resend"] = {
+    "task": "feeds.federation.tasks.federation_resend",
+    "schedule": float(os.environ.get("OUTBOX_RESEND_EVERY_SECONDS", "30")),
+}
+# Federation's tasks (deliveries to other servers, which may be slow) on a queue of their own when
+# set, so that a worker given `-Q <it>` serves them apart from local fan-out (Mastodon's "push"
+# queue); empty: the default queue, which the site's worker serves.
+FEDERATION_QUEUE = os.environ.get("FEDERATION_QUEUE", "")
+if FEDERATION_QUEUE:
+    CELERY_TASK_ROUTES = {"feeds.federation.tasks.*": {"queue": FEDERATION_QUEUE}}

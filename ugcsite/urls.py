@@ -16,6 +16,7 @@ from feeds.api import (
     timelines as timeline_api,
     versions as version_api,
 )
+from feeds.federation import api as federation_api, urls as federation_urls
 from feeds.views import images as image_pages
 from social import api as account_api, urls as people_pages
 from ugcsite import health, openapi, views
@@ -33,6 +34,8 @@ api_v1 = [
     path("me/sessions", account_api.sessions_view, name="me-sessions"),
     path("me/sessions/<str:session_id>", account_api.session_view, name="me-session"),
     path("me/blocks", people_api.blocks_view, name="me-blocks"),
+    path("me/remote-blocks", federation_api.remote_blocks_view, name="me-remote-blocks"),
+    path("me/remote-blocks/<str:handle>", federation_api.remote_block_view, name="me-remote-block"),
     path("me/export", people_api.export_view, name="me-export"),
     path("me/export/<board_id:export_id>", people_api.export_item, name="me-export-item"),
     path("me/export/<board_id:export_id>/download", people_api.export_file, name="me-export-file"),
@@ -70,6 +73,8 @@ api_v1 = [
     path("comments/<board_id:comment_id>", comment_api.comment, name="comment"),
 ]
 
+federation_pages = federation_urls.urlpatterns
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
@@ -82,6 +87,7 @@ urlpatterns = [
     # The admin's password-only log-in would skip the second factor: /login asks for it.
     path("admin/login/", RedirectView.as_view(url="/login", query_string=True), name="admin-login"),
     path("admin/", admin.site.urls),
+    path("", include(federation_pages)),  # before the pages whose paths it shares (content negotiation)
     path("", include((people_pages.urlpatterns + board_pages.people_urlpatterns, "people"))),
     path("", include("feeds.urls")),
     path("", views.home, name="home"),

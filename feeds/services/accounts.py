@@ -4,6 +4,7 @@ online step, then feeds.erasure's in Celery)."""
 from django.db import transaction
 
 from feeds import tasks
+from feeds.federation import services as federation
 from feeds.rules import Timeline
 from feeds.services.activity import user_seen
 from feeds.timelines import archive
@@ -32,4 +33,5 @@ def account_delete(*, user, password: str) -> None:
     follower's feed through the board retraction's walk, and finally every row and key of it,
     and what others keep that names it (feeds.erasure). O(tokens + sessions) online."""
     people.account_close(user=user, password=password)
+    federation.person_gone(user)
     transaction.on_commit(lambda: tasks.account_erase.delay(user.pk))

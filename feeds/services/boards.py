@@ -19,6 +19,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from feeds import tasks, versions
 from feeds.discovery import counters, indexes
+from feeds.federation import services as federation
 from feeds.live import broadcast, oplog
 from feeds.models import Board, Outbox
 from feeds.rules import MAX_TITLE, Timeline
@@ -89,6 +90,7 @@ def board_create(
                 )
                 User.objects.filter(pk=author.pk).update(boards_count=F("boards_count") + 1)
                 outbox_add(board_id, Outbox.Action.FANOUT)
+                federation.board_created(board)
                 if remixed_from is not None:
                     notify_remix(remixer_id=author.pk, author_id=remixed_from.author_id, source_id=remixed_from.pk)
             break
@@ -175,9 +177,10 @@ def _board_indexed(board: Board) -> None:
 def board_publish(board: Board) -> None:
     """The Redis side of a board becoming visible (run on commit): G, M[author] and the
     indexes in one round trip or two, then a task fans it out (its outbox row was written with
-    the change). O(log |M|)."""
+    the change) and one renders its picture. O(log |M|)."""
     profile_size = board_show(board)
     enqueue(tasks.board_fanout, board.id)
+    enqueue(tasks.board_picture_render, board.id)  # its PNG (feeds.pictures), rendered once
     if profile_size >= settings.PROFILE_TIMELINE_HOT + settings.TIMELINE_CHUNK:
         try:
             tasks.archive_soon(Timeline.PROFILE, [board.author_id])
@@ -289,6 +292,7 @@ def _board_write(
             Board.objects.filter(pk=board.pk).update(**values)
             return board
         raise BoardGone(board.pk)
+    federation.board_changed(board)
 
     def publish():
         live = Board(**{f.attname: getattr(board, f.attname) for f in Board._meta.concrete_fields})
@@ -299,6 +303,8 @@ def _board_write(
         boardcache.board_cache_put(live)
         if {"kind", "tags"} & changes.keys():
             _board_indexed(live)  # only the indexes that changed are written
+        if {"doc", "doc_json", "title"} & changes.keys():
+            enqueue(tasks.board_picture_render, board.id)  # the PNG of the new version (feeds.pictures)
 
     transaction.on_commit(publish)
     return board
@@ -314,6 +320,7 @@ def board_leave(board: Board, state: str) -> bool:
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=Greatest(F("boards_count") - 1, 0))
             outbox_add(board.pk, Outbox.Action.RETRACT)
+            federation.board_gone(board)
     if updated:
         transaction.on_commit(lambda: board_withdraw(board))
         transaction.on_commit(lambda: broadcast.board_gone(board.pk))

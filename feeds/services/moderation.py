@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from feeds import keys, tasks
 from feeds.discovery import indexes
+from feeds.federation import delivery as federation_delivery, services as federation
 from feeds.models import Board, Outbox, StaffAction
 from feeds.rules import Timeline
 from feeds.services.boards import board_leave, board_publish
@@ -43,6 +44,7 @@ def board_unhide(*, board: Board, staff=None, why: str = "") -> bool:
         if updated:
             User.objects.filter(pk=board.author_id).update(boards_count=F("boards_count") + 1)
             outbox_add(board.pk, Outbox.Action.FANOUT)
+            federation.board_created(Board.objects.select_related("author").get(pk=board.pk))
             if staff is not None:
                 staff_action_record(staff=staff, action=StaffAction.Action.UNHIDE, target=board_target(board), why=why)
     if updated:
@@ -69,6 +71,7 @@ def user_suspend(*, user: User, staff=None, why: str = "") -> int:
     transaction.on_commit(lambda: _author_withdrawn(user.pk))
     transaction.on_commit(lambda: tasks.likes_count_again.delay(user.pk))  # their likes stop counting
     transaction.on_commit(lambda: tasks.comments_count_again.delay(user.pk))  # their comments leave threads
+    transaction.on_commit(lambda: federation_delivery.send(federation.AUTHOR_WITHDRAWN_TASK, user.pk))
     return hidden
 
 

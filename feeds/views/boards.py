@@ -8,14 +8,16 @@ through the API too: these views only render.
 from datetime import datetime
 from urllib.parse import quote
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db.models import Exists, OuterRef
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from feeds import selectors
+from feeds import pictures, selectors
 from feeds.models import Board
 from feeds.rules import BOARD_KINDS, COMMENTS_PAGE, CommentPolicy, comments_config, editor_config
 from feeds.services import activity, boards as services, comments as comment_services
@@ -24,7 +26,7 @@ from feeds.timelines.rebuild import refuse_while_rebuilding
 from feeds.validation import ELEMENT_TYPES
 from social import graph, hiding
 from social.models import Follow
-from ugcsite.platform.http import page_number, visitor, whole_number
+from ugcsite.platform.http import get_view, page_number, visitor, whole_number
 
 User = get_user_model()
 
@@ -34,6 +36,11 @@ PAGE_SIZE = 20
 SUGGESTIONS = 6
 # Remixes a board's page shows; the rest are on its remixes page.
 REMIXES_SHOWN = 6
+# A board's PNG at the version its address names (?v=, as Open Graph and federation give it)
+# never changes: cached for a year. Without it (or with an old one) the answer is today's
+# version, cached for an hour and then checked again by its ETag.
+PICTURE_CACHE_VERSIONED = "public, max-age=31536000, immutable"
+PICTURE_CACHE_BARE = "public, max-age=3600"
 
 
 def before_param(request) -> int | None:
@@ -162,8 +169,41 @@ def board_detail(request, board_id: int):
             "comments_config": comments_config(),
             "comment_refusal": (comment_services.may_comment(user=viewer, board=board) if viewer is not None else None),
             "commenting_choices": CommentPolicy.choices,
+            "share": _share_card(request, board),
         },
     )
+
+
+def _share_card(request, board: Board) -> dict:
+    """What the page's Open Graph and Twitter card tags say: its address, its picture's (at the
+    board's current version: the first fetch of it renders it) and the picture's size. No query."""
+    width, height = pictures.picture_size(board.doc)
+    tags = " ".join(f"#{tag}" for tag in board.tags)
+    return {
+        "url": f"{settings.SITE_URL}{request.path}",
+        "image": pictures.picture_url(board.pk, pictures.version_of(board)),
+        "width": width,
+        "height": height,
+        "description": f"A {board.kind} by @{board.author.username} on ugcsite" + (f". {tags}" if tags else ""),
+    }
+
+
+@get_view
+def board_picture(request, board_id: int):
+    """``GET /b/<id>.png``: the drawing of a published board as PNG (feeds.pictures), a 404 for
+    any other. One primary-key read of the board and one of its kept render (rendered here
+    first when no render of its version is kept yet); a 304 when the ETag still matches."""
+    board = selectors.board_get_visible(board_id)
+    picture = pictures.picture_get(board, with_png=True)
+    etag = f'"{picture.version}"'
+    cache = PICTURE_CACHE_VERSIONED if request.GET.get("v") == picture.version else PICTURE_CACHE_BARE
+    if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(bytes(picture.png), content_type=pictures.MEDIA_TYPE)
+    response["ETag"] = etag
+    response["Cache-Control"] = cache
+    return response
 
 
 def _read_by(viewer, board_id: int) -> list[str]:

@@ -6,6 +6,7 @@ from django.contrib.auth import login as auth_login, logout
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from feeds.federation import selectors as federation_selectors
 from feeds.services import accounts, follows, safety
 from feeds.views.boards import before_param, profile_page
 from social import hiding, selectors as people, services as people_services
@@ -60,7 +61,8 @@ def profile(request, username: str):
         "social/profile.html",
         {
             "person": person,
-            "info": people.profile(person, viewer=viewer),
+            "info": federation_selectors.profile_with_remote(people.profile(person, viewer=viewer), person),
+            "fediverse_handle": federation_selectors.handle_of(person),
             "is_me": viewer is not None and viewer.pk == person.pk,
             "blocked_by_me": bool(bits & hiding.BLOCKS),
             "muted_by_me": bool(bits & hiding.MUTES),

@@ -84,8 +84,11 @@
     const who = item.querySelector('[data-slot="who"]');
     who.textContent = "";
     if (comment.author) {
-      const link = document.createElement("a");
-      link.href = "/u/" + encodeURIComponent(comment.author.username);
+      // A fediverse author (user@host) has no page here: their handle, unlinked.
+      const remote = comment.author.username.includes("@");
+      const link = document.createElement(remote ? "span" : "a");
+      if (remote) link.className = "remote-author";
+      else link.href = "/u/" + encodeURIComponent(comment.author.username);
       if (comment.author.avatar) {
         const picture = document.createElement("img");
         picture.className = "avatar tiny";
@@ -94,7 +97,7 @@
         picture.width = picture.height = 20;
         link.append(picture);
       }
-      link.append(comment.author.username);
+      link.append(remote ? "@" + comment.author.username : comment.author.username);
       who.append(link);
     } else {
       const gone = document.createElement("span");
