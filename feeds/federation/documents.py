@@ -16,7 +16,20 @@ from django.conf import settings
 from feeds.models import Board
 
 PUBLIC = "https://www.w3.org/ns/activitystreams#Public"
-CONTEXT = ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"]
+# The terms Mastodon's own documents define beyond ActivityStreams, so that a JSON-LD processor
+# (Fedify's, any other's) keeps them rather than dropping unknown terms: blurhash above all.
+CONTEXT = [
+    "https://www.w3.org/ns/activitystreams",
+    "https://w3id.org/security/v1",
+    {
+        "toot": "http://joinmastodon.org/ns#",
+        "blurhash": "toot:blurhash",
+        "discoverable": "toot:discoverable",
+        "manuallyApprovesFollowers": "as:manuallyApprovesFollowers",
+        "sensitive": "as:sensitive",
+        "Hashtag": "as:Hashtag",
+    },
+]
 ALT_TEXT_MAX = 1500  # Mastodon keeps at most 1,500 characters of a description
 OUTBOX_PAGE = 20
 
