@@ -1,7 +1,9 @@
 """Helpers for tests: a JSON API client, polling for work the Celery worker does, and staff with a second factor."""
 
 import json
+import os
 import time
+from contextlib import contextmanager
 from urllib.parse import urlencode
 
 import pytest
@@ -10,6 +12,7 @@ from websockets.sync.client import connect as ws_connect
 
 from social import services as people_services, two_factor
 from social.rules import OTP_PERIOD_SECONDS
+from ugcsite.celery import app as celery_app
 
 # The two-factor key of staff in tests (staff need a second factor at /admin/, issue 41).
 STAFF_OTP_SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
@@ -104,3 +107,29 @@ def socket_close_code(url: str, headers: dict | None = None) -> int:
             while True:
                 socket.recv(timeout=10)
         return socket.close_code
+
+
+def _route(routes) -> None:
+    celery_app.conf.task_routes = routes
+    celery_app.amqp.flush_routes()  # Celery builds its router once and keeps it
+    celery_app.amqp.router = celery_app.amqp.Router()
+
+
+@contextmanager
+def tasks_routed(routes: dict):
+    """Send Celery tasks by ``routes`` inside the block, then as before."""
+    before = celery_app.conf.task_routes
+    _route(routes)
+    try:
+        yield
+    finally:
+        _route(before)
+
+
+@contextmanager
+def federation_tasks_held():
+    """Federation's tasks go to a queue no worker serves inside the block, so a test delivers by
+    hand (its own deliver_all) and the session's Celery worker, which runs with the site's
+    settings (no loopback deliveries, another SITE_URL), never takes one of them first."""
+    with tasks_routed({"feeds.federation.tasks.*": {"queue": f"federation-held-{os.getpid()}"}}):
+        yield

@@ -38,6 +38,7 @@ from social.models import User
 from social.services import avatar_set, profile_update
 from ugcsite.platform.redis import get_redis
 from ugcsite.serving import worker_command
+from ugcsite.testing import federation_tasks_held, tasks_routed
 
 DOC = {
     "width": 100,
@@ -53,7 +54,8 @@ def site(live_server, settings, transactional_db):
     settings.SITE_URL = live_server.url
     settings.FEDERATION_ALLOW_PRIVATE = True
     settings.FEDERATION_ENABLED = True
-    return live_server.url
+    with federation_tasks_held():
+        yield live_server.url
 
 
 @pytest.fixture
@@ -341,13 +343,6 @@ def test_a_persons_block_of_a_remote_actor(site, peer):
     assert RemoteFollow.objects.filter(followee=alice).exists()
 
 
-def _route(app, routes) -> None:
-    """Send tasks by ``routes`` from now on (Celery builds its router once and keeps it)."""
-    app.conf.task_routes = routes
-    app.amqp.flush_routes()
-    app.amqp.router = app.amqp.Router()
-
-
 @pytest.fixture
 def federation_worker(site, transactional_db, tmp_path):
     """A real Celery worker process serving federation's tasks on a queue of its own (the
@@ -373,13 +368,11 @@ def federation_worker(site, transactional_db, tmp_path):
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    routes = app.conf.task_routes
-    _route(app, {"feeds.federation.tasks.*": {"queue": queue}})
     deadline = time.monotonic() + 60
     while not app.control.ping(destination=[f"{queue}@{socket.gethostname()}"], timeout=0.5):
         assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
-    yield process
-    _route(app, routes)
+    with tasks_routed({"feeds.federation.tasks.*": {"queue": queue}}):
+        yield process
     process.terminate()
     try:
         process.wait(timeout=20)

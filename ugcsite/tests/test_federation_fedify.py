@@ -22,6 +22,7 @@ from feeds.models import Board, Comment, FederationActivity, FederationDelivery,
 from feeds.services.accounts import account_create
 from feeds.services.boards import board_create, board_delete, board_update
 from ugcsite.serving import free_port
+from ugcsite.testing import federation_tasks_held
 from ugcsite.tests.fedify_peer import CAVAGE, RFC9421, FedifyPeer, PeerError
 
 DOC = {
@@ -58,7 +59,8 @@ def site(live_server, settings, transactional_db):
     settings.SITE_URL = live_server.url
     settings.FEDERATION_ALLOW_PRIVATE = True
     settings.FEDERATION_ENABLED = True
-    return live_server.url
+    with federation_tasks_held():
+        yield live_server.url
 
 
 def deliver_all() -> int:

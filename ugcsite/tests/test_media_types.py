@@ -158,6 +158,8 @@ def test_every_write_that_takes_json_documents_its_415(api, client):
             path.replace("{username}", "bob")
             .replace("{board_id}", str(board_id))
             .replace("{comment_id}", str(comment_id))
+            .replace("{n}", "1")  # a board's first version
+            .replace("{handle}", "someone@example.org")  # a remote actor's handle
         )
         response = send(Client(), method.upper(), concrete, "{}", "text/plain", alice.token)
         if path == "/api/v1/me/avatar" and method == "put":
