@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from PIL import Image
 
+from feeds.images import doc_image_ids, image_data_uris
 from feeds.models import Board, BoardPicture
 from feeds.svg import render_svg
 
@@ -50,9 +51,10 @@ def picture_size(doc: dict) -> tuple[int, int]:
 def render_png(doc: dict, *, title: str = "") -> tuple[bytes, int, int]:
     """The drawing as PNG bytes, with its width and height. O(number of points) to build the SVG,
     then O(pixels x elements drawn over them) in Cairo: 15 ms for a demo drawing, seconds for
-    the largest the rules allow (bench/results/pictures.md)."""
+    the largest the rules allow (bench/results/pictures.md). Its pictures are drawn from their
+    small copies (one query and one storage read a picture: feeds.images.image_data_uris)."""
     width, height = picture_size(doc)
-    svg = render_svg(doc, title=title).encode()
+    svg = render_svg(doc, title=title, images=image_data_uris(doc_image_ids(doc))).encode()
     png = cairosvg.svg2png(bytestring=svg, output_width=width, output_height=height)
     return png, width, height
 

@@ -207,3 +207,27 @@ def test_the_board_page_carries_open_graph_and_twitter_card_tags(api, alice, set
     assert meta["twitter:card"] == "summary_large_image"
     # The address the tags give is the PNG, at the version the page showed.
     assert _image(api.get(image.removeprefix("https://draw.example"))).size == (400, 300)
+
+
+@pytest.mark.django_db
+def test_the_png_draws_the_pictures_on_the_board(api, alice):
+    """Issue 40: the board's PNG draws its pictures (the SVG carries each as a data: URI of its
+    small copy, which CairoSVG reads with no network)."""
+    out = io.BytesIO()
+    Image.new("RGB", (64, 64), (0, 160, 0)).save(out, format="PNG")
+    uploaded = alice.client.post(
+        "/api/v1/images",
+        data=out.getvalue(),
+        content_type="image/png",
+        headers={"Authorization": f"Bearer {alice.token}"},
+    )
+    assert uploaded.status_code == 201, uploaded.content[:300]
+    doc = drawing(width=200, height=100)
+    doc["elements"].append({"type": "image", "x": 10, "y": 10, "w": 40, "h": 40, "image": uploaded.json()["id"]})
+    board_id = _create(alice, doc, title="A picture and a square")
+
+    image = _image(api.get(f"/b/{board_id}.png"))
+
+    red, green, blue = image.getpixel((30, 30))  # the picture's middle (JPEG-free: a PNG small copy)
+    assert green > 120 and red < 60 and blue < 60, (red, green, blue)
+    assert image.getpixel((100, 50)) == RED and image.getpixel((150, 90)) == PAPER
