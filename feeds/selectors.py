@@ -73,6 +73,13 @@ def _viewer_id(viewer) -> int | None:
     return viewer.pk if viewer is not None and viewer.is_authenticated else None
 
 
+def _hidden_from(viewer, *, bits: int = hiding.BLOCKED_EITHER_WAY | hiding.MUTES) -> list[int]:
+    """Whom a signed-in viewer does not see for any of ``bits`` (social.hiding.hidden_all: one
+    read of their own set, O(its size)); nobody for no one."""
+    viewer_id = _viewer_id(viewer)
+    return hiding.hidden_all(viewer_id, bits=bits) if viewer_id is not None else []
+
+
 def _shown_to(viewer, found: dict[int, dict]) -> dict[int, dict]:
     """The hydrated boards of ``found`` whose authors ``viewer`` sees: not blocked either way,
     not muted (social.hiding). One ZMSCORE in the viewer's slot, O(authors); nothing for no one."""
@@ -179,8 +186,7 @@ def board_remixes(board: Board, *, offset: int, limit: int, viewer=None) -> dict
     for the page), then G for the page like every list. Remixes by whom the viewer does not see
     (blocked either way, muted: one read of their own social.hiding set) are neither listed nor
     counted."""
-    viewer_id = _viewer_id(viewer)
-    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    hidden = _hidden_from(viewer)
     remixes = Board.objects.filter(remixed_from_id=board.pk, state=Board.State.PUBLISHED)
     if hidden:
         remixes = remixes.exclude(author_id__in=hidden)
@@ -196,8 +202,7 @@ def board_likers(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
     either way are neither listed nor counted for the viewer: the total is the board's count
     less their likes (one more indexed count, O(h log n) for the h people, only when there are
     any), so the list and its total agree."""
-    viewer_id = _viewer_id(viewer)
-    hidden = hiding.hidden_all(viewer_id, bits=hiding.BLOCKED_EITHER_WAY) if viewer_id is not None else []
+    hidden = _hidden_from(viewer, bits=hiding.BLOCKED_EITHER_WAY)
     counted = Like.objects.filter(board_id=board.pk, counted=True)
     total = board.likes
     if hidden:
@@ -394,8 +399,7 @@ def discover(query, *, offset: int, limit: int, viewer=None) -> dict:
     muted), the page leaves them out (_shown_to) and the total does not count their boards
     (_hidden_matches): what the viewer sees. The page may hold fewer than ``limit`` boards then."""
     total, ids = queries.query(query, offset=offset, limit=limit)
-    viewer_id = _viewer_id(viewer)
-    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    hidden = _hidden_from(viewer)
     if hidden and total:
         total = max(total - _hidden_matches(hidden, query), 0)
     unseen = set(hidden)
@@ -428,8 +432,7 @@ def discover_facets(viewer=None) -> dict:
     grouped counts over their boards, O(their boards)); a tag they leave at 0 goes. The tags
     are the site's most used, recounted: one just below them is not brought up."""
     found = indexes.facets()
-    viewer_id = _viewer_id(viewer)
-    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    hidden = _hidden_from(viewer)
     if not hidden:
         return found
     boards = _hidden_boards(hidden)
@@ -503,9 +506,8 @@ def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> di
     viewer neither finds nor counts whom they do not see: people blocked either way, and the
     boards of people blocked either way or muted (their ids, one read of the viewer's own
     social.hiding set, go into the query), so the total and the page agree."""
-    viewer_id = _viewer_id(viewer)
     if kind == "users":
-        hidden = hiding.hidden_all(viewer_id, bits=hiding.BLOCKED_EITHER_WAY) if viewer_id is not None else []
+        hidden = _hidden_from(viewer, bits=hiding.BLOCKED_EITHER_WAY)
         people, total = people_search(query, offset=offset, limit=limit, hidden=hidden)
         return {
             "total": total,
@@ -519,7 +521,7 @@ def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> di
                 for p in people
             ],
         }
-    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    hidden = _hidden_from(viewer)
     ids, total = boards_search(query, offset=offset, limit=limit, hidden=hidden)
     found = boards_hydrate(ids)
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
@@ -650,8 +652,7 @@ def board_comments(board: Board, viewer, *, after: tuple[int, int] | None, limit
     what the viewer sees: the board's count (the row in hand) less the published comments of the
     people they hide (one more indexed query, only when they hide someone). One Redis read of
     the viewer's hidden set, one or two queries: O(limit + |hidden| log n)."""
-    viewer_id = _viewer_id(viewer)
-    hidden = hiding.hidden_all(viewer_id) if viewer_id is not None else []
+    hidden = _hidden_from(viewer)
     rows = comments.comments_page(board.pk, after=after, limit=limit + 1, hidden=hidden)
     more, rows = len(rows) > limit, rows[:limit]
     return {
