@@ -35,7 +35,7 @@ python -m ugcsite.serving check
 # its own (1009) and a sentence saying why. No permessage-deflate: a board's frames are small JSON,
 # and compressing each once per receiver cost more CPU and memory (a zlib state a connection) than
 # it saved on the wire (bench/results/live.md); y-websocket's server leaves it off too.
-live="uvicorn ugcsite.asgi:application --ws-max-size 4194304 --ws-per-message-deflate false --timeout-graceful-shutdown 5 --no-access-log"
+live="uvicorn ugcsite.asgi:application --ws ugcsite.platform.livesocket:LingeringProtocol --ws-max-size 4194304 --ws-per-message-deflate false --timeout-graceful-shutdown 5 --no-access-log"
 case "$WEB_STACK" in
     split)
         ensure_nginx
