@@ -12,7 +12,7 @@ RUN_STAMP := $(call lock_stamp,run,requirements.txt)
 TEST_STAMP := $(call lock_stamp,test,requirements-test.txt)
 BENCH_STAMP := $(call lock_stamp,bench,requirements-bench.txt)
 
-.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild bench-versions fedify-peer bench-pictures bench-federation
+.PHONY: vendor run otp cluster cluster-stop lint format test test-cluster fuzz bench bench-serving bench-smoke bench-reading bench-fanout bench-hybrid bench-hotkeys bench-live bench-search bench-images bench-comments bench-cluster bench-deep bench-partition bench-broker bench-deps bench-fanout-limit soak venv lock clean-var backup backups restore bench-pg bench-rebuild bench-versions fedify-peer bench-pictures bench-federation bench-replica
 
 # need_python PROGRAM,HINT: stop unless PROGRAM is Python 3.11 or newer, saying what to do.
 define need_python
@@ -182,6 +182,11 @@ bench-partition: bench-deps
 # with Redis rebuilt, on an archived cluster of its own (bench/results/pg-backup.md; ~15 minutes).
 bench-pg: $(RUN_STAMP)
 	@scripts/with-servers.sh python -m bench.capacity.pg_backup $(ARGS)
+
+# Search on a streaming replica against the primary alone (a core each, pgbench replaying the site's
+# search SQL) and the replica's lag under writes (bench/results/replica.md; ARGS="--boards N").
+bench-replica: $(RUN_STAMP)
+	@scripts/with-servers.sh python -m bench.capacity.replica $(ARGS)
 
 # rebuild_redis step by step on the benchmark's people and follows (the RTO after a restore):
 # bench/results/rebuild.md; ARGS="--users N --boards M --profile".
