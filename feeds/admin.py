@@ -482,22 +482,41 @@ class FederatedHostAdmin(admin.ModelAdmin):
         return len(host.failure_days)
 
     def save_model(self, request, obj, form, change):
+        was_blocked = FederatedHost.objects.filter(pk=obj.pk, blocked=True).exists()
         if obj.blocked:
-            forgotten = federation.host_block(obj.host, reason=obj.reason)
+            forgotten = self._block(request, obj.host, obj.reason)
             self.message_user(
                 request, f"{obj.host} is blocked; {forgotten} of its actors' follows, likes and replies went."
             )
         else:
-            super().save_model(request, obj, form, change)
+            with transaction.atomic():
+                super().save_model(request, obj, form, change)
+                if was_blocked:
+                    self._record(request, StaffAction.Action.UNBLOCK_SERVER, obj.host, obj.reason)
 
     @admin.action(description="Block these servers (and remove what they left here)")
     def block(self, request, queryset):
         for host in queryset:
-            federation.host_block(host.host, reason=host.reason)
+            self._block(request, host.host, host.reason)
         self.message_user(request, f"{queryset.count()} server(s) blocked.")
 
     @admin.action(description="Unblock these servers")
     def unblock(self, request, queryset):
-        for host in queryset:
-            federation.host_unblock(host.host)
+        for host in queryset.filter(blocked=True):
+            with transaction.atomic():
+                federation.host_unblock(host.host)
+                self._record(request, StaffAction.Action.UNBLOCK_SERVER, host.host, "")
         self.message_user(request, f"{queryset.count()} server(s) unblocked.", messages.SUCCESS)
+
+    def _block(self, request, host: str, reason: str) -> int:
+        """Block ``host`` (feeds.federation.services.host_block), on the staff record with its
+        reason. Returns the remote actors whose traces went."""
+        forgotten = federation.host_block(host, reason=reason)
+        self._record(request, StaffAction.Action.BLOCK_SERVER, host, reason)
+        return forgotten
+
+    @staticmethod
+    def _record(request, action: str, host: str, why: str) -> None:
+        staff_record.staff_action_record(
+            staff=request.user, action=action, target=staff_record.server_target(host), why=why
+        )

@@ -476,6 +476,8 @@ class StaffAction(models.Model):
         UNHIDE_COMMENT = "unhide_comment", "showed a hidden comment again"
         HIDE_IMAGE = "hide_image", "hid a picture"
         UNHIDE_IMAGE = "unhide_image", "showed a hidden picture again"
+        BLOCK_SERVER = "block_server", "blocked a server"
+        UNBLOCK_SERVER = "unblock_server", "unblocked a server"
 
     staff = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     staff_name = models.CharField(max_length=150)

@@ -25,6 +25,11 @@ def image_target(image: Image) -> str:
     return f"picture {image.pk} ({image.width}x{image.height}) by {image.owner.username}"
 
 
+def server_target(host: str) -> str:
+    """How the record names another server (feeds.federation)."""
+    return f"server {host.strip().lower()}"
+
+
 def person_target(user) -> str:
     """How the record names a person."""
     return f"person {user.username}"

@@ -1,5 +1,5 @@
 """Staff actions on the record (issue 41 item 6): every hide, unhide, suspension, lifted
-suspension, take-down and dismissal by staff is kept with who, what, when and why, listed
+suspension, take-down, dismissal and server (domain) block or unblock by staff is kept with who, what, when and why, listed
 read-only in the admin; only the retention setting deletes one. Reports' automatic hiding is no
 staff action and is not recorded."""
 
@@ -10,7 +10,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from feeds import staff_record
-from feeds.models import Board, ReportCase, StaffAction
+from feeds.models import Board, FederatedHost, ReportCase, StaffAction
 from feeds.services import reports
 from feeds.tasks import staff_actions_prune
 from social.models import User
@@ -56,6 +56,30 @@ def test_admin_actions_go_on_the_record_with_who_what_and_when(api, run, staff_p
     assert all(row.created_at >= before for row in StaffAction.objects.all())
     # Hiding what is hidden already changes nothing and records nothing.
     run(staff_page.post, "/admin/feeds/board/", {"action": "unhide_boards", "_selected_action": [board]})
+    assert StaffAction.objects.count() == 4
+
+
+def test_blocking_and_unblocking_a_server_go_on_the_record_with_the_reason(run, staff_page):
+    """A federation domain block, from the host's form or the list's actions, is a staff action."""
+    form = {"host": "spam.example", "blocked": "on", "reason": "floods of spam"}
+    assert run(staff_page.post, "/admin/feeds/federatedhost/add/", form).status_code == 302
+    assert FederatedHost.objects.get(host="spam.example").blocked
+    unblock = {"action": "unblock", "_selected_action": ["spam.example"]}
+    assert run(staff_page.post, "/admin/feeds/federatedhost/", unblock).status_code == 302
+    assert not FederatedHost.objects.get(host="spam.example").blocked
+    block = {"action": "block", "_selected_action": ["spam.example"]}
+    assert run(staff_page.post, "/admin/feeds/federatedhost/", block).status_code == 302
+    edit = {"host": "spam.example", "reason": "they stopped"}  # "blocked" unticked
+    assert run(staff_page.post, "/admin/feeds/federatedhost/spam.example/change/", edit).status_code == 302
+    rows = list(StaffAction.objects.order_by("id").values_list("staff_name", "action", "target", "why"))
+    assert rows == [
+        ("mod", "block_server", "server spam.example", "floods of spam"),
+        ("mod", "unblock_server", "server spam.example", ""),
+        ("mod", "block_server", "server spam.example", "floods of spam"),
+        ("mod", "unblock_server", "server spam.example", "they stopped"),
+    ]
+    # Unblocking a server that is not blocked changes nothing and records nothing.
+    run(staff_page.post, "/admin/feeds/federatedhost/", unblock)
     assert StaffAction.objects.count() == 4
 
 
