@@ -48,19 +48,29 @@ def playwright(playwright):
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
-@pytest.fixture
-def people(browser, live_server, request):
-    """``people(name, **options)``: a Person at their own browser on pytest-django's live server
-    (options: Person's); every one is closed after the test."""
+def _people(browser, url: str, request):
     made = []
 
     def person(name: str, **kwargs) -> Person:
-        made.append(Person(browser, live_server.url, name, request.node.originalname, **kwargs))
+        made.append(Person(browser, url, name, request.node.originalname, **kwargs))
         return made[-1]
 
     yield person
     for each in made:
         each.context.close()
+
+
+@pytest.fixture
+def people(browser, live_server, request):
+    """``people(name, **options)``: a Person at their own browser on pytest-django's live server
+    (options: Person's); every one is closed after the test."""
+    yield from _people(browser, live_server.url, request)
+
+
+@pytest.fixture
+def live_people(browser, asgi_server, request):
+    """``people``, on the site as `make run` serves it (the live parts need its WebSocket)."""
+    yield from _people(browser, asgi_server.url, request)
 
 
 @pytest.fixture

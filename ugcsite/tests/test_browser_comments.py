@@ -19,17 +19,13 @@ DOC = {"width": 400, "height": 300, "background": "#ffffff", "elements": []}
 
 
 @pytest.fixture
-def people(browser, asgi_server, request):
-    made = []
-
+def people(live_people):
     def person(name: str) -> Person:
-        made.append(Person(browser, asgi_server.url, name, request.node.originalname))
-        made[-1].page.on("dialog", lambda dialog: dialog.accept())  # "Delete this comment?"
-        return made[-1]
+        made = live_people(name)
+        made.page.on("dialog", lambda dialog: dialog.accept())  # "Delete this comment?"
+        return made
 
-    yield person
-    for each in made:
-        each.context.close()
+    return person
 
 
 @pytest.fixture

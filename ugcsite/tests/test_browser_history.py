@@ -12,7 +12,7 @@ from feeds.live import compaction
 from feeds.models import Board, BoardVersion
 from social import services as people_services
 from ugcsite.testing import wait_for
-from ugcsite.tests.support import PASSWORD, Person, axe_run, board_for_two, drag, element_count, live_ready, log_in
+from ugcsite.tests.support import PASSWORD, axe_run, board_for_two, drag, element_count, live_ready, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.live, pytest.mark.usefixtures("passwords_the_server_reads")]
 
@@ -27,16 +27,8 @@ DOC = {
 
 
 @pytest.fixture
-def people(browser, asgi_server, request):
-    made = []
-
-    def person(name: str, **kwargs) -> Person:
-        made.append(Person(browser, asgi_server.url, name, request.node.originalname, **kwargs))
-        return made[-1]
-
-    yield person
-    for each in made:
-        each.context.close()
+def people(live_people):
+    return live_people
 
 
 @pytest.fixture

@@ -44,17 +44,8 @@ NOTE_TEXT = "Buy milk and eggs on the way home, then call grandma about Sunday l
 
 
 @pytest.fixture
-def people(browser, asgi_server, request):
-    """conftest's ``people``, on the ASGI server (the live parts need its WebSocket)."""
-    made = []
-
-    def person(name: str, **kwargs) -> Person:
-        made.append(Person(browser, asgi_server.url, name, request.node.originalname, **kwargs))
-        return made[-1]
-
-    yield person
-    for each in made:
-        each.context.close()
+def people(live_people):
+    return live_people
 
 
 @pytest.fixture
