@@ -4,31 +4,17 @@ import time
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from psycopg import errors as psycopg_errors
-from redis.exceptions import (
-    ClusterDownError,
-    ConnectionError as RedisConnectionError,
-    TimeoutError as RedisTimeoutError,
-)
 
 from social import selectors as people, services as accounts
-from ugcsite.platform import errors
+from ugcsite.platform import errors, outages
 from ugcsite.platform.http import error_response
 
 logger = logging.getLogger(__name__)
 
-# A transaction PostgreSQL ended because another one conflicted with it (a deadlock, a
-# serialization failure, a lock it waited too long for): the server is up, and a retry works.
-CONFLICTS = (psycopg_errors.DeadlockDetected, psycopg_errors.SerializationFailure, psycopg_errors.LockNotAvailable)
-# A server we depend on is unreachable: the request may work again in a moment.
-OUTAGES = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError, ClusterDownError)
-# A write reached a PostgreSQL that is a standby now (its primary failed over, PG_HA=1, and a kept
-# connection outlived the change): the next connection finds the new primary.
-DEMOTED = psycopg_errors.ReadOnlySqlTransaction
 RETRY_AFTER_SECONDS = 5
 
 # Pages load nothing from other hosts and run no inline script (docs/api.md, "Pages").
@@ -141,10 +127,10 @@ class ServiceUnavailableMiddleware:
             )
             response["Retry-After"] = str(exception.retry_after)
             return response
-        if not isinstance(exception, OUTAGES) and not isinstance(exception.__cause__, DEMOTED):
+        conflict = isinstance(exception.__cause__, outages.CONFLICTS)
+        if not conflict and not outages.is_outage(exception):
             return None
-        which = "database" if isinstance(exception, DatabaseError) else "data store (Redis)"
-        conflict = isinstance(exception.__cause__, CONFLICTS)
+        which = outages.which(exception)
         logger.warning(
             "503 for %s %s: the %s %s: %s",
             request.method,

@@ -14,6 +14,8 @@ import uuid
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
+from ugcsite.platform import outages
+
 REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _current: ContextVar[dict | None] = ContextVar("ugcsite_request", default=None)
 logger = logging.getLogger("ugcsite.requests")
@@ -23,11 +25,19 @@ class RequestContextFilter(logging.Filter):
     """Adds ``request_id``, ``method`` and ``path`` of the request being served to each record
     (Django's own request records carry the request itself). Django's line about a 4xx keeps its
     sentence and loses its traceback: a refusal (a 403 page, a bad request) is the client's doing,
-    and a traceback a refusal would bury the server's own errors (issue 37, "noise")."""
+    and a traceback a refusal would bury the server's own errors (issue 37, "noise"). So does a
+    Celery task's failure on a dependency's outage (ugcsite.platform.outages: the database or
+    Redis unreachable, as while PostgreSQL fails over): the line says which was unreachable, with
+    no traceback, still at its level."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name == "django.request" and getattr(record, "status_code", 500) < 500:
             record.exc_info, record.exc_text = None, None
+        if record.name == "celery.app.trace" and record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            if outages.is_outage(error):
+                record.msg, record.args = f"{record.getMessage()} (the {outages.which(error)} was unreachable)", None
+                record.exc_info, record.exc_text = None, None
         request = getattr(record, "request", None)
         context = _current.get() or {}
         if getattr(request, "request_id", None):

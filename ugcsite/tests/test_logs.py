@@ -89,3 +89,50 @@ def test_django_s_line_about_a_refusal_keeps_its_sentence_and_loses_its_tracebac
     assert lines[403]["message"] == lines[400]["message"] == "Refused: /b/1/edit"
     assert "exception" not in lines[403] and "exception" not in lines[400]
     assert "PermissionError" in lines[500]["exception"]
+
+
+def test_a_task_that_met_an_outage_logs_a_line_without_its_traceback():
+    """Celery's line about a task that failed because PostgreSQL or Redis was unreachable (a
+    failover's seconds fill the worker's log with them) says so in one line at its level; a
+    task's own bug, or a deadlock, keeps its traceback."""
+    import psycopg
+    from django.db import OperationalError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    def failure(make) -> dict:
+        try:
+            make()
+        except Exception:
+            exc_info = sys.exc_info()
+        record = logging.LogRecord(
+            "celery.app.trace",
+            logging.ERROR,
+            __file__,
+            1,
+            "Task %(name)s[%(id)s] raised unexpected: %(exc)s",
+            {"name": "feeds.tasks.archive_run", "id": "42", "exc": repr(exc_info[1])},
+            exc_info,
+        )
+        assert RequestContextFilter().filter(record)
+        return json.loads(JsonFormatter().format(record))
+
+    def unreachable():
+        raise OperationalError("couldn't get a connection after 3.00 sec")
+
+    def deadlock():
+        try:
+            raise psycopg.errors.DeadlockDetected("deadlock detected")
+        except psycopg.Error as error:
+            raise OperationalError(str(error)) from error
+
+    def redis_down():
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:63790. Connection refused.")
+
+    database, store = failure(unreachable), failure(redis_down)
+    assert "exception" not in database and "exception" not in store
+    assert database["level"] == store["level"] == "ERROR"
+    assert database["message"].startswith("Task feeds.tasks.archive_run[42] raised unexpected: OperationalError")
+    assert database["message"].endswith("(the database was unreachable)")
+    assert store["message"].endswith("(the data store (Redis) was unreachable)")
+    assert "DeadlockDetected" in failure(deadlock)["exception"]
+    assert "ZeroDivisionError" in failure(lambda: 1 / 0)["exception"]
