@@ -3,7 +3,7 @@
 from typing import Annotated, Literal
 
 from django.contrib.auth import get_user_model
-from django.contrib.sessions.models import Session
+from django.contrib.sessions.models import Session as BrowserSession  # Session: the API's answer, below
 from django.db.models import Q
 from django.utils import timezone
 from pydantic import Field
@@ -57,7 +57,7 @@ class Me(Profile):
     email_verified: Annotated[bool, Field(description="whether the link mailed to the address was opened")]
 
 
-class SignedIn(TypedDict):
+class Session(TypedDict):
     """A browser session or a token of the caller's."""
 
     id: Annotated[str, Field(pattern=SESSION_ID_PATTERN)]
@@ -69,7 +69,7 @@ class SignedIn(TypedDict):
 
 
 class Sessions(TypedDict):
-    items: list[SignedIn]
+    items: list[Session]
 
 
 User = get_user_model()
@@ -207,7 +207,7 @@ def sessions_list(user, *, session_key: str | None, token_key: str | None) -> Se
     first, ``current`` marking the one of this request (GET /api/v1/me/sessions). Ids are
     "s<id>" for a session, "t<id>" for a token. Two indexed queries."""
     token_hash = ApiToken.hash_key(token_key) if token_key else None
-    items: list[SignedIn] = [
+    items: list[Session] = [
         {
             "id": f"s{row.pk}",
             "kind": "session",
@@ -218,7 +218,7 @@ def sessions_list(user, *, session_key: str | None, token_key: str | None) -> Se
         }
         for row in UserSession.objects.filter(
             user=user,
-            session_key__in=Session.objects.filter(expire_date__gt=timezone.now()).values("session_key"),
+            session_key__in=BrowserSession.objects.filter(expire_date__gt=timezone.now()).values("session_key"),
         )
     ] + [
         {

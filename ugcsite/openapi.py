@@ -17,7 +17,6 @@ from django.http import JsonResponse
 from django.urls import URLResolver, get_resolver
 from pydantic import TypeAdapter
 
-from ugcsite import openapi_legacy
 from ugcsite.platform.apidoc import JSON, Operation
 from ugcsite.platform.http import SAFE_METHODS, Error, get_view
 
@@ -169,7 +168,7 @@ def _operation(handler, models: _Models) -> dict:
 
 
 def _paths(models: _Models) -> dict:
-    paths = openapi_legacy.paths()
+    paths: dict = {}
     for path, view, handlers in _documented():
         item = paths.setdefault(path, {})
         if view.api_parameters:
@@ -178,11 +177,6 @@ def _paths(models: _Models) -> dict:
             item[method.lower()] = operation = _operation(handler, models)
             if not getattr(view, "api_plain", False):
                 _common_answers(operation, method)
-    plain = plain_paths()
-    for path, item in paths.items():  # the hand-written ones not moved yet
-        for method, operation in item.items():
-            if method != "parameters" and path not in plain:
-                _common_answers(operation, method)
     return paths
 
 
@@ -190,7 +184,7 @@ def _paths(models: _Models) -> dict:
 def build() -> dict:
     models = _Models()
     paths = _paths(models)
-    components = {**openapi_legacy.components(), **models.resolve()}
+    components = models.resolve()
     return {
         "openapi": "3.1.0",
         "info": {
