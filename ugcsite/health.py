@@ -27,7 +27,8 @@ class Alive(TypedDict):
 def health(request):
     """``GET /api/v1/health``: the process answers (for load balancers, and the benchmark's
     trivial view: the framework's own ceiling on this stack). No caller, so no token is read."""
-    return JsonResponse(Alive(ok=True))
+    alive: Alive = {"ok": True}  # a literal: the benchmarks' ceiling view pays for no call
+    return JsonResponse(alive)
 
 
 def healthz(request):

@@ -13,6 +13,7 @@ the read limits, 503 while a server is down), each an Error."""
 import re
 from functools import lru_cache
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.urls import URLResolver, get_resolver
 from pydantic import TypeAdapter
@@ -126,9 +127,12 @@ class _Models:
         return _Placeholder(model)
 
     def resolve(self) -> dict:
-        inputs = [(i, "validation", TypeAdapter(model)) for i, model in enumerate(self.models)]
+        """The components; each model's own schema (a reference to its component) kept for ``fill``.
+        One mode for all: Doc is a request body and a part of the Board answer, one component."""
+        models = list(self.models)
+        inputs = [(i, "validation", TypeAdapter(model)) for i, model in enumerate(models)]
         schemas, definitions = TypeAdapter.json_schemas(inputs, ref_template=REF)
-        for (i, _), model in zip(schemas, self.models, strict=True):
+        for i, model in enumerate(models):
             self.models[model] = schemas[(i, "validation")]
         return definitions.get("$defs", {})
 
@@ -144,10 +148,11 @@ class _Models:
 
 
 def _answer(answer, models: _Models) -> dict:
-    description, model, media = (answer, None, JSON) if isinstance(answer, str) else (*answer, JSON)[:3]
-    if model is None:
-        return {"description": description}
-    return {"description": description, "content": {media: {"schema": models.add(model)}}}
+    """An answer as Operation.answers has it: a description, or (description, model[, media type])."""
+    if isinstance(answer, str):
+        return {"description": answer}
+    description, model, *media = answer
+    return {"description": description, "content": {media[0] if media else JSON: {"schema": models.add(model)}}}
 
 
 def _operation(handler, models: _Models) -> dict:
@@ -193,7 +198,8 @@ def build() -> dict:
             "description": (
                 "Every 4xx answer is an Error object with a `detail` sentence. A method a path does not list "
                 "answers 405 with an `Allow` header naming those it does (components.responses.MethodNotAllowed); "
-                "a body over 2 MiB is a 413 on any call; a write with a body not sent as application/json "
+                f"a body over {settings.API_MAX_BODY_BYTES // (1024 * 1024)} MiB is a 413 on any call; a write with "
+                "a body not sent as application/json "
                 "is a 415, except the avatar's PUT, which takes a picture."
             ),
         },

@@ -200,15 +200,14 @@ def reading(request):
 )
 def popular(request):
     scope = request.GET.get("scope", POPULAR_SCOPES[0])
-    if scope not in selectors.POPULAR_SCOPES:
+    if scope not in POPULAR_SCOPES:
         raise ApiError(
             400,
-            f"scope must be {', '.join(selectors.POPULAR_SCOPES[:-1])} or {selectors.POPULAR_SCOPES[-1]}; "
-            f"it was {scope[:40]!r}.",
+            f"scope must be {', '.join(POPULAR_SCOPES[:-1])} or {POPULAR_SCOPES[-1]}; it was {scope[:40]!r}.",
         )
-    sort = request.GET.get("sort", selectors.POPULAR_SORTS[0])
-    if sort not in selectors.POPULAR_SORTS:
-        raise ApiError(400, f"sort must be {' or '.join(selectors.POPULAR_SORTS)}; it was {sort[:40]!r}.")
+    sort = request.GET.get("sort", POPULAR_SORTS[0])
+    if sort not in POPULAR_SORTS:
+        raise ApiError(400, f"sort must be {' or '.join(POPULAR_SORTS)}; it was {sort[:40]!r}.")
     if scope == "following" and request.api_user is None:
         raise ApiError(401, "Sign in to see what the people you follow read: send 'Authorization: Bearer <token>'.")
     page = paging(request)

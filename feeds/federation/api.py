@@ -51,7 +51,8 @@ def _actor(handle: str) -> RemoteActor:
 )
 def remote_blocks(request):
     rows = RemoteBlock.objects.filter(blocker=request.api_user).select_related("actor").order_by("-created_at", "-pk")
-    return RemoteAccounts(items=[RemoteAccount(handle=row.actor.handle, uri=row.actor.uri) for row in rows[:1000]])
+    items: list[RemoteAccount] = [{"handle": row.actor.handle, "uri": row.actor.uri} for row in rows[:1000]]
+    return RemoteAccounts(items=items)
 
 
 @login_required
