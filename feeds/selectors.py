@@ -1,5 +1,7 @@
 """Reads about boards for views and the API: boards, timelines, discovery, and social
-reading (social's read sets joined with the boards they name)."""
+reading (social's read sets joined with the boards they name). The API's answers these reads
+build are declared beside them as TypedDicts (ugcsite.platform.apidoc): plain dicts at run
+time, the document's components by name."""
 
 import json
 import time
@@ -123,7 +125,7 @@ def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
     return board
 
 
-def board_summary(board: Board) -> dict:
+def board_summary(board: Board) -> BoardSummary:
     """The summary form of docs/api.md."""
     return summary_from_fields(boardcache.fields_of(board))
 

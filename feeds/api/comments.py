@@ -11,7 +11,7 @@ from feeds.api.boards import BOARD_ID
 from feeds.rules import COMMENT_MENTIONS_MAX, COMMENT_TEXT_MAX
 from feeds.selectors import Comment, CommentsPage
 from feeds.services import comments as services
-from ugcsite.platform.apidoc import LIMIT_PARAM, documented, id_path, query
+from ugcsite.platform.apidoc import LIMIT_PARAM, documented, id_path, query_param
 from ugcsite.platform.http import (
     ID_DIGITS,
     ApiError,
@@ -84,7 +84,7 @@ def comment_post(request, board_id: int):
     {200: ("a page, the cursor of the next and the count", CommentsPage)},
     parameters=(
         LIMIT_PARAM,
-        query("after", {"type": "string", "pattern": CURSOR_PATTERN}, "the next of the page before (opaque)"),
+        query_param("after", {"type": "string", "pattern": CURSOR_PATTERN}, "the next of the page before (opaque)"),
     ),
     errors=(400, 401, 404),
 )

@@ -22,7 +22,7 @@ from ugcsite.platform.http import (
 
 
 class NotificationsRead(Strict):
-    """either {"ids": [...]} or {"all": true}"""
+    """Either {"ids": [...]} (some of the caller's notification ids) or {"all": true}: exactly one of them."""
 
     one_of: ClassVar[tuple[str, ...]] = ("ids", "all")  # exactly one (the handler checks too)
 

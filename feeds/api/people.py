@@ -18,7 +18,7 @@ from social import api as account_api, services as people
 from social.api import USERNAME, Email
 from social.rules import EMAIL_WORDS, PASSWORD_LENGTH, USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import People, Person, blocks_list, mutes_list, user_get_by_name
-from ugcsite.platform.apidoc import PAGING, documented, id_path, ids_query, query
+from ugcsite.platform.apidoc import PAGING, documented, id_path, ids_query, query_param
 from ugcsite.platform.http import (
     ApiError,
     Strict,
@@ -185,12 +185,12 @@ def reading(request):
     {200: ("most read first", PopularPage)},
     parameters=(
         *PAGING,
-        query(
+        query_param(
             "scope",
             {"type": "string", "enum": list(POPULAR_SCOPES), "default": POPULAR_SCOPES[0]},
             "following needs a signed-in caller",
         ),
-        query(
+        query_param(
             "sort",
             {"type": "string", "enum": list(POPULAR_SORTS), "default": POPULAR_SORTS[0]},
             "views: each item has reads; likes: each item has likes",

@@ -4,7 +4,7 @@ from feeds import selectors
 from feeds.rules import SEARCH_TYPES
 from feeds.selectors import SearchAnswer
 from social.rules import SEARCH_QUERY_LENGTH
-from ugcsite.platform.apidoc import PAGING, documented, query
+from ugcsite.platform.apidoc import PAGING, documented, query_param
 from ugcsite.platform.http import STORABLE_PATTERN, ApiError, endpoint, paging
 
 
@@ -26,7 +26,7 @@ def search_params(request) -> tuple[str, str]:
     "Search people (by username and display name) or boards (by title, tags and the text in drawings)",
     {200: ("best match first", SearchAnswer)},
     parameters=(
-        query(
+        query_param(
             "q",
             {
                 "type": "string",
@@ -38,7 +38,9 @@ def search_params(request) -> tuple[str, str]:
             "#tag matches that tag whole)",
             required=True,
         ),
-        query("type", {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]}, "what to search"),
+        query_param(
+            "type", {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]}, "what to search"
+        ),
         *PAGING,
     ),
     errors=(400, 401),

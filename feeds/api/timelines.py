@@ -12,11 +12,11 @@ from social import hiding
 from social.api import USERNAME
 from social.rules import USERNAME_RE
 from social.selectors import user_get_for
-from ugcsite.platform.apidoc import PAGING, TIMELINE_PAGING, documented, query
+from ugcsite.platform.apidoc import PAGING, TIMELINE_PAGING, documented, query_param
 from ugcsite.platform.http import ApiError, endpoint, login_required, paging
 
-KIND = query("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
-TAG = query(
+KIND = query_param("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
+TAG = query_param(
     "tag",
     {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
     "only boards with this tag; repeat for several (all must match)",
@@ -75,8 +75,8 @@ def feed(request):
         *PAGING,
         KIND,
         TAG,
-        query("author", {"type": "string"}, "username; unknown gives no matches"),
-        query(
+        query_param("author", {"type": "string"}, "username; unknown gives no matches"),
+        query_param(
             "sort",
             {"type": "string", "enum": list(SORTS), "default": SORTS[0]},
             "recent: newest first; popular: views all time; trending: views in 24 hours",

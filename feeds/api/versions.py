@@ -10,7 +10,7 @@ from feeds import selectors, versions
 from feeds.api.boards import BOARD_ID
 from feeds.services import versions as services
 from feeds.timelines.boardcache import Board
-from ugcsite.platform.apidoc import LIMIT_PARAM, documented, parameter, query
+from ugcsite.platform.apidoc import LIMIT_PARAM, documented, parameter, query_param
 from ugcsite.platform.http import ID_LIMIT, client_address, endpoint, login_required, paging
 from ugcsite.platform.ratelimits import write_attempt
 
@@ -21,7 +21,7 @@ VERSION_N = parameter(
     {"type": "integer", "minimum": 0},
     "a version's number (from 1); a number the board has no version of is a 404",
 )
-VERSION_BEFORE = query(
+VERSION_BEFORE = query_param(
     "before",
     {
         "type": "integer",

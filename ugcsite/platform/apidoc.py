@@ -71,7 +71,7 @@ def parameter(name: str, where: str, schema: dict, description: str, *, required
     }
 
 
-def query(name: str, schema: dict, description: str, **more) -> dict:
+def query_param(name: str, schema: dict, description: str, **more) -> dict:
     return parameter(name, "query", schema, description, **more)
 
 
@@ -84,18 +84,20 @@ def ids_query(name: str, most: int) -> dict:
     """1 to ``most`` ids joined by single commas (ugcsite.platform.http.board_ids_param)."""
     digits = f"[0-9]{{1,{ID_DIGITS}}}"
     pattern = f"^{digits}(,{digits}){{0,{most - 1}}}$"
-    return query(name, {"type": "string", "pattern": pattern}, f"1-{most} board ids, comma separated", required=True)
+    return query_param(
+        name, {"type": "string", "pattern": pattern}, f"1-{most} board ids, comma separated", required=True
+    )
 
 
 OFFSET = {"type": "integer", "minimum": 0, "maximum": OFFSET_MAX, "description": "items to skip"}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": LIMIT_MAX, "default": LIMIT_DEFAULT, "description": "page size"}
 BEFORE = {"type": "integer", "minimum": 1, "maximum": ID_LIMIT, "description": "only items older than this id"}
-LIMIT_PARAM = query("limit", LIMIT, LIMIT["description"])
-PAGING = (query("offset", OFFSET, OFFSET["description"]), LIMIT_PARAM)
+LIMIT_PARAM = query_param("limit", LIMIT, LIMIT["description"])
+PAGING = (query_param("offset", OFFSET, OFFSET["description"]), LIMIT_PARAM)
 # A timeline pages by offset or by before, never both (a 400). Parameters cannot exclude each
 # other, so the three are one form-exploded object: each of its keys is a query parameter of
 # its own on the wire (?before=42&limit=20), and its schema says "not both".
-TIMELINE_PAGING = query(
+TIMELINE_PAGING = query_param(
     "paging",
     {
         "type": "object",
