@@ -1,27 +1,33 @@
 """Reads about boards for views and the API: boards, timelines, discovery, and social
-reading (social's read sets joined with the boards they name)."""
+reading (social's read sets joined with the boards they name). The API's answers these reads
+build are declared beside them as TypedDicts (ugcsite.platform.apidoc): plain dicts at run
+time, the document's components by name."""
 
 import json
 import time
+from typing import Annotated, Literal, NotRequired
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from feeds import comments, likes, notifications
 from feeds.discovery import counters, indexes, queries
 from feeds.federation import selectors as federation_selectors
-from feeds.models import Board, BoardEditor, Comment, Like
-from feeds.rules import Timeline
+from feeds.models import Board, BoardEditor, Comment as CommentRow, Like  # Comment: the API's answer, below
+from feeds.rules import SEARCH_MATCHES_MAX, NotificationKind, Timeline
 from feeds.search import boards_search
 from feeds.timelines import archive, boardcache, pages, snapshot, store
-from feeds.timelines.boardcache import summary_from_fields
+from feeds.timelines.boardcache import BoardSummary, RemixSource, summary_from_fields
 from feeds.timelines.pages import PageStatus
 from social import graph, hiding, keys as social_keys, reading
 from social.avatars import avatar_url
 from social.search import people_search
-from social.selectors import active_people, sharing_readers
+from social.selectors import PeoplePage, Person, active_people, sharing_readers
+from ugcsite.platform.apidoc import IsoTime
 from ugcsite.platform.errors import NotAllowed, NotFound
 from ugcsite.platform.redis import get_redis
 
@@ -119,15 +125,15 @@ def board_get_own(board_id: int, user, *, staff_may: bool = False) -> Board:
     return board
 
 
-def board_summary(board: Board) -> dict:
+def board_summary(board: Board) -> BoardSummary:
     """The summary form of docs/api.md."""
     return summary_from_fields(boardcache.fields_of(board))
 
 
 def board_full_json(board: Board) -> str:
-    """The full form as JSON text, with the stored drawing spliced in as it is (no re-encoding):
-    the summary, whether it may be remixed and what it is a remix of. One indexed query more
-    for a remix."""
+    """The full form (boardcache.Board) as JSON text, with the stored drawing spliced in as it is
+    (no re-encoding): the summary, whether it may be remixed and what it is a remix of. One
+    indexed query more for a remix."""
     full = {
         **board_summary(board),
         "remixable": board.remixable,
@@ -138,7 +144,7 @@ def board_full_json(board: Board) -> str:
     return f'{text[:-1]}, "doc": {board.doc_json}}}'
 
 
-def remix_source(board: Board) -> dict | None:
+def remix_source(board: Board) -> RemixSource | None:
     """docs/api.md's ``remixed_from``: the direct source of a remix, {"id", "username",
     "title"}, with username and title null once the source is gone (deleted, hidden, its
     author's account closed); None for a board that is no remix. One indexed query for a remix."""
@@ -148,7 +154,7 @@ def remix_source(board: Board) -> dict | None:
     return _credit(board.remixed_from_id, found)
 
 
-def _credit(board_id: int, found: tuple | None) -> dict:
+def _credit(board_id: int, found: tuple | None) -> RemixSource:
     """How a remix names a board it comes from, given its (author's username, title, state) or
     None when its row is gone: the name and title only while it is published."""
     if found is None or found[2] != Board.State.PUBLISHED:
@@ -180,7 +186,14 @@ def remix_chain(board: Board) -> tuple[list[dict], bool]:
     return chain[:REMIX_CHAIN_MAX], len(chain) > REMIX_CHAIN_MAX
 
 
-def board_remixes(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
+class BoardsFound(TypedDict):
+    """A page of boards and how many there are in all."""
+
+    total: int
+    items: list[BoardSummary]
+
+
+def board_remixes(board: Board, *, offset: int, limit: int, viewer=None) -> BoardsFound:
     """docs/api.md's remixes answer: the published remixes of a board, newest first, with their
     total. Two queries on a partial index (O(remixes) for the count, O(log n + offset + limit)
     for the page), then G for the page like every list. Remixes by whom the viewer does not see
@@ -195,7 +208,7 @@ def board_remixes(board: Board, *, offset: int, limit: int, viewer=None) -> dict
     return {"total": remixes.count(), "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 
-def board_likers(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
+def board_likers(board: Board, *, offset: int, limit: int, viewer=None) -> PeoplePage:
     """docs/api.md's likers answer: who likes a board, latest first, with the count that shows
     on it (Board.likes: the likes that count). One query on the likes' board index, O(log n +
     offset + limit); likes that do not count (suspended, closing) are left out. People blocked
@@ -214,7 +227,17 @@ def board_likers(board: Board, *, offset: int, limit: int, viewer=None) -> dict:
     return {"total": total, "items": [{"id": user_id, "username": name} for user_id, name in rows]}
 
 
-def likes_answer(viewer, board_ids: list[int]) -> dict:
+class BoardLikes(TypedDict):
+    count: int
+    liked: bool
+    by_followees: list[str]
+
+
+class LikesAnswer(TypedDict):
+    boards: dict[str, BoardLikes]
+
+
+def likes_answer(viewer, board_ids: list[int]) -> LikesAnswer:
     """docs/api.md's likes answer, for a page of boards at once: for each visible board asked
     for, its like count, whether the viewer likes it, and who of the people they follow (and
     who may use the site) like it. One G pipeline, one SMISMEMBER, one query for the followees'
@@ -295,13 +318,20 @@ def _visible_slow(user_id: int, kind: Timeline, ids: list[int]) -> dict[int, dic
     return found
 
 
-def _timeline_answer(user_id: int, kind: Timeline, page: pages.IdPage) -> dict:
+class TimelinePage(TypedDict):
+    """A page of a timeline, newest first."""
+
+    items: list[BoardSummary]
+    next: Annotated[str | None, Field(description="pass as before= for the next page; null when no older item")]
+
+
+def _timeline_answer(user_id: int, kind: Timeline, page: pages.IdPage) -> TimelinePage:
     found = _visible(user_id, kind, page.ids)
     items = [summary_from_fields(found[board_id]) for board_id in page.ids if board_id in found]
     return {"items": items, "next": str(page.ids[-1]) if page.has_more else None}
 
 
-def _warm_answer(user_id: int, kind: Timeline, warm: pages.WarmPage) -> dict:
+def _warm_answer(user_id: int, kind: Timeline, warm: pages.WarmPage) -> TimelinePage:
     """The answer to a page that pages.page_warm read: hits as they came, misses (every id
     on a cluster) through _visible (G by node, PostgreSQL, the following check)."""
     found = warm.hashes
@@ -312,7 +342,7 @@ def _warm_answer(user_id: int, kind: Timeline, warm: pages.WarmPage) -> dict:
     return {"items": items, "next": str(warm.last) if warm.has_more else None}
 
 
-def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> dict:
+def profile_boards(user_id: int, *, offset: int | None, before: int | None, limit: int) -> TimelinePage:
     """A user's boards, newest first (list_recent), across head and archive.
     Warm (above M's archived max): one round trip on a plain Redis (pages.page_warm, G
     included), two on a cluster; O(log |M| + limit). Past it, a chunk row or two."""
@@ -332,7 +362,7 @@ def home_feed(
     limit: int,
     touch: bool = False,
     stop_if_regenerate: bool = False,
-) -> dict | None:
+) -> TimelinePage | None:
     """A user's home feed, newest first (list_public_feed), across head and archive: P merged
     with the M of the big authors they follow (pages.home_page, hybrid fan-out).
 
@@ -365,7 +395,7 @@ def home_feed(
     return _timeline_answer(user_id, Timeline.HOME, page)
 
 
-def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int | None, limit: int) -> dict:
+def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int | None, limit: int) -> TimelinePage:
     """The home feed narrowed by discovery filters (kind, tags), paged like the feed.
 
     Intersected from the feed's side: the feed (P merged with the big followees' M) is read
@@ -392,7 +422,7 @@ def home_feed_filtered(user_id: int, query, *, offset: int | None, before: int |
     return {"items": items, "next": str(page[-1]) if more else None}
 
 
-def discover(query, *, offset: int, limit: int, viewer=None) -> dict:
+def discover(query, *, offset: int, limit: int, viewer=None) -> BoardsFound:
     """A discovery query: the total and the page, hydrated. One script call a node for the
     query (queries.query: the shards merged), one pipeline for the boards; G misses touch
     PostgreSQL (boards_hydrate). For a signed-in viewer who hides people (blocked either way or
@@ -465,9 +495,19 @@ def reading_answer(viewer, board_ids: list[int], *, now: float | None = None) ->
     return {str(board_id): [readers[r] for r in ids] for board_id, ids in found.items()}
 
 
+class Popular(TypedDict):
+    board: BoardSummary
+    reads: NotRequired[Annotated[int, Field(description="sort=views")]]
+    likes: NotRequired[Annotated[int, Field(description="sort=likes")]]
+
+
+class PopularPage(TypedDict):
+    items: list[Popular]
+
+
 def popular_list(
     *, scope: str, sort: str = "views", offset: int = 0, limit: int, viewer=None, now: float | None = None
-) -> dict:
+) -> PopularPage:
     """docs/api.md's popular answer. By views: ``all`` by views (reads = views), ``trending`` by
     views in the last 24 hours (reads = those views), ``following`` by how many of the viewer's
     followees read each board in the window (reads = that number; only people who share their
@@ -499,7 +539,19 @@ def popular_list(
     }
 
 
-def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> dict:
+class PersonFound(TypedDict):
+    id: int
+    username: str
+    display_name: str
+    avatar_url: NotRequired[str]
+
+
+class SearchAnswer(TypedDict):
+    total: Annotated[int, Field(description=f"the matches, counted up to {SEARCH_MATCHES_MAX:,}")]
+    items: list[PersonFound | BoardSummary]
+
+
+def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> SearchAnswer:
     """docs/api.md's search answer: people (``kind`` "users", by name: social.search) or boards
     (by title, tags and drawing text: feeds.search), best match first, with the total. Boards
     are hydrated from G like every list (one pipeline; misses from PostgreSQL). A signed-in
@@ -527,7 +579,25 @@ def search(query: str, *, kind: str, offset: int, limit: int, viewer=None) -> di
     return {"total": total, "items": [summary_from_fields(found[i]) for i in ids if i in found]}
 
 
-def notifications_list(user, *, offset: int, limit: int) -> dict:
+class Notification(TypedDict):
+    id: int
+    kind: Literal[tuple(NotificationKind.values)]  # type: ignore[valid-type]
+    actors: Annotated[list[str], Field(description="the latest few, newest first")]
+    actor_count: Annotated[
+        int,
+        Field(ge=0, description="everyone gathered here (0: no person did it, as staff's decision on a report)"),
+    ]
+    board: BoardSummary | None
+    created_at: IsoTime
+    read: bool
+
+
+class Notifications(TypedDict):
+    unread: Annotated[int, Field(ge=0)]
+    items: list[Notification]
+
+
+def notifications_list(user, *, offset: int, limit: int) -> Notifications:
     """docs/api.md's notifications answer: the unread count and a page, latest first, each with its
     kept actors' names (suspended people left out), the count of actors and the board (null
     when there is none or it is gone). Whom the person does not see (blocked either way,
@@ -583,7 +653,7 @@ def board_get_drawable(board_id: int, user) -> Board:
     return board
 
 
-def board_editors(board_id: int) -> list[dict]:
+def board_editors(board_id: int) -> list[Person]:
     """``{"id", "username"}`` of a board's editors, in the order they were invited (one query;
     at most MAX_EDITORS rows)."""
     rows = (
@@ -613,11 +683,39 @@ class CommentNotFound(NotFound):
         super().__init__(f"There is no comment {comment_id}.")
 
 
-def comment_json(row: dict) -> dict:
+class CommentAuthor(TypedDict):
+    """A local person; a remote (fediverse) author has its user@host handle as username."""
+
+    username: str
+    display_name: str
+    avatar: str | None
+
+
+class Comment(TypedDict):
+    id: int
+    board: int
+    author: Annotated[CommentAuthor | None, Field(description="null for a deleted placeholder")]
+    text: Annotated[str, Field(description="plain text as written (empty for a placeholder)")]
+    html: Annotated[str, Field(description="the text escaped, links rel=nofollow ugc, @names linked")]
+    reply_to: Annotated[int | None, Field(description="the top comment it answers")]
+    created_at: IsoTime
+    edited_at: IsoTime | None
+    deleted: Annotated[bool, Field(description="a placeholder of a comment deleted while it had replies")]
+
+
+class CommentsPage(TypedDict):
+    items: list[Comment]
+    next: Annotated[str | None, Field(description="pass as after= for the next page; null at the end")]
+    total: Annotated[
+        int, Field(description="the board's published comments the caller sees (those of people they hide left out)")
+    ]
+
+
+def comment_json(row: dict) -> Comment:
     """docs/api.md's comment from a row of feeds.comments (comments_page, comment_row): a
     placeholder has no author and no text, ``deleted`` true; a remote author (federation) is
     named by their handle, their avatar served from here (feeds.federation.views.remote_avatar). ``html`` is the text as the page shows it (escaped, links made)."""
-    if row["state"] == Comment.State.DELETED:
+    if row["state"] == CommentRow.State.DELETED:
         author, text, html = None, "", ""
     else:
         text, html = row["text"], comments.comment_html(row["text"], row["mentions"])
@@ -642,11 +740,11 @@ def comment_json(row: dict) -> dict:
         "reply_to": row["reply_to_id"],
         "created_at": row["created_at"],
         "edited_at": row["edited_at"],
-        "deleted": row["state"] == Comment.State.DELETED,
+        "deleted": row["state"] == CommentRow.State.DELETED,
     }
 
 
-def board_comments(board: Board, viewer, *, after: tuple[int, int] | None, limit: int) -> dict:
+def board_comments(board: Board, viewer, *, after: tuple[int, int] | None, limit: int) -> CommentsPage:
     """docs/api.md's page of a board's comments, in thread order, after the cursor: without the
     people the viewer does not see (blocked either way, muted) and what staff hid. ``total`` is
     what the viewer sees: the board's count (the row in hand) less the published comments of the
@@ -662,11 +760,11 @@ def board_comments(board: Board, viewer, *, after: tuple[int, int] | None, limit
     }
 
 
-def comment_get(comment_id: int, viewer) -> Comment:
+def comment_get(comment_id: int, viewer) -> CommentRow:
     """A comment the viewer may see (published, or a placeholder), on a board they may see, by
     someone they see, with its board (and the board's author): CommentNotFound otherwise (as for
     a hidden board). Two queries and one Redis read."""
-    comment = Comment.objects.filter(pk=comment_id, state__in=comments.SHOWN).first()
+    comment = CommentRow.objects.filter(pk=comment_id, state__in=comments.SHOWN).first()
     if comment is None:
         raise CommentNotFound(comment_id)
     try:
@@ -680,7 +778,7 @@ def comment_get(comment_id: int, viewer) -> Comment:
     return comment
 
 
-def comment_read(comment_id: int, viewer) -> dict:
+def comment_read(comment_id: int, viewer) -> Comment:
     """One comment as docs/api.md shapes it, for what the viewer may see (comment_get)."""
     comment = comment_get(comment_id, viewer)
     return comment_json(comments.comment_row(comment.pk))

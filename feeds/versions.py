@@ -16,13 +16,18 @@ import hashlib
 import time
 import zlib
 from datetime import datetime, timedelta
+from typing import Annotated
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from feeds import keys
 from feeds.models import BoardVersion
+from feeds.validation import Doc
+from ugcsite.platform.apidoc import IsoTime
 from ugcsite.platform.errors import NotFound
 from ugcsite.platform.redis import REDIS_FAILURES, get_redis
 
@@ -134,7 +139,30 @@ def version_latest(board_id: int) -> int | None:
     return BoardVersion.objects.filter(board_id=board_id).order_by("-n").values_list("n", flat=True).first()
 
 
-def versions_page(board_id: int, *, before: int | None, limit: int) -> dict:
+class VersionHead(TypedDict):
+    n: Annotated[int, Field(ge=1, description="the version's number, from 1 on each board")]
+    created_at: IsoTime
+    authors: Annotated[
+        list[str], Field(description="who changed the board since the version before, the last to change it last")
+    ]
+
+
+class VersionItem(VersionHead):
+    elements: Annotated[int, Field(description="elements in its drawing")]
+
+
+class VersionsPage(TypedDict):
+    items: list[VersionItem]
+    next: Annotated[int | None, Field(description="pass as before= for the next page; null at the end")]
+
+
+class Version(VersionHead):
+    """One version with its drawing (the API splices the stored doc in as text: version_get)."""
+
+    doc: Doc
+
+
+def versions_page(board_id: int, *, before: int | None, limit: int) -> VersionsPage:
     """A page of a board's versions, newest first: ``{"items": [{n, created_at, authors,
     elements}], "next"}`` (``next``: the ``before`` of the following page, or None). The docs are
     not read. One query on the (board, n) index, O(log versions + limit)."""
@@ -143,7 +171,7 @@ def versions_page(board_id: int, *, before: int | None, limit: int) -> dict:
         rows = rows.filter(n__lt=before)
     found = list(rows.order_by("-n").values("n", "created_at", "authors", "elements")[: limit + 1])
     more = len(found) > limit
-    items = [
+    items: list[VersionItem] = [
         {
             "n": row["n"],
             "created_at": row["created_at"].isoformat(),
@@ -155,13 +183,13 @@ def versions_page(board_id: int, *, before: int | None, limit: int) -> dict:
     return {"items": items, "next": items[-1]["n"] if more else None}
 
 
-def version_get(board_id: int, n: int) -> tuple[dict, str]:
+def version_get(board_id: int, n: int) -> tuple[VersionHead, str]:
     """(``{n, created_at, authors}``, the doc's JSON text) of one version, or VersionNotFound.
     One query on the (board, n) index, then one inflate: O(size of the doc)."""
     row = BoardVersion.objects.filter(board_id=board_id, n=n).values("n", "created_at", "authors", "doc_z").first()
     if row is None:
         raise VersionNotFound(board_id, n)
-    head = {"n": row["n"], "created_at": row["created_at"].isoformat(), "authors": row["authors"]}
+    head = VersionHead(n=row["n"], created_at=row["created_at"].isoformat(), authors=row["authors"])
     return head, doc_inflate(bytes(row["doc_z"]))
 
 

@@ -1,15 +1,76 @@
 """Reads about people for views and the API."""
 
+from typing import Annotated, Literal
+
 from django.contrib.auth import get_user_model
-from django.contrib.sessions.models import Session
+from django.contrib.sessions.models import Session as BrowserSession  # Session: the API's answer, below
 from django.db.models import Q
 from django.utils import timezone
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from social import graph, hiding, two_factor
 from social.avatars import avatar_url
 from social.models import ApiToken, Block, Mute, Passkey, RetiredUsername, UserSession
-from social.rules import USERNAME_RE
+from social.rules import BIO_MAX, DISPLAY_NAME_MAX, SESSION_ID_PATTERN, USERNAME_RE
+from ugcsite.platform.apidoc import IsoTime
 from ugcsite.platform.errors import NotFound
+
+# The API's answers about people (ugcsite.platform.apidoc: TypedDicts, plain dicts at run time).
+
+
+class Person(TypedDict):
+    """Someone in a list: their id and username."""
+
+    id: int
+    username: str
+
+
+class People(TypedDict):
+    items: list[Person]
+
+
+class PeoplePage(TypedDict):
+    """A page of a list of people, and the list's total."""
+
+    items: list[Person]
+    total: int
+
+
+class Profile(TypedDict):
+    id: int
+    username: str
+    display_name: Annotated[str, Field(max_length=DISPLAY_NAME_MAX)]
+    bio: Annotated[str, Field(max_length=BIO_MAX)]
+    followers: Annotated[int, Field(description="the total of the followers list (suspended people left out)")]
+    following: Annotated[int, Field(description="the total of the following list (suspended people left out)")]
+    boards: int
+    followed_by_me: bool
+    avatar_url: Annotated[str, Field(description="the avatar (an uploaded picture, else an identicon)")]
+
+
+class Me(Profile):
+    share_reading: Annotated[
+        bool, Field(description="whether the people who follow the caller see what they read (off until set)")
+    ]
+    email: Annotated[str, Field(description='the caller\'s address, "" for none (only for password resets)')]
+    email_verified: Annotated[bool, Field(description="whether the link mailed to the address was opened")]
+
+
+class Session(TypedDict):
+    """A browser session or a token of the caller's."""
+
+    id: Annotated[str, Field(pattern=SESSION_ID_PATTERN)]
+    kind: Literal["session", "token"]
+    created_at: IsoTime
+    last_used_at: Annotated[IsoTime, Field(description="to within five minutes")]
+    user_agent: Annotated[str, Field(description="the browser or client that signed in")]
+    current: Annotated[bool, Field(description="the session or token of this call")]
+
+
+class Sessions(TypedDict):
+    items: list[Session]
+
 
 User = get_user_model()
 
@@ -60,7 +121,7 @@ def block_between(first_id: int, second_id: int) -> bool:
     ).exists()
 
 
-def blocks_list(user) -> list[dict]:
+def blocks_list(user) -> list[Person]:
     """``{"id", "username"}`` of everyone ``user`` blocks, the latest first. O(n) for their n blocks."""
     rows = (
         Block.objects.filter(blocker=user).order_by("-created_at", "-id").values_list("blocked_id", "blocked__username")
@@ -68,13 +129,13 @@ def blocks_list(user) -> list[dict]:
     return [{"id": user_id, "username": username} for user_id, username in rows]
 
 
-def mutes_list(user) -> list[dict]:
+def mutes_list(user) -> list[Person]:
     """``{"id", "username"}`` of everyone ``user`` mutes, the latest first. O(n) for their n mutes."""
     rows = Mute.objects.filter(muter=user).order_by("-created_at", "-id").values_list("muted_id", "muted__username")
     return [{"id": user_id, "username": username} for user_id, username in rows]
 
 
-def profile(user, *, viewer=None) -> dict:
+def profile(user, *, viewer=None) -> Profile:
     """The profile object of docs/api.md ("Follow graph"). No row counting: ``followers`` and
     ``following`` are the sizes of the lists as served (suspended people are in neither), one
     Redis round trip; ``boards`` is stored."""
@@ -93,7 +154,7 @@ def profile(user, *, viewer=None) -> dict:
     }
 
 
-def own_profile(user) -> dict:
+def own_profile(user) -> Me:
     """``GET /api/v1/me``: the profile, with the caller's own settings."""
     return {
         **profile(user, viewer=user),
@@ -103,19 +164,19 @@ def own_profile(user) -> dict:
     }
 
 
-def people_page(ids: list[int]) -> list[dict]:
+def people_page(ids: list[int]) -> list[Person]:
     """``{"id", "username"}`` for each id, in the given order (one query)."""
     names = dict(User.objects.filter(pk__in=ids).values_list("id", "username"))
     return [{"id": user_id, "username": names[user_id]} for user_id in ids if user_id in names]
 
 
-def followers_list(user, *, offset: int, limit: int) -> dict:
+def followers_list(user, *, offset: int, limit: int) -> PeoplePage:
     """A page of a user's followers, newest follow first, with the total. O(log n + limit)."""
     ids, total = graph.followers_page(user.pk, offset=offset, limit=limit)
     return {"items": people_page(ids), "total": total}
 
 
-def following_list(user, *, offset: int, limit: int) -> dict:
+def following_list(user, *, offset: int, limit: int) -> PeoplePage:
     """A page of the people a user follows, newest follow first, with the total. O(log n + limit)."""
     ids, total = graph.following_page(user.pk, offset=offset, limit=limit)
     return {"items": people_page(ids), "total": total}
@@ -141,12 +202,12 @@ def profile_avatar_url(user) -> str:
     return avatar_url(user.username, user.avatar_version)
 
 
-def sessions_list(user, *, session_key: str | None, token_key: str | None) -> dict:
+def sessions_list(user, *, session_key: str | None, token_key: str | None) -> Sessions:
     """Where a person is signed in: every browser session and unexpired token, the latest used
     first, ``current`` marking the one of this request (GET /api/v1/me/sessions). Ids are
     "s<id>" for a session, "t<id>" for a token. Two indexed queries."""
     token_hash = ApiToken.hash_key(token_key) if token_key else None
-    items = [
+    items: list[Session] = [
         {
             "id": f"s{row.pk}",
             "kind": "session",
@@ -157,7 +218,7 @@ def sessions_list(user, *, session_key: str | None, token_key: str | None) -> di
         }
         for row in UserSession.objects.filter(
             user=user,
-            session_key__in=Session.objects.filter(expire_date__gt=timezone.now()).values("session_key"),
+            session_key__in=BrowserSession.objects.filter(expire_date__gt=timezone.now()).values("session_key"),
         )
     ] + [
         {

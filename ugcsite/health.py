@@ -5,9 +5,11 @@ from django.db import DatabaseError, connection
 from django.http import HttpResponse, JsonResponse
 from kombu import Connection
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge
+from typing_extensions import TypedDict
 
 from feeds.timelines import archive
 from ugcsite.platform import replicas
+from ugcsite.platform.apidoc import documented
 from ugcsite.platform.http import get_view
 from ugcsite.platform.metrics import exposition
 from ugcsite.platform.redis import get_redis, used_memory
@@ -16,11 +18,17 @@ READY_TIMEOUT = 2  # seconds a check may take before the server counts as unreac
 RETRY_AFTER_SECONDS = 5
 
 
+class Alive(TypedDict):
+    ok: bool
+
+
 @get_view
+@documented("The process answers", {200: ("ok", Alive)})
 def health(request):
     """``GET /api/v1/health``: the process answers (for load balancers, and the benchmark's
     trivial view: the framework's own ceiling on this stack). No caller, so no token is read."""
-    return JsonResponse({"ok": True})
+    alive: Alive = {"ok": True}  # a literal: the benchmarks' ceiling view pays for no call
+    return JsonResponse(alive)
 
 
 def healthz(request):

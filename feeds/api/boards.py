@@ -5,14 +5,18 @@ from django.http import HttpResponse
 from feeds import images, selectors
 from feeds.services import boards as services, editors as editor_services
 from feeds.svg import render_svg
+from feeds.timelines.boardcache import Board
 from feeds.validation import BoardCreate, BoardPatch, doc_with_ids
-from social.selectors import user_get_by_name
+from social.api import USERNAME
+from social.selectors import People, user_get_by_name
+from ugcsite.platform.apidoc import documented, id_path
 from ugcsite.platform.http import client_address, endpoint, login_required, parse_json_object, validate, visitor
 from ugcsite.platform.ratelimits import write_attempt
 
 # The preview is a standalone document: no script may run in it even when opened directly.
 # Its pictures are data: URIs inside it (feeds.svg).
 SVG_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; frame-ancestors 'self'"
+BOARD_ID = id_path("board_id", "ids are below 2^53; any other number is no board (404)")
 
 
 def _json(text: str, status: int = 200) -> HttpResponse:
@@ -20,11 +24,12 @@ def _json(text: str, status: int = 200) -> HttpResponse:
 
 
 def board_json(board, status: int = 200) -> HttpResponse:
-    """The full form of a board (selectors.board_full_json) as an answer."""
+    """The full form of a board (boardcache.Board, selectors.board_full_json) as an answer."""
     return _json(selectors.board_full_json(board), status=status)
 
 
 @login_required
+@documented("Publish a board", {201: ("the new board", Board)}, body=BoardCreate, errors=(400, 401, 413))
 def board_create(request):
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
     raw = parse_json_object(request)
@@ -42,6 +47,7 @@ def board_create(request):
     return board_json(board, status=201)
 
 
+@documented("Read a board (counts a view)", {200: ("the board", Board)}, errors=(401, 404))
 def board_read(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)
     services.board_record_view(board=board, reader=request.api_user, visitor=visitor(request))
@@ -49,6 +55,12 @@ def board_read(request, board_id: int):
 
 
 @login_required
+@documented(
+    "Change a board (the author; its editors may change the doc alone)",
+    {200: ("the board", Board)},
+    body=BoardPatch,
+    errors=(400, 401, 403, 404, 413),
+)
 def board_update(request, board_id: int):
     board = selectors.board_get_drawable(board_id, request.api_user)
     write_attempt(user_id=request.api_user.pk, address=client_address(request))
@@ -68,18 +80,25 @@ def board_update(request, board_id: int):
 
 
 @login_required
+@documented("Delete a board (author or staff)", {204: "deleted"}, errors=(401, 403, 404))
 def board_delete(request, board_id: int):
     board = selectors.board_get_own(board_id, request.api_user, staff_may=True)
     services.board_delete(board=board)
     return HttpResponse(status=204)
 
 
+@documented("The people invited to draw on a board", {200: ("editors", People)}, errors=(401, 404))
 def editors_list(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)
-    return {"items": selectors.board_editors(board.pk)}
+    return People(items=selectors.board_editors(board.pk))
 
 
 @login_required
+@documented(
+    "Invite someone to draw on the board (author only; idempotent); 403 when either blocks the other",
+    {204: "they may draw"},
+    errors=(400, 401, 403, 404, 429),
+)
 def editor_put(request, board_id: int, username: str):
     board = selectors.board_get_visible(board_id)
     user = user_get_by_name(username)
@@ -91,6 +110,11 @@ def editor_put(request, board_id: int, username: str):
 
 
 @login_required
+@documented(
+    "Remove an editor (the author, or the editor leaving; idempotent)",
+    {204: "they no longer draw"},
+    errors=(401, 403, 404),
+)
 def editor_delete(request, board_id: int, username: str):
     board = selectors.board_get_visible(board_id)
     user = user_get_by_name(username)
@@ -100,6 +124,7 @@ def editor_delete(request, board_id: int, username: str):
     return HttpResponse(status=204)
 
 
+@documented("The drawing rendered as SVG", {200: ("SVG", {"type": "string"}, "image/svg+xml")}, errors=(401, 404))
 def board_preview(request, board_id: int):
     board = selectors.board_get_for(board_id, request.api_user)
     doc = board.doc
@@ -111,7 +136,7 @@ def board_preview(request, board_id: int):
 
 
 boards = endpoint(POST=board_create)
-board = endpoint(GET=board_read, PATCH=board_update, DELETE=board_delete)
-preview = endpoint(GET=board_preview)
-editors = endpoint(GET=editors_list)
-editor = endpoint(PUT=editor_put, DELETE=editor_delete)
+board = endpoint(GET=board_read, PATCH=board_update, DELETE=board_delete, parameters=(BOARD_ID,))
+preview = endpoint(GET=board_preview, parameters=(BOARD_ID,))
+editors = endpoint(GET=editors_list, parameters=(BOARD_ID,))
+editor = endpoint(PUT=editor_put, DELETE=editor_delete, parameters=(BOARD_ID, USERNAME))

@@ -4,6 +4,7 @@ from typing import Annotated, ClassVar, Literal
 
 from django.http import JsonResponse
 from pydantic import Field, StrictStr
+from typing_extensions import TypedDict
 
 from feeds import selectors
 from feeds.images import image_get_shown
@@ -11,6 +12,7 @@ from feeds.rules import IMAGE_ID_PATTERN, REPORT_TEXT_MAX, ReportReason
 from feeds.services import reports
 from social.rules import USERNAME_PATTERN, USERNAME_WORDS
 from social.selectors import user_get_for
+from ugcsite.platform.apidoc import documented
 from ugcsite.platform.http import (
     ApiError,
     ApiId,
@@ -49,7 +51,18 @@ class ReportCreate(Strict):
     text: Annotated[Text, Field(max_length=REPORT_TEXT_MAX)] = ""
 
 
+class Reported(TypedDict):
+    id: int
+
+
 @login_required
+@documented(
+    "Report a board, a comment, a picture or a person to staff (rate limited); enough distinct reporters hide it "
+    "until staff decide",
+    {201: ("reported", Reported)},
+    body=ReportCreate,
+    errors=(400, 401, 404, 413, 429),
+)
 def report_create(request):
     data = validate(ReportCreate, parse_json_object(request))
     if [data.board, data.comment, data.image, data.user].count(None) != 3:
@@ -67,7 +80,7 @@ def report_create(request):
     else:
         target = {"person": user_get_for(data.user, reporter)}
     report = reports.report_create(reporter=reporter, reason=data.reason, text=data.text, **target)
-    return JsonResponse({"id": report.pk}, status=201)
+    return JsonResponse(Reported(id=report.pk), status=201)
 
 
 reports_view = endpoint(POST=report_create)

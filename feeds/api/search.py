@@ -2,8 +2,10 @@
 
 from feeds import selectors
 from feeds.rules import SEARCH_TYPES
+from feeds.selectors import SearchAnswer
 from social.rules import SEARCH_QUERY_LENGTH
-from ugcsite.platform.http import ApiError, endpoint, paging
+from ugcsite.platform.apidoc import PAGING, documented, query_param
+from ugcsite.platform.http import STORABLE_PATTERN, ApiError, endpoint, paging
 
 
 def search_params(request) -> tuple[str, str]:
@@ -20,6 +22,29 @@ def search_params(request) -> tuple[str, str]:
     return query, kind
 
 
+@documented(
+    "Search people (by username and display name) or boards (by title, tags and the text in drawings)",
+    {200: ("best match first", SearchAnswer)},
+    parameters=(
+        query_param(
+            "q",
+            {
+                "type": "string",
+                "minLength": SEARCH_QUERY_LENGTH[0],
+                "maxLength": SEARCH_QUERY_LENGTH[1],
+                "pattern": STORABLE_PATTERN,
+            },
+            "the words to look for (prefixes match; people also by a near spelling; for boards, a word written "
+            "#tag matches that tag whole)",
+            required=True,
+        ),
+        query_param(
+            "type", {"type": "string", "enum": list(SEARCH_TYPES), "default": SEARCH_TYPES[-1]}, "what to search"
+        ),
+        *PAGING,
+    ),
+    errors=(400, 401),
+)
 def search(request):
     page = paging(request)
     query, kind = search_params(request)

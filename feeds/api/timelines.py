@@ -4,13 +4,25 @@ from dataclasses import replace
 
 from feeds import selectors
 from feeds.discovery.queries import SORTS, Query
-from feeds.rules import BOARD_KINDS, TAG_RE, TAG_WORDS
+from feeds.rules import BOARD_KINDS, TAG_PATTERN, TAG_RE, TAG_WORDS
+from feeds.selectors import BoardsFound, TimelinePage
 from feeds.services.activity import home_feed_read, home_feed_ready
 from feeds.timelines.rebuild import refuse_while_rebuilding
 from social import hiding
+from social.api import USERNAME
 from social.rules import USERNAME_RE
 from social.selectors import user_get_for
+from ugcsite.platform.apidoc import PAGING, TIMELINE_PAGING, documented, query_param
 from ugcsite.platform.http import ApiError, endpoint, login_required, paging
+
+KIND = query_param("kind", {"type": "string", "enum": list(BOARD_KINDS)}, "only boards of this kind")
+TAG = query_param(
+    "tag",
+    {"type": "array", "items": {"type": "string", "pattern": TAG_PATTERN}},
+    "only boards with this tag; repeat for several (all must match)",
+    style="form",
+    explode=True,
+)
 
 
 def query_filters(request, *, allow_author: bool) -> Query:
@@ -26,15 +38,27 @@ def query_filters(request, *, allow_author: bool) -> Query:
     return Query(kind=kind or None, tags=tuple(tags), author=author)
 
 
+@documented(
+    "A user's boards, newest first",
+    {200: ("a page", TimelinePage)},
+    parameters=(TIMELINE_PAGING,),
+    errors=(400, 401, 404),
+)
 def user_boards(request, username: str):
     author = user_get_for(username, request.api_user)  # 404 for someone the author blocks
     viewer = request.api_user
     if viewer is not None and viewer.pk != author.pk and hiding.bits_of(viewer.pk, author.pk) & hiding.BLOCKS:
-        return {"items": [], "next": None}  # and the blocker sees none of theirs either
+        return TimelinePage(items=[], next=None)  # and the blocker sees none of theirs either
     return refuse_while_rebuilding(selectors.profile_boards(author.pk, **paging(request, allow_before=True)))
 
 
 @login_required
+@documented(
+    "The caller's home feed, newest first",
+    {200: ("a page", TimelinePage)},
+    parameters=(TIMELINE_PAGING, KIND, TAG),
+    errors=(400, 401),
+)
 def feed(request):
     page = paging(request, allow_before=True)
     query = query_filters(request, allow_author=False)
@@ -44,19 +68,35 @@ def feed(request):
     return refuse_while_rebuilding(home_feed_read(user_id=request.api_user.pk, **page))
 
 
+@documented(
+    "Boards matching every filter, with the exact total",
+    {200: ("matches", BoardsFound)},
+    parameters=(
+        *PAGING,
+        KIND,
+        TAG,
+        query_param("author", {"type": "string"}, "username; unknown gives no matches"),
+        query_param(
+            "sort",
+            {"type": "string", "enum": list(SORTS), "default": SORTS[0]},
+            "recent: newest first; popular: views all time; trending: views in 24 hours",
+        ),
+    ),
+    errors=(400, 401),
+)
 def discover(request):
     page = paging(request)
     query = query_filters(request, allow_author=True)
-    sort = request.GET.get("sort", "recent")
+    sort = request.GET.get("sort", SORTS[0])
     if sort not in SORTS:
         raise ApiError(400, f"sort must be {', '.join(SORTS[:-1])} or {SORTS[-1]}; it was {sort[:40]!r}.")
     if query.author is not None and not USERNAME_RE.match(query.author):
-        return {"total": 0, "items": []}  # no such user can exist
+        return BoardsFound(total=0, items=[])  # no such user can exist
     return selectors.discover(
         replace(query, sort=sort), offset=page["offset"], limit=page["limit"], viewer=request.api_user
     )
 
 
-profile_boards = endpoint(GET=user_boards)
+profile_boards = endpoint(GET=user_boards, parameters=(USERNAME,))
 home_feed = endpoint(GET=feed)
 discover_view = endpoint(GET=discover)

@@ -1,6 +1,10 @@
 """Take my data (feeds.export builds it): starting an archive, and reading where it stands."""
 
+from typing import Annotated, Literal
+
 from django.db import transaction
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from feeds import tasks
 from feeds.models import Export
@@ -37,7 +41,16 @@ def export_get(*, user, export_id: int) -> Export:
     return export
 
 
-def export_answer(export: Export) -> dict:
+class ExportStatus(TypedDict):
+    """docs/api.md's export object."""
+
+    id: int
+    status: Literal[tuple(Export.Status.values)]  # type: ignore[valid-type]
+    progress: Annotated[int, Field(ge=0, le=100)]
+    url: Annotated[str | None, Field(description="where to download it once ready")]
+
+
+def export_answer(export: Export) -> ExportStatus:
     """docs/api.md's export object: where it stands, and its address once ready."""
     url = f"/api/v1/me/export/{export.pk}/download" if export.status == Export.Status.READY else None
     return {"id": export.pk, "status": export.status, "progress": export.progress, "url": url}

@@ -1,4 +1,5 @@
-"""G, the board cache: one Redis hash per board with what a list shows (the summary form).
+"""G, the board cache: one Redis hash per board with what a list shows (the summary form), and
+the API's two forms of a board (``BoardSummary``, ``Board``: ugcsite.platform.apidoc).
 
 Filled from PostgreSQL on a miss, rewritten on update, removed on delete. Entries expire
 ``BOARD_CACHE_TTL_SECONDS`` after their last fill, so boards nobody lists leave Redis.
@@ -6,12 +7,58 @@ Filled from PostgreSQL on a miss, rewritten on update, removed on delete. Entrie
 
 import json
 from collections.abc import Iterable
+from typing import Annotated, Literal
 
 import orjson
 from django.conf import settings
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from feeds import keys
+from feeds.rules import BOARD_KINDS, CommentPolicy
+from feeds.validation import Doc
+from ugcsite.platform.apidoc import IsoTime
 from ugcsite.platform.redis import get_redis
+
+
+class BoardSummary(TypedDict):
+    """A board as every list shows it (docs/api.md, "Boards"): what G holds."""
+
+    id: int
+    author: str
+    title: str
+    kind: Literal[BOARD_KINDS]  # type: ignore[valid-type]
+    tags: list[str]
+    created_at: IsoTime
+    updated_at: IsoTime
+    views: int
+    likes: Annotated[int, Field(description="the likes that count (of people who may use the site)")]
+    comments: Annotated[
+        int, Field(description="the published comments (it counts those of people the caller does not see)")
+    ]
+    preview_url: str
+
+
+class RemixSource(TypedDict):
+    id: int
+    username: str | None
+    title: str | None
+
+
+class Board(BoardSummary):
+    """The full form of a board (feeds.selectors.board_full_json): the summary, its settings and
+    its drawing."""
+
+    remixable: Annotated[bool, Field(description="others may remix it")]
+    remixed_from: Annotated[
+        RemixSource | None,
+        Field(description="the board this one is a remix of (username and title null once it is gone), or null"),
+    ]
+    commenting: Annotated[
+        Literal[tuple(CommentPolicy.values)],  # type: ignore[valid-type]
+        Field(description='who may comment (set by PATCH {"comments": ...})'),
+    ]
+    doc: Doc
 
 
 def fields_of(board) -> dict:
@@ -31,7 +78,7 @@ def fields_of(board) -> dict:
     }
 
 
-def summary_from_fields(fields: dict) -> dict:
+def summary_from_fields(fields: dict) -> BoardSummary:
     """The API's summary form of a board from its G hash."""
     board_id = int(fields["id"])
     return {

@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Callable
 from functools import cache, wraps
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar, NotRequired
 
 import orjson
 from django.conf import settings
@@ -37,6 +37,7 @@ from pydantic import (
     StrictStr,
     ValidationError,
 )
+from typing_extensions import TypedDict
 
 from ugcsite.platform import errors
 
@@ -55,10 +56,18 @@ class ApiError(Exception):
         return error_response(self.status, self.detail, errors=self.errors, headers=self.headers)
 
 
+class Error(TypedDict):
+    """Every 4xx and 5xx answer of the API: a sentence saying what went wrong, and for a body
+    that fails validation one sentence per problem."""
+
+    detail: str
+    errors: NotRequired[list[str]]
+
+
 def error_response(
     status: int, detail: str, *, errors: list | None = None, headers: dict | None = None
 ) -> JsonResponse:
-    body: dict[str, Any] = {"detail": detail}
+    body: Error = {"detail": detail}
     if errors:
         body["errors"] = errors
     response = JsonResponse(body, status=status)
@@ -159,10 +168,11 @@ def takes_bytes(handler: Callable) -> Callable:
     return handler
 
 
-def endpoint(**handlers: Callable) -> Callable:
+def endpoint(*, parameters: tuple[dict, ...] = (), **handlers: Callable) -> Callable:
     """One URL, one handler per HTTP method. Each handler takes (request, **url_kwargs) and returns
     a dict/list (200 JSON), an HttpResponse, or raises ApiError. HEAD is answered wherever GET is:
-    the GET's status and headers, no body."""
+    the GET's status and headers, no body. The view keeps its handlers and its path's
+    ``parameters`` (ugcsite.platform.apidoc) for the API document."""
     allowed = ", ".join(sorted({*handlers, *(("HEAD",) if "GET" in handlers else ())}))
 
     @csrf_exempt
@@ -177,6 +187,7 @@ def endpoint(**handlers: Callable) -> Callable:
             )
         return _answer(request, handler, kwargs)
 
+    view.api_handlers, view.api_parameters = handlers, parameters
     return view
 
 
@@ -235,6 +246,7 @@ def get_view(view: Callable) -> Callable:
         response = view(request, *args, **kwargs)
         return without_body(response) if request.method == "HEAD" else response
 
+    answer.api_handlers, answer.api_parameters, answer.api_plain = {"GET": view}, (), True
     return answer
 
 
