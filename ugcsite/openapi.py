@@ -129,7 +129,7 @@ def _common_answers(paths: dict) -> dict:
                 if _takes_json(operation):
                     codes.append(415)
             else:
-                codes.append(429)  # reads per user and per address (ugcsite.platform.ratelimits.read_attempt)
+                codes.append(429)  # reads per user and per address (social.limits.read_attempt)
             if "requestBody" in operation:
                 codes.append(413)
             codes.append(503)  # ugcsite.middleware.ServiceUnavailableMiddleware; a list being rebuilt

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from ugcsite.platform.ratelimits import SCRIPTS as LIMIT_SCRIPTS
 from ugcsite.platform.redis import Scripts
 
-scripts = Scripts(Path(__file__).parent)
+scripts = Scripts(Path(__file__).parent, libraries=[LIMIT_SCRIPTS])  # timeline_page counts read limits
