@@ -178,3 +178,33 @@ def test_a_burst_of_feed_reads_across_a_minutes_end_gets_429s(api, monkeypatch, 
     clock.now = MINUTE_END + 31  # the first read has left the window, the burst has not
     assert alice.get(FEED).status_code == 200
     assert_problem(alice.get(FEED), 429)
+
+
+def test_any_other_signed_in_read_checks_the_token_and_the_limits_in_one_call(api, sends, settings):
+    settings.RATE_LIMIT_READS_PER_MINUTE, settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = 100, 1000
+    alice = api.as_user("alice")
+    user = User.objects.get(username="alice")
+    key = ApiToken.new_key()
+    ApiToken.objects.create(
+        user=user,
+        key_hash=ApiToken.hash_key(key),
+        expires_at=ApiToken.objects.get(key_hash=ApiToken.hash_key(alice.token)).expires_at,
+    )
+    old = ApiClient(api.client.__class__(), key)
+    counts = {}
+    for name, client in (("new", alice), ("old", old)):
+        assert client.get("/api/v1/me").status_code == 200  # cached
+        sends.clear()
+        assert client.get("/api/v1/me").json()["username"] == "alice"
+        counts[name] = len(sends)
+    assert counts["new"] + 1 == counts["old"]  # the token's own round trip is gone
+
+
+def test_any_other_signed_in_read_keeps_the_order_and_the_revocation(api, settings):
+    settings.RATE_LIMIT_READS_PER_MINUTE, settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE = 2, 0
+    alice = api.as_user("alice")
+    assert [alice.get("/api/v1/me").status_code for _ in range(2)] == [200] * 2
+    response = alice.get("/api/v1/users/nobody-at-all")  # a 429 before the 404
+    assert "reads from your account" in assert_problem(response, 429)["detail"]
+    assert alice.delete("/api/v1/tokens/current").status_code == 204
+    assert_problem(alice.get("/api/v1/me"), 401)  # a 401 before the 429

@@ -1,6 +1,9 @@
 """The HTTP layer of the JSON API: errors as ``{"detail": ...}``, the caller, body parsing,
 validation and paging. It imports no app of the site: how a bearer token names a user and what
-an authenticated call records are the settings ``API_TOKEN_USER`` and ``API_CALLER_SEEN``.
+an authenticated call records are the settings ``API_TOKEN_USER`` and ``API_CALLER_SEEN``; what
+a read counts, ``API_READ_LIMIT``; a read by a token that names its owner checks the token and
+counts the limits in one Redis call, ``API_SIGNED_READ`` (or the handler's ``one_trip``, which
+reads its answer in that call too).
 
 A view module declares one function per method and joins them with ``endpoint(GET=..., PUT=...)``.
 Order of answers (docs/api.md): 401, then 404, then 403, then 400, so bodies are parsed inside the
@@ -208,16 +211,23 @@ def endpoint(**handlers: Callable) -> Callable:
 def _answer(request: HttpRequest, handler: Callable, kwargs: dict) -> HttpResponseBase:
     """The handler's answer, after the checks every call takes, in docs/api.md's order."""
     try:
-        fast = getattr(handler, "one_trip", None)
-        key = bearer_key(request) if fast is not None and request.method in ("GET", "HEAD") else None
+        counted = False  # the read limits, counted with the token's check
+        key = bearer_key(request) if request.method in ("GET", "HEAD") else None
         if key is not None:
-            answer = fast(request, key, client_address(request))
-            if answer is not None:
-                user_id, result = answer
-                request.api_user, request.api_token = LazyUser(user_id), key
-                _hook("API_CALLER_SEEN")(user_id=user_id)  # O(1) in-process, a trip a minute at most
-                return result if isinstance(result, HttpResponseBase) else json_answer(result)
-        request.api_user = authenticate(request)
+            fast = getattr(handler, "one_trip", None)
+            if fast is not None:
+                answer = fast(request, key, client_address(request))
+                if answer is not None:
+                    user_id, result = answer
+                    request.api_user, request.api_token = LazyUser(user_id), key
+                    _hook("API_CALLER_SEEN")(user_id=user_id)  # O(1) in-process, a trip a minute at most
+                    return result if isinstance(result, HttpResponseBase) else json_answer(result)
+            else:
+                user_id = _hook("API_SIGNED_READ")(key, address=client_address(request))
+                if user_id is not None:
+                    request.api_user, request.api_token, counted = LazyUser(user_id), key, True
+        if not counted:
+            request.api_user = authenticate(request)
         if request.api_user is not None:
             _hook("API_CALLER_SEEN")(user_id=request.api_user.pk)
         if getattr(handler, "login_required", False) and request.api_user is None:
@@ -227,7 +237,7 @@ def _answer(request: HttpRequest, handler: Callable, kwargs: dict) -> HttpRespon
         # request alone, as a 405 or a 413 is, so a form post to sign-up is refused unread.
         if request.method not in SAFE_METHODS and not getattr(handler, "takes_bytes", False):
             json_body_required(request)
-        if request.method in ("GET", "HEAD"):
+        if request.method in ("GET", "HEAD") and not counted:
             _hook("API_READ_LIMIT")(
                 user_id=request.api_user.pk if request.api_user is not None else None,
                 address=client_address(request),

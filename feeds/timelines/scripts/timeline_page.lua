@@ -1,5 +1,5 @@
 --- ARGV: want offset before mark_field touch_ttl stop_if_regenerate g_before g_after m_before m_after tm_before tm_after m_mark_field pull_below_field merge_max p_revision_field m_revision_field snapshot_width gate_owner gate_now gate_slice gate_slices gate_allowed...
---- USES: window
+--- USES: window gate
 -- A warm page of one timeline (P or M) in one call: the ids, and on a plain Redis (g_before set)
 -- their G hashes and the visibility check, with the reader's activity touch. A page that lies
 -- above the timeline's archived max A comes back whole; anything else says why, so the caller
@@ -17,7 +17,7 @@
 -- KEYS[1]  the timeline (P[u] or M[u]), KEYS[2] the owner's timeline facts tm[u]
 -- KEYS[3..6] home only: fb[u] (big followees), following[u], active[u], hx[u] (whom u does not see)
 -- KEYS[7..8] home only: the feed snapshot fs[u] and its facts fsf[u]
--- KEYS[9..] a signed-in read's gate, home only (feeds.timelines.pages.Gate): the reader's bearer
+-- KEYS[9..] a signed-in read's gate, home only (social.limits.ReadGate): the reader's bearer
 --          token's cache entry tok[u] (social.token_cache), then the hash of each read limit
 --          it counts (ugcsite.platform.ratelimits): the reader's rl[u], and on a plain Redis the
 --          address's (another slot: never on a cluster)
@@ -37,7 +37,8 @@
 -- gate_owner  the user id the token names ("" with no gate); gate_now the time in seconds (a
 --          float); gate_slice, gate_slices the limits' slice and window (_window.lua)
 -- gate_allowed  each read limit's reads a window, in KEYS' order from KEYS[10]
--- Returns {status, A or nil, payload}. With a gate, before anything is read or written:
+-- Returns {status, A or nil, payload}. With a gate (social/scripts/_gate.lua), before anything
+-- is read or written:
 --   "token-unknown": no entry for the token (the caller checks it the longer way, which fills
 --            it); "token-refused": revoked (the tombstone "-"), expired, or another person's;
 --   "limited": payload = {the refusing limit's place from 1, the seconds until it counts one}:
@@ -61,21 +62,12 @@
 -- O(k + limit + log |S|) for a snapshot of |S| ids.
 -- Ids stay strings, compared as numbers: every board id is below 2^53, exact in a Lua number.
 if ARG.gate_owner ~= '' then
-    local entry = redis.call('GET', KEYS[9])
-    if not entry then
-        return {'token-unknown', false, {}}
-    end
-    local owner, expires = string.match(entry, '^(%d+):(.+)$')
-    local now = tonumber(ARG.gate_now)
-    if owner ~= ARG.gate_owner or not (tonumber(expires) > now) then
-        return {'token-refused', false, {}}
-    end
-    for i = 10, #KEYS do
-        local allowed = tonumber(ARGV[ARG.gate_allowed_at + i - 10])
-        local wait = window_attempt(KEYS[i], allowed, now, tonumber(ARG.gate_slice), tonumber(ARG.gate_slices))
-        if wait then
-            return {'limited', false, {i - 9, tostring(wait)}}
-        end
+    local refused = read_gate(9, ARG.gate_owner, tonumber(ARG.gate_now), tonumber(ARG.gate_slice),
+        tonumber(ARG.gate_slices), ARG.gate_allowed_at)
+    if type(refused) == 'table' then
+        return {'limited', false, refused}
+    elseif refused then
+        return {refused, false, {}}
     end
 end
 local want = tonumber(ARG.want)
