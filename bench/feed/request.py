@@ -37,6 +37,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1_000, help="calls a round (1,000)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds a figure, interleaved (5)")
     parser.add_argument("--out", default=str(RESULTS / "request.md"))
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="and profile the one-call feed (pyinstrument): results/profile-request.txt",
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
     django.setup()
@@ -113,15 +118,31 @@ def run(args) -> None:
         sent.append(1)
         return original(self, command, check_health)
 
+    client = get_redis()
+    primaries = [n.redis_connection for n in client.get_primaries()] if settings.REDIS_CLUSTER else [client]
+
+    def server_usec() -> float:
+        """Microseconds the data Redis spent in scripts since the last CONFIG RESETSTAT (the
+        commands a script calls are counted inside it, and again apart: only scripts are summed)."""
+        return sum(
+            stat.get("usec", 0)
+            for node in primaries
+            for name, stat in node.info("commandstats").items()
+            if name.removeprefix("cmdstat_") in ("evalsha", "eval")
+        )
+
     AbstractConnection.send_packed_command = counted
-    trips = {}
+    trips, redis_us = {}, {}
     for name, (path, token) in rows.items():
         for _ in range(50):
             call(path, token)  # warm: the token's entry filled, scripts loaded, pools open
+        for node in primaries:
+            node.config_resetstat()
         sent.clear()
         for _ in range(100):
             call(path, token)
         trips[name] = len(sent) / 100
+        redis_us[name] = server_usec() / 100
     AbstractConnection.send_packed_command = original
     items = len(json.loads(call("/api/v1/feed", new_token))["items"])
     times: dict[str, list[float]] = {name: [] for name in rows}
@@ -140,13 +161,13 @@ def run(args) -> None:
         f"--rounds {args.rounds}`; {args.users:,} people, {args.boards:,} boards, the reader follows 50, "
         f"a page of {items} boards; {time.perf_counter() - started:.0f} s. Host load: `{load}`.",
         "",
-        "| request | ms a call (median of rounds) | rounds | Redis sends a request |",
-        "|---|---:|---|---:|",
+        "| request | ms a call (median of rounds) | rounds | Redis sends a request | data Redis µs in scripts a request |",
+        "|---|---:|---|---:|---:|",
     ]
     for name in rows:
         lines.append(
             f"| {name} | {statistics.median(times[name]):.3f} | "
-            f"{' / '.join(f'{t:.3f}' for t in times[name])} | {trips[name]:g} |"
+            f"{' / '.join(f'{t:.3f}' for t in times[name])} | {trips[name]:g} | {redis_us[name]:.0f} |"
         )
     trivial = statistics.median(times["trivial view (GET /api/v1/health)"])
     one = statistics.median(times["feed, a token that names its owner (one call)"])
@@ -157,6 +178,18 @@ def run(args) -> None:
         f"the one call saves {usual - one:.3f} ms a request ({(usual - one) / usual:.0%}).",
         "",
     ]
+    if args.profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(interval=0.0001)
+        profiler.start()
+        for _ in range(args.calls):
+            call("/api/v1/feed", new_token)
+        profiler.stop()
+        (RESULTS / "profile-request.txt").write_text(
+            f"# GET /api/v1/feed, a token that names its owner, in-process, {args.calls} calls (profiler on)\n\n"
+            + profiler.output_text(unicode=False, color=False, show_all=False)
+        )
     text = "\n".join(lines)
     print(text)
     out = Path(args.out)
