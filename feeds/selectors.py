@@ -25,6 +25,7 @@ from feeds.timelines.boardcache import BoardSummary, RemixSource, summary_from_f
 from feeds.timelines.pages import PageStatus
 from social import graph, hiding, keys as social_keys, reading
 from social.avatars import avatar_url
+from social.limits import ReadGate
 from social.search import people_search
 from social.selectors import PeoplePage, Person, active_people, sharing_readers
 from ugcsite.platform.apidoc import IsoTime
@@ -362,9 +363,12 @@ def home_feed(
     limit: int,
     touch: bool = False,
     stop_if_regenerate: bool = False,
+    gate: ReadGate | None = None,
 ) -> TimelinePage | None:
     """A user's home feed, newest first (list_public_feed), across head and archive: P merged
-    with the M of the big authors they follow (pages.home_page, hybrid fan-out).
+    with the M of the big authors they follow (pages.home_page, hybrid fan-out). With a
+    ``gate`` (social.limits.read_gate) the first script call checks the reader's token and
+    counts their read limits too, raising what it refuses (pages.page_warm).
 
     A warm page (no big followee, above P's archived max) is one round trip on a plain Redis:
     ids, G, the following check and, with ``touch``, the activity mark (pages.page_warm);
@@ -382,6 +386,7 @@ def home_feed(
         limit=limit,
         touch=touch,
         stop_if_regenerate=stop_if_regenerate,
+        gate=gate,
     )
     if warm.status == PageStatus.PAGE:
         return _warm_answer(user_id, Timeline.HOME, warm)

@@ -108,7 +108,27 @@ def board_readers(board_id: int) -> str:
     return f"br:{{b:{int(board_id)}}}"
 
 
-def token_user(key_hash: str) -> str:
-    """String: the user id of a bearer token (by its SHA-256), cached with a short TTL so an
-    authenticated request needs no PostgreSQL query. Example: ``tok:{t:9f86d0...}``."""
+def token_user(key_hash: str, owner: int | None = None) -> str:
+    """String: the user id and expiry of a bearer token (by its SHA-256), cached with a short TTL
+    so an authenticated request needs no PostgreSQL query. A token that names its owner
+    (social.tokens: ``<user id>.<secret>``) is cached in its owner's slot, beside what a read of
+    theirs touches (their read limit, their feed), so one script call checks all of it:
+    ``tok:{u:42}:9f86d0...``; a token of the older form, which names no one, in a slot of its
+    own: ``tok:{t:9f86d0...}``."""
+    if owner is not None:
+        return f"tok:{_user_tag(owner)}:{key_hash}"
     return f"tok:{{t:{key_hash}}}"
+
+
+def read_limit(user_id: int, per_minute: int) -> str:
+    """Hash slice number -> reads: the API reads of one signed-in person over the sliding
+    window (ugcsite.platform.ratelimits; a changed limit counts afresh), in their slot, so a
+    feed read counts it in the page's own script call. Example: ``rl:reads:1200:{u:42}``."""
+    return f"rl:reads:{int(per_minute)}:{_user_tag(user_id)}"
+
+
+def address_read_limit(address: str, per_minute: int) -> str:
+    """Hash slice number -> reads: the API reads from one client address, signed in or not, in
+    the address's own slot (on a plain server the feed's script counts it too). Example:
+    ``rl:reads-address:12000:{a:192.0.2.7}``."""
+    return f"rl:reads-address:{int(per_minute)}:{{a:{address}}}"

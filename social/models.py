@@ -304,11 +304,11 @@ class RecoveryCode(models.Model):
 def token_deleted(sender, instance: ApiToken, **kwargs) -> None:
     """However a token is deleted (the API, the admin, a queryset: Django sends this for each
     row when a receiver listens), its cached entry is revoked at once."""
-    token_cache.revoke([instance.key_hash])
+    token_cache.revoke([instance.key_hash], owner=instance.user_id)
 
 
 @receiver(post_save, sender=ApiToken)
 def token_saved(sender, instance: ApiToken, created: bool, **kwargs) -> None:
     """A token changed in place (its expiry, say) is read afresh on its next use."""
     if not created:
-        token_cache.forget([instance.key_hash])
+        token_cache.forget([instance.key_hash], owner=instance.user_id)

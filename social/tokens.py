@@ -15,14 +15,31 @@ from social import token_cache
 from social.models import ApiToken
 from ugcsite.platform import replicas
 
+# A token is ``<owner's user id>.<secret>`` (secrets.token_urlsafe: no dot): its owner's id lets
+# its cache entry share the owner's Redis slot (social.keys.token_user), so a feed read checks
+# the token, counts the reader's limit and reads the page in one script call. The id is no
+# secret (the API shows it) and proves nothing by itself: the entry is found by the hash of the
+# whole token and filled only from its row. Tokens made before carry no id and still work.
+OWNER_DIGITS = 16  # ids are below 2^53 (ugcsite.platform.http.ID_DIGITS)
+
+
+def token_owner(key: str) -> int | None:
+    """The user id a token names, or None for a token of the older form (or junk). O(1)."""
+    owner, dot, secret = key.partition(".")
+    if dot and secret and owner.isascii() and owner.isdigit() and len(owner) <= OWNER_DIGITS:
+        return int(owner)
+    return None
+
 
 def token_user_id(key: str, *, now: float | None = None) -> int | None:
     """The active user a token belongs to, or None: from Redis when cached (O(1)), else one
-    indexed query, cached for token_cache.CACHE_SECONDS at most and never past the token's expiry.
-    (``API_TOKEN_USER``.)"""
+    indexed query, cached for token_cache.CACHE_SECONDS at most and never past the token's expiry
+    (in its owner's slot when it names one). A token that names another person than its row's
+    is refused. (``API_TOKEN_USER``.)"""
     now = time.time() if now is None else now
     key_hash = ApiToken.hash_key(key)
-    hit, user_id = token_cache.lookup(key_hash, now=now)
+    owner = token_owner(key)
+    hit, user_id = token_cache.lookup(key_hash, now=now, owner=owner)
     if hit:
         return user_id
     row = (
@@ -30,13 +47,13 @@ def token_user_id(key: str, *, now: float | None = None) -> int | None:
         .values_list("user_id", "expires_at")
         .first()
     )
-    if row is None:
+    if row is None or (owner is not None and owner != row[0]):
         return None
     user_id, expires = row
     # Its last use, written only here (a cache fill, at most every token_cache.CACHE_SECONDS).
     with replicas.bookkeeping():  # no write a reader reads back: its person keeps the replica
         ApiToken.objects.filter(key_hash=key_hash).update(last_used_at=timezone.now())
-    token_cache.remember(key_hash, user_id=user_id, expires=expires.timestamp(), now=now)
+    token_cache.remember(key_hash, user_id=user_id, expires=expires.timestamp(), now=now, owner=owner)
     return user_id
 
 
@@ -45,7 +62,7 @@ def token_delete(*, key: str) -> bool:
     it (the post_delete signal; revoked here too, in case the row was already gone). O(1)."""
     key_hash = ApiToken.hash_key(key)
     deleted, _ = ApiToken.objects.filter(key_hash=key_hash).delete()
-    token_cache.revoke([key_hash])
+    token_cache.revoke([key_hash], owner=token_owner(key))
     return bool(deleted)
 
 
@@ -57,11 +74,11 @@ def tokens_revoke(*, user) -> int:
 
 
 def token_create(*, user, user_agent: str = "") -> str:
-    """A new bearer token for ``user``, noting the client that asked (``user_agent``, cut to
-    its column); only its hash is stored. Expired tokens of the user go."""
+    """A new bearer token for ``user`` (``<user id>.<secret>``), noting the client that asked
+    (``user_agent``, cut to its column); only its hash is stored. Expired tokens of the user go."""
     now = timezone.now()
     ApiToken.objects.filter(user=user, expires_at__lte=now).delete()
-    key = ApiToken.new_key()
+    key = f"{user.pk}.{ApiToken.new_key()}"
     ApiToken.objects.create(
         user=user,
         key_hash=ApiToken.hash_key(key),

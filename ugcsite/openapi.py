@@ -72,7 +72,7 @@ def _common_answers(operation: dict, method: str) -> None:
         if body is None or JSON in body["content"]:  # ugcsite.platform.http.json_body_required
             codes.append(415)
     else:
-        codes.append(429)  # reads per user and per address (ugcsite.platform.ratelimits.read_attempt)
+        codes.append(429)  # reads per user and per address (social.limits.read_attempt)
     if body is not None:
         codes.append(413)
     codes.append(503)  # ugcsite.middleware.ServiceUnavailableMiddleware; a list being rebuilt

@@ -317,8 +317,11 @@ API_TOKEN_LIFETIME = timedelta(days=int(os.environ.get("API_TOKEN_DAYS", "30")))
 # what every authenticated call records (activity: fan-out skips idle readers).
 API_TOKEN_USER = "social.tokens.token_user_id"
 API_CALLER_SEEN = "feeds.services.activity.user_seen"
-# ...and what every read (GET) of the API counts against the read limits (below).
-API_READ_LIMIT = "ugcsite.platform.ratelimits.read_attempt"
+# ...and what every read (GET) of the API counts against the read limits (below), on the data
+# Redis (a feed read by a token that names its owner counts them in its page's script call).
+API_READ_LIMIT = "social.limits.read_attempt"
+# A read by a token that names its owner: the token's check and the read limits in one call.
+API_SIGNED_READ = "social.limits.signed_read"
 # Rate limits (docs/api.md, "Limits"; ugcsite.platform.ratelimits), each a count per minute, 0 turns it off:
 # sign-ups and log-ins per client address (and log-ins per account); writes (boards created or
 # edited, follows, invites) per user and per address. Counted on the cache's plain Redis.

@@ -310,7 +310,7 @@ def build_world(*, people: int, following: int, boards: int, seed: int, listener
     build_redis(world)
     activate(ids)  # everyone has been active lately: fan-out reaches them all
 
-    keys_ = [ApiToken.new_key() for _ in ids]
+    keys_ = [f"{user_id}.{ApiToken.new_key()}" for user_id in ids]  # as social.tokens.token_create makes them
     expires = now + settings.API_TOKEN_LIFETIME
     ApiToken.objects.bulk_create(
         [

@@ -6,6 +6,7 @@ import time
 from feeds import selectors, tasks
 from feeds.timelines import regeneration, store
 from feeds.timelines.rebuild import refuse_regeneration_while_rebuilding
+from social.limits import ReadGate
 
 _SEEN_EVERY = 60.0  # seconds: activity is recorded at most this often per user and process
 _seen: dict[int, float] = {}
@@ -37,12 +38,16 @@ def home_feed_ready(*, user_id: int) -> None:
         tasks.home_gap_fill.delay(user_id, *gap)
 
 
-def home_feed_read(*, user_id: int, offset: int | None, before: int | None, limit: int) -> dict:
+def home_feed_read(
+    *, user_id: int, offset: int | None, before: int | None, limit: int, gate: ReadGate | None = None
+) -> dict:
     """A page of the caller's home feed, their activity recorded with it: one round trip when
-    warm (selectors.home_feed with the touch in its script call). A returning idle user's P is
-    regenerated first (home_feed_ready), then read the ordinary way."""
+    warm (selectors.home_feed with the touch in its script call), the check of the caller's
+    token and their read limits included with a ``gate`` (social.limits.read_gate; it raises
+    what it refuses). A returning idle user's P is regenerated first (home_feed_ready), then
+    read the ordinary way."""
     answer = selectors.home_feed(
-        user_id, offset=offset, before=before, limit=limit, touch=True, stop_if_regenerate=True
+        user_id, offset=offset, before=before, limit=limit, touch=True, stop_if_regenerate=True, gate=gate
     )
     if answer is None:
         home_feed_ready(user_id=user_id)

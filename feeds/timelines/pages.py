@@ -20,6 +20,7 @@ from feeds.timelines import archive, hybrid, snapshot, store
 from feeds.timelines.merge import merge_desc, newest_of, with_archive
 from feeds.timelines.scripts import scripts
 from social import keys as social_keys
+from social.limits import ReadGate
 from ugcsite.platform.redis import get_redis
 
 
@@ -92,6 +93,9 @@ def _spellings() -> dict[str, str | None]:
     return dict.fromkeys(found) if settings.REDIS_CLUSTER else found
 
 
+_NO_GATE = {"gate_owner": None, "gate_now": None, "gate_slice": None, "gate_slices": None, "gate_allowed": []}
+
+
 @dataclass(frozen=True)
 class WarmPage:
     """What timeline_page.lua answered (see page_warm)."""
@@ -116,11 +120,16 @@ def page_warm(
     limit: int,
     touch: bool = False,
     stop_if_regenerate: bool = False,
+    gate: ReadGate | None = None,
 ) -> WarmPage:
     """A warm page of a timeline in one script call (timeline_page.lua), one round trip: the
     ids when the page lies above A, and on a plain Redis their G hashes too, with a home page's
     visibility (authors no longer followed are left out, and taken out of P) and, with
     ``touch``, the reader's active mark (feeds.timelines.activity's last-seen index is user_seen's).
+    With a ``gate`` (a home page read by bearer token, social.limits.read_gate), the same call
+    first checks the token's cache entry and counts the read limits, all in the reader's slot,
+    and raises what it refuses (``ReadGate.settle``): the token, the limits and the page in one
+    round trip.
     On a plain Redis a reader's big followees' M are merged in the same call while the merge
     stays small (hybrid.SCRIPT_MERGE_MAX_IDS) and above every A.
     On a cluster G and M live in other slots: ``hashes`` is empty and the caller reads G by node.
@@ -132,6 +141,8 @@ def page_warm(
     O(limit) hash reads; with k big followees merged, O(k log |M| + n log n) for the n ids read;
     from a snapshot O(k + limit)."""
     home = kind == Timeline.HOME
+    if gate is not None and (not home or gate.owner != user_id):
+        raise ValueError("a gate guards a home page of the token's owner")
     key_list = [keys.timeline_key(kind, user_id), keys.timeline_meta(user_id)]
     if home:
         key_list += [
@@ -142,6 +153,8 @@ def page_warm(
             keys.feed_snapshot(user_id),
             keys.feed_snapshot_facts(user_id),
         ]
+    if gate is not None:
+        key_list += gate.keys
     status, mark, payload, *reader = scripts.timeline_page(
         keys=key_list,
         want=limit + 1,
@@ -157,7 +170,10 @@ def page_warm(
         p_revision_field=store.revision_field(Timeline.HOME),
         m_revision_field=store.revision_field(Timeline.PROFILE),
         snapshot_width=snapshot.WIDTH,
+        **(gate.args() if gate is not None else _NO_GATE),
     )
+    if gate is not None:
+        gate.settle(status, payload)
     status = PageStatus(status)
     facts = None
     if reader and reader[0]:

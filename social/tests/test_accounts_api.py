@@ -245,8 +245,9 @@ def forget_cached_tokens():
     from social.keys import token_user
     from ugcsite.platform.redis import get_redis
 
-    for key_hash in ApiToken.objects.values_list("key_hash", flat=True):
-        get_redis().delete(token_user(key_hash))
+    for key_hash, owner in ApiToken.objects.values_list("key_hash", "user_id"):
+        get_redis().delete(token_user(key_hash))  # a token of the older form
+        get_redis().delete(token_user(key_hash, owner))  # one that names its owner
 
 
 # --- GET /api/v1/me ---------------------------------------------------------------------------

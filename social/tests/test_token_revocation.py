@@ -24,7 +24,10 @@ def cached_client(api, username: str) -> ApiClient:
     """A signed-in client whose token is in the Redis cache (one request made with it)."""
     client = api.as_user(username)
     assert client.get(ME).status_code == 200
-    assert token_cache.lookup(ApiToken.hash_key(client.token), now=time.time()) == (True, client.get(ME).json()["id"])
+    cached = token_cache.lookup(
+        ApiToken.hash_key(client.token), now=time.time(), owner=tokens.token_owner(client.token)
+    )
+    assert cached == (True, client.get(ME).json()["id"])
     return client
 
 
@@ -76,7 +79,7 @@ def test_the_cache_never_outlives_the_token(api, redis_data):
     token.save()  # a token changed in place is read afresh
 
     assert alice.get(ME).status_code == 200
-    assert 0 < redis_data.pttl(keys.token_user(token.key_hash)) <= 1500
+    assert 0 < redis_data.pttl(keys.token_user(token.key_hash, token.user_id)) <= 1500
     time.sleep(1.6)
     assert_problem(alice.get(ME), 401)
 
@@ -87,9 +90,11 @@ def test_a_fill_racing_a_revocation_cannot_bring_the_token_back(api):
     alice = cached_client(api, "alice")
     token = row(alice)
     ApiToken.objects.filter(pk=token.pk).update(expires_at=token.expires_at)  # no signal: still cached
-    token_cache.revoke([token.key_hash])
-    token_cache.remember(token.key_hash, user_id=token.user_id, expires=token.expires_at.timestamp(), now=time.time())
+    token_cache.revoke([token.key_hash], owner=token.user_id)
+    expires = token.expires_at.timestamp()
+    token_cache.remember(token.key_hash, user_id=token.user_id, expires=expires, now=time.time(), owner=token.user_id)
     assert_problem(alice.get(ME), 401)
+    assert_problem(alice.get("/api/v1/feed"), 401)  # the feed's one-call check reads the same entry
 
 
 def test_a_new_password_ends_every_token_of_the_user(api):

@@ -1,6 +1,8 @@
-"""Rate limits (docs/api.md, "Limits"): counts over a sliding window of one minute, on the plain
-Redis of Django's cache (never the data Redis: a cluster is fine for the data). Imports no app:
-services of any app call ``attempt``.
+"""Rate limits (docs/api.md, "Limits"): counts over a sliding window of one minute. Imports no
+app: services of any app call ``attempt``. The auth and write limits count on the plain Redis
+of Django's cache; the read limits on the data Redis, in the reader's slot and the address's
+(social.limits builds their keys), so that a signed-in read counts its person's limit in the
+same script call that checks its token, and a feed read in the one that reads the page.
 
 Each limit is a setting, a count per minute; 0 turns it off:
 - auth: sign-ups and log-ins per client address, and log-ins per account;
@@ -27,7 +29,11 @@ from ugcsite.platform.redis import Scripts, plain_redis
 
 WINDOW_SECONDS = 60
 SLICE_SECONDS = 1  # the window's step: a limit counts the last 60 to 61 seconds, a hash of at most 61 fields
-scripts = Scripts(Path(__file__).with_name("scripts"))
+SLICES = WINDOW_SECONDS // SLICE_SECONDS
+# The scripts here, and the window's library (_window.lua) that other apps' scripts use too
+# (``Scripts(..., libraries=[SCRIPTS])`` and ``--- USES: window``).
+SCRIPTS = Path(__file__).with_name("scripts")
+scripts = Scripts(SCRIPTS)
 
 
 class Limit(NamedTuple):
@@ -47,23 +53,54 @@ def attempts(*limits: Limit) -> None:
     the last minute, raise RateLimited, whose message says what was limited and when to come
     back (when the window has room again). As if checked one after the other: the limits after
     the one that refused do not count this attempt (a person past their own limit spends
-    nothing of their address's). One round trip for all of them, O(61) each."""
+    nothing of their address's). One round trip for all of them on the plain Redis, O(61) each."""
     counted = [limit for limit in limits if limit.per_minute > 0]
+    attempts_at(plain_redis(settings.RATE_LIMIT_STORAGE_URL), [(_key(limit), limit) for limit in counted])
+
+
+def now() -> float:
+    """The limits' clock (the tests set it)."""
+    return time.time()
+
+
+def attempts_at(server, keyed: list[tuple[str, Limit]]) -> None:
+    """``attempts`` of limits the caller keyed, on ``server``: every key in one call, so on a
+    cluster they must share a slot (social.limits calls once a slot). O(61) a limit."""
+    counted = [(key, limit) for key, limit in keyed if limit.per_minute > 0]
     if not counted:
         return
     refused = scripts.rate_limit(
-        keys=[_key(limit) for limit in counted],
-        server=plain_redis(settings.RATE_LIMIT_STORAGE_URL),
-        now=repr(time.time()),
+        keys=[key for key, _ in counted],
+        server=server,
+        now=repr(now()),
         slice=SLICE_SECONDS,
-        slices=WINDOW_SECONDS // SLICE_SECONDS,
-        allowed=[limit.per_minute for limit in counted],
+        slices=SLICES,
+        allowed=[limit.per_minute for _, limit in counted],
     )
     if refused:
         place, seconds = refused
-        limit = counted[int(place) - 1]
-        wait = max(math.ceil(float(seconds)), 1)
-        raise RateLimited(f"Too many {limit.what}; try again in {wait} seconds.", retry_after=wait)
+        refuse(counted[int(place) - 1][1], seconds)
+
+
+def refuse(limit: Limit, seconds) -> None:
+    """Raise the RateLimited of ``limit``, whose window has room again in ``seconds`` (a float,
+    or its text as a script answers it)."""
+    wait = max(math.ceil(float(seconds)), 1)
+    raise RateLimited(f"Too many {limit.what}; try again in {wait} seconds.", retry_after=wait)
+
+
+def read_limits(*, user_id: int | None, address: str) -> tuple[Limit | None, Limit]:
+    """The limits a read (a GET of the API) counts: RATE_LIMIT_READS_PER_MINUTE for a signed-in
+    user (None when signed out), RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE for the address, in
+    the order they count (social.limits keys and counts them)."""
+    per_user = (
+        Limit("reads", str(user_id), settings.RATE_LIMIT_READS_PER_MINUTE, "reads from your account")
+        if user_id is not None
+        else None
+    )
+    return per_user, Limit(
+        "reads-address", address, settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE, "reads from this address"
+    )
 
 
 def attempt(kind: str, who: str, *, per_minute: int, what: str) -> None:
@@ -80,19 +117,4 @@ def write_attempt(*, user_id: int, address: str) -> None:
         Limit(
             "writes-address", address, settings.RATE_LIMIT_WRITES_PER_ADDRESS_PER_MINUTE, "changes from this address"
         ),
-    )
-
-
-def read_attempt(*, user_id: int | None, address: str) -> None:
-    """Count one read (a GET of the API) by a signed-in user (``user_id``, or None) from an
-    address: RATE_LIMIT_READS_PER_MINUTE per user, RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE per
-    address. One round trip."""
-    per_user = (
-        (Limit("reads", str(user_id), settings.RATE_LIMIT_READS_PER_MINUTE, "reads from your account"),)
-        if user_id is not None
-        else ()
-    )
-    attempts(
-        *per_user,
-        Limit("reads-address", address, settings.RATE_LIMIT_READS_PER_ADDRESS_PER_MINUTE, "reads from this address"),
     )

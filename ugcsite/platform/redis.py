@@ -199,11 +199,12 @@ class Script:
     None is sent as "", the scripts' word for "not given". ``args=`` (a list, positional) is for
     run_by_node, which adds its own tail after the named arguments (``script.args(...)``)."""
 
-    def __init__(self, name: str, source: str, *, common: str = ""):
+    def __init__(self, name: str, source: str, *, common: str = "", libraries: dict[str, str] | None = None):
         self.name = name
         self.names, self.rest = _declared_arguments(name, source)
         shebang, body = source.split("\n", 1) if source.startswith("#!") else ("", source)
-        parts = [shebang, _argument_table(self.names, self.rest), common, body]
+        used = [(libraries or {})[library] for library in _used_libraries(name, source, libraries or {})]
+        parts = [shebang, _argument_table(self.names, self.rest), common, *used, body]
         self.source = "\n".join(part for part in parts if part)
         self.sha = hashlib.sha1(self.source.encode()).hexdigest()
 
@@ -264,6 +265,16 @@ def _declared_arguments(name: str, source: str) -> tuple[list[str], str | None]:
     return names, rest
 
 
+def _used_libraries(name: str, source: str, libraries: dict[str, str]) -> list[str]:
+    """The libraries a script names on its ``--- USES:`` line (none without one)."""
+    lines = [line for line in source.splitlines() if line.startswith("--- USES:")]
+    used = lines[0].removeprefix("--- USES:").split() if lines else []
+    unknown = [library for library in used if library not in libraries]
+    if len(lines) > 1 or unknown:
+        raise ValueError(f"{name}.lua must name known libraries on one '--- USES:' line; unknown: {unknown}")
+    return used
+
+
 def _argument_table(names: list[str], rest: str | None) -> str:
     """The Lua line that names ARGV (see Script)."""
     fields = [f"{n} = ARGV[{i}]" for i, n in enumerate(names, 1)]
@@ -274,18 +285,28 @@ def _argument_table(names: list[str], rest: str | None) -> str:
 
 class Scripts:
     """The Lua scripts of one folder, one per ``.lua`` file: ``scripts.<name>`` is its Script.
-    A ``_common.lua`` in the folder (functions several scripts share) is put before each body."""
+    A ``_common.lua`` in the folder (functions several scripts share) is put before each body.
+    A library, ``_<name>.lua`` in the folder or in one of ``libraries`` (folders of other
+    apps' scripts, such as ratelimits.SCRIPTS' window), is put before the body of the scripts
+    that name it on a ``--- USES: <name>`` line, and only theirs (a cluster's pipelines send a
+    script's source with every call)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, libraries: Iterable[Path] = ()):
         self._folder = folder
         common = folder / "_common.lua"
         self._common = common.read_text() if common.exists() else ""
+        self._libraries = {
+            path.stem[1:]: path.read_text()
+            for place in (*libraries, folder)
+            for path in sorted(place.glob("_*.lua"))
+            if path.name != "_common.lua"
+        }
 
     def __getattr__(self, name: str) -> Script:
         path = self._folder / f"{name}.lua"
         if name.startswith("_") or not path.exists():
             raise AttributeError(name)
-        script = Script(name, path.read_text(), common=self._common)
+        script = Script(name, path.read_text(), common=self._common, libraries=self._libraries)
         setattr(self, name, script)
         return script
 

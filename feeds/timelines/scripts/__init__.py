@@ -2,6 +2,9 @@
 
 from pathlib import Path
 
+from social.scripts import SCRIPTS as SOCIAL_SCRIPTS
+from ugcsite.platform.ratelimits import SCRIPTS as LIMIT_SCRIPTS
 from ugcsite.platform.redis import Scripts
 
-scripts = Scripts(Path(__file__).parent)
+# timeline_page.lua's gate checks a reader's token and counts their read limits (window, gate)
+scripts = Scripts(Path(__file__).parent, libraries=[LIMIT_SCRIPTS, SOCIAL_SCRIPTS])

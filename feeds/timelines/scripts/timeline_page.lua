@@ -1,4 +1,5 @@
---- ARGV: want offset before mark_field touch_ttl stop_if_regenerate g_before g_after m_before m_after tm_before tm_after m_mark_field pull_below_field merge_max p_revision_field m_revision_field snapshot_width
+--- ARGV: want offset before mark_field touch_ttl stop_if_regenerate g_before g_after m_before m_after tm_before tm_after m_mark_field pull_below_field merge_max p_revision_field m_revision_field snapshot_width gate_owner gate_now gate_slice gate_slices gate_allowed...
+--- USES: window gate
 -- A warm page of one timeline (P or M) in one call: the ids, and on a plain Redis (g_before set)
 -- their G hashes and the visibility check, with the reader's activity touch. A page that lies
 -- above the timeline's archived max A comes back whole; anything else says why, so the caller
@@ -16,6 +17,10 @@
 -- KEYS[1]  the timeline (P[u] or M[u]), KEYS[2] the owner's timeline facts tm[u]
 -- KEYS[3..6] home only: fb[u] (big followees), following[u], active[u], hx[u] (whom u does not see)
 -- KEYS[7..8] home only: the feed snapshot fs[u] and its facts fsf[u]
+-- KEYS[9..] a signed-in read's gate, home only (social.limits.ReadGate): the reader's bearer
+--          token's cache entry tok[u] (social.token_cache), then the hash of each read limit
+--          it counts (ugcsite.platform.ratelimits): the reader's rl[u], and on a plain Redis the
+--          address's (another slot: never on a cluster)
 -- want  how many ids to read: the page's limit + 1 (the last tells whether more exist)
 -- offset  offset, or "" when paging by before
 -- before  before: a board id (exclusive), or ""
@@ -29,7 +34,15 @@
 -- merge_max the most ids a merge with big followees' M may read here (0: never merge here)
 -- p_revision_field, m_revision_field the fields of P's and M's revisions in tm (feeds.timelines.store)
 -- snapshot_width  the bytes of one id in the feed snapshot (an unsigned big-endian integer)
--- Returns {status, A or nil, payload}:
+-- gate_owner  the user id the token names ("" with no gate); gate_now the time in seconds (a
+--          float); gate_slice, gate_slices the limits' slice and window (_window.lua)
+-- gate_allowed  each read limit's reads a window, in KEYS' order from KEYS[10]
+-- Returns {status, A or nil, payload}. With a gate (social/scripts/_gate.lua), before anything
+-- is read or written:
+--   "token-unknown": no entry for the token (the caller checks it the longer way, which fills
+--            it); "token-refused": revoked (the tombstone "-"), expired, or another person's;
+--   "limited": payload = {the refusing limit's place from 1, the seconds until it counts one}:
+--            the limits before it counted the read, the ones after it did not.
 --   "page":  payload = {has_more, the page's last id (or nil), id, hash, id, hash, ...}: a hash
 --            is the flat HGETALL of G
 --            ({} for a miss, which the caller loads from PostgreSQL; G is not read: all {}).
@@ -44,10 +57,19 @@
 --   "big", "deep" and "snapshot" of a home page carry a fourth element, the reader's facts a
 --   snapshot is kept by, read before anything the caller reads next: {P's size, its oldest id or
 --   nil, its revision or nil}.
--- Cost: O(log |T| + limit) plus, with G, O(limit) hash reads and following probes; merging k big
+-- Cost: a gate O(1) plus O(61) a limit; then O(log |T| + limit) plus, with G, O(limit) hash reads and following probes; merging k big
 -- followees' M adds O(k log |M| + n log n) for the n <= merge_max ids read; a snapshot's page
 -- O(k + limit + log |S|) for a snapshot of |S| ids.
 -- Ids stay strings, compared as numbers: every board id is below 2^53, exact in a Lua number.
+if ARG.gate_owner ~= '' then
+    local refused = read_gate(9, ARG.gate_owner, tonumber(ARG.gate_now), tonumber(ARG.gate_slice),
+        tonumber(ARG.gate_slices), ARG.gate_allowed_at)
+    if type(refused) == 'table' then
+        return {'limited', false, refused}
+    elseif refused then
+        return {refused, false, {}}
+    end
+end
 local want = tonumber(ARG.want)
 local home = #KEYS >= 5
 if home and tonumber(ARG.touch_ttl) > 0 then
