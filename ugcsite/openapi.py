@@ -26,6 +26,7 @@ from feeds.rules import (
     IMAGE_SIDE_MAX,
     IMAGE_TYPES,
     IMAGE_UPLOAD_MAX,
+    SEARCH_CONJUNCTION_MATCHES_MAX,
     SEARCH_MATCHES_MAX,
     SEARCH_TYPES,
     TAG_PATTERN,
@@ -862,7 +863,9 @@ def _paths() -> dict:
                                 "properties": {
                                     "total": {
                                         "type": "integer",
-                                        "description": f"the matches, counted up to {SEARCH_MATCHES_MAX:,}",
+                                        "description": f"the matches, counted up to {SEARCH_MATCHES_MAX:,} (boards: up to "
+                                        f"{SEARCH_CONJUNCTION_MATCHES_MAX:,} for two or more terms each found "
+                                        f"{SEARCH_MATCHES_MAX:,} times or more)",
                                     },
                                     "items": {
                                         "type": "array",
