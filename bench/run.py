@@ -334,7 +334,7 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
             size_label,
             site,
             measure.timings(measure.reading_board_to_readers(boards, readers), runs=runs),
-            note="baseline = board -> readers model",
+            note=f"baseline = board -> readers model; {_cpu_note(site)}",
         )
         liked = measure.timings(measure.likes_by_followees(boards, readers), runs=runs)
         measured[f"likes{name}"] = (len(readers), liked)
@@ -343,7 +343,7 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
             size_label,
             liked,
             site,
-            note="baseline = social reading, same call on the read sets",
+            note=f"baseline = social reading, same call on the read sets; {_cpu_note(liked)}",
         )
     storm = measure.like_storm(boards[0], w.user_ids[: min(len(w.user_ids), 3_000)])
     table.add(
@@ -354,6 +354,12 @@ def reading_figures(table: Table, w, runs: int, size_label: str) -> dict:
         "(row, count, gathered notification, Redis; one notification row in all)",
     )
     return measured
+
+
+def _cpu_note(timing: dict) -> str:
+    """The CPU a call took (this process's and the data Redis's) and the load when it ended, for
+    a note: what a loaded machine does not inflate, beside the p99 it does."""
+    return f"CPU {timing['cpu']:.2f} ms a call ({timing['redis_cpu']:.2f} in Redis), load {timing['load']:.1f}"
 
 
 def reading_only(*, runs: int) -> None:

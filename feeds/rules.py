@@ -162,6 +162,13 @@ def editor_config() -> dict:
 # half the site costs what one matching SEARCH_MATCHES_MAX boards does; ``total`` stops there.
 SEARCH_TYPES = ("users", "boards")
 SEARCH_MATCHES_MAX = people_rules.SEARCH_MATCHES_MAX  # one figure for people and boards (social.rules)
+# A query of two or more terms (words, prefixes, #tags) each found SEARCH_MATCHES_MAX times or more
+# (a conjunction of common words): the newest SEARCH_CONJUNCTION_MATCHES_MAX matches are ranked and
+# counted instead. Finding a conjunction's matches reads each term's boards back to its oldest match,
+# far more than the matches (two words each in a fifth of the titles: 25,000 index entries for 1,000
+# matches at 10^6 boards), and every match is looked up to be ranked; a smaller window divides both
+# (bench/README.md, "A smaller window for common words together").
+SEARCH_CONJUNCTION_MATCHES_MAX = 250
 # The text of a drawing that is searched: its first SEARCH_DOC_TEXT_MAX characters (a tsvector
 # holds at most 1 MB, and a drawing may hold 5,000 texts of 500).
 SEARCH_DOC_TEXT_MAX = 100_000

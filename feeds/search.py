@@ -5,7 +5,8 @@ column, current after every create, update and delete): every word of the query 
 accents ignored, all of them required; a word written ``#tag`` matches that tag whole. Only
 published boards match: hidden, deleted and suspended authors' boards never do. The newest
 SEARCH_MATCHES_MAX matches are ranked (title above tags above drawing text, ties newest first)
-and counted.
+and counted; for a conjunction of common terms (two or more, each with SEARCH_MATCHES_MAX rows or
+more), the newest SEARCH_CONJUNCTION_MATCHES_MAX (``window_size``).
 
 How they are found is ``BoardTerm``: one row per term of each published board, its primary key
 ordering each term's boards by id. A term is a prefix of lexemes (a range of the key: every
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from django.db import connections, transaction
 
 from feeds.models import Board, BoardTerm
-from feeds.rules import SEARCH_MATCHES_MAX, TAG_PATTERN
+from feeds.rules import SEARCH_CONJUNCTION_MATCHES_MAX, SEARCH_MATCHES_MAX, TAG_PATTERN
 from ugcsite.platform.replicas import read_alias
 
 # Words of a query: letters and digits (any script). Each becomes a prefix term of the query
@@ -192,6 +193,16 @@ def choose_plan(stats: list[TermStats], newest: int, *, cap: int) -> Plan:
     return Plan("merge", merged[:_MERGED_MAX])
 
 
+def window_size(terms: list[Term], stats: list[TermStats], *, cap: int) -> int:
+    """How many of the newest matches are ranked and counted: ``cap``, or for a conjunction of
+    common terms (two or more distinct terms, each with ``cap`` rows or more: a prefix counts a
+    row for each word it starts in a board) the smaller SEARCH_CONJUNCTION_MATCHES_MAX. Such a
+    window is read back to its oldest match through every term's rows, O(window / the share of
+    each term's boards that match them all), and each match is looked up for its rank."""
+    common = len(set(terms)) > 1 and all(term.rows >= cap for term in stats)
+    return min(SEARCH_CONJUNCTION_MATCHES_MAX, cap) if common else cap
+
+
 def _window_sql(
     plan: Plan, terms: list[Term], stats: list[TermStats], *, ranked: bool, tagged: bool, whole: bool, hiding: bool
 ):
@@ -263,8 +274,9 @@ def boards_search(
 ) -> tuple[list[int], int]:
     """Ids of the published boards matching every word of ``query`` (as a prefix, accents
     ignored) and every ``#tag`` it names (whole), best first (title above tags above drawing
-    text; ties newest first), and how many match, counting at most SEARCH_MATCHES_MAX: the newest
-    that many matches are ranked. Three queries in one transaction: the tsquery, each term's
+    text; ties newest first), and how many match, counting at most SEARCH_MATCHES_MAX (or, for
+    common terms together, SEARCH_CONJUNCTION_MATCHES_MAX: window_size): the newest that many
+    matches are ranked. Three queries in one transaction: the tsquery, each term's
     statistics (O(SEARCH_MATCHES_MAX) index entries a term), then the window by the plan chosen
     (or ``plan``, which tests pass to hold each plan to the rule). Boards by the authors in
     ``hidden`` (whom the viewer does not see) are neither found nor counted: a comparison on
@@ -289,6 +301,7 @@ def boards_search(
         stats = [TermStats(rows=row[1], oldest=row[2], words=row[3]) for row in rows]
         newest = rows[0][4] or 0
         chosen = choose_plan(stats, newest, cap=cap) if plan is None else _forced(plan, stats)
+        window = window_size(terms, stats, cap=cap)
         whole = all(op == "&" for op in _OPERATOR.findall(_LEXEME.sub("", built)))
         hidden = sorted(set(hidden))
         sql, params = _window_sql(
@@ -299,9 +312,9 @@ def boards_search(
             q=built,
             tags=tags,
             published=Board.State.PUBLISHED,
-            cap=cap,
+            cap=window,
             limit=limit,
-            offset=min(offset, cap),
+            offset=min(offset, window),
         )
         params.update({f"was_{name}": value for name, value in zip(_STREAM_SETTINGS, was, strict=True)})
         cursor.execute(sql, params)

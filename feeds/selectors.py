@@ -18,7 +18,7 @@ from feeds import comments, likes, notifications
 from feeds.discovery import counters, indexes, queries
 from feeds.federation import selectors as federation_selectors
 from feeds.models import Board, BoardEditor, Comment as CommentRow, Like  # Comment: the API's answer, below
-from feeds.rules import SEARCH_MATCHES_MAX, NotificationKind, Timeline
+from feeds.rules import SEARCH_CONJUNCTION_MATCHES_MAX, SEARCH_MATCHES_MAX, NotificationKind, Timeline
 from feeds.search import boards_search
 from feeds.timelines import archive, boardcache, pages, snapshot, store
 from feeds.timelines.boardcache import BoardSummary, RemixSource, summary_from_fields
@@ -552,7 +552,14 @@ class PersonFound(TypedDict):
 
 
 class SearchAnswer(TypedDict):
-    total: Annotated[int, Field(description=f"the matches, counted up to {SEARCH_MATCHES_MAX:,}")]
+    total: Annotated[
+        int,
+        Field(
+            description=f"the matches, counted up to {SEARCH_MATCHES_MAX:,} (boards: up to "
+            f"{SEARCH_CONJUNCTION_MATCHES_MAX:,} for two or more terms each found "
+            f"{SEARCH_MATCHES_MAX:,} times or more)"
+        ),
+    ]
     items: list[PersonFound | BoardSummary]
 
 

@@ -171,7 +171,8 @@ def holders_of(
     The N x M question in readers_of.lua calls, one pipelined round trip per Redis node: each
     puts the N ids in a scratch intset (``scratch(first person)``) and intersects every person's
     id set with it in C (SINTER: O(min(held, N) log N) a person), checks the times of the hits
-    only where a person's oldest entry is older than the cut-off, and returns only the hits. On
+    only where a person's oldest entry is older than the cut-off (never for a cut-off of 0: the
+    likes), and returns only the hits, each person once before theirs. On
     a cluster (no command there names two slots) each person's entries are walked in the script
     against a table of the N ids instead, or probed by ZMSCORE: O(min(held, N)) a person."""
     person_ids = list(person_ids)
@@ -187,9 +188,13 @@ def holders_of(
         per_call=READERS_PER_CALL,
         scratch=(lambda first: "") if settings.REDIS_CLUSTER else scratch,
     )
-    for group, pairs in answers:
-        for i in range(0, len(pairs), 2):
-            found[board_ids[pairs[i + 1] - 1]].append(group[pairs[i] - 1])
+    for group, hits in answers:
+        person = None
+        for position in hits:  # -reader, then the boards it holds (readers_of.lua's Returns)
+            if position < 0:
+                person = group[-position - 1]
+            else:
+                found[board_ids[position - 1]].append(person)
     return found
 
 

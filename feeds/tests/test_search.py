@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from feeds import search
 from feeds.models import Board, BoardTerm
-from feeds.rules import SEARCH_MATCHES_MAX
+from feeds.rules import SEARCH_CONJUNCTION_MATCHES_MAX, SEARCH_MATCHES_MAX
 from feeds.services import boards, moderation
 from social import search as people
 from social.models import User
@@ -210,6 +210,27 @@ def test_only_the_newest_matches_are_ranked_and_counted(api, run, monkeypatch):
     assert api.get(SEARCH, q="cloud", offset=5).json() == {"total": 3, "items": []}
 
 
+def test_common_words_together_rank_and_count_a_smaller_window(api, run, monkeypatch):
+    """Two terms each found SEARCH_MATCHES_MAX times or more: the newest
+    SEARCH_CONJUNCTION_MATCHES_MAX matches are ranked and counted; one of them rarer than that, or
+    one word alone, keeps the whole window."""
+    alice = api.as_user("alice")
+    best_but_old = post(run, alice, "Green tree", texts=["green tree"])
+    newer = [post(run, alice, f"Green {i}", texts=["a tree"]) for i in range(4)]
+    post(run, alice, "Green river")
+    monkeypatch.setattr("feeds.search.SEARCH_MATCHES_MAX", 5)
+    monkeypatch.setattr("feeds.search.SEARCH_CONJUNCTION_MATCHES_MAX", 2)
+    assert api.get(SEARCH, q="green").json()["total"] == 5  # one word: the whole window
+    assert api.get(SEARCH, q="green tree").json()["total"] == 2  # green 6 rows, tree 5: both common
+    assert found(api, "green tree") == newer[:1:-1]  # the best, but older, fell past the newest 2
+    assert api.get(SEARCH, q="green tree", offset=2).json() == {"total": 2, "items": []}
+    assert api.get(SEARCH, q="green green").json()["total"] == 5  # one term twice is one term
+    assert found(api, "green riv") == [found(api, "river")[0]]  # riv: 1 row, rare: the whole window
+    monkeypatch.setattr("feeds.search.SEARCH_MATCHES_MAX", 6)  # tree's 5 rows are rare now
+    assert api.get(SEARCH, q="green tree").json()["total"] == 5
+    assert found(api, "green tree")[0] == best_but_old
+
+
 @pytest.mark.parametrize(
     "query, problem",
     [
@@ -361,9 +382,26 @@ query_part = (
 searches = st.tuples(
     st.lists(query_part, min_size=1, max_size=3),
     st.sampled_from([1, 2, 3, 5, 1000]),  # the window (SEARCH_MATCHES_MAX)
+    st.sampled_from([1, 2, 4, 1000]),  # a conjunction's window (SEARCH_CONJUNCTION_MATCHES_MAX)
     st.integers(0, 6),  # offset
     st.integers(1, 5),  # limit
 )
+
+
+def window_expected(parts: list[str], *, cap: int, conjunction: int) -> int:
+    """The rule's window: ``cap``, or ``conjunction`` (at most ``cap``) when two or more distinct
+    terms each have ``cap`` rows or more: a prefix a row for each word of a published board it
+    starts, a tag one for each published board that carries it."""
+    terms = terms_expected()
+
+    def rows(part: str) -> int:
+        if part.startswith("#"):
+            return sum(1 for term, _ in terms if term == part)
+        return sum(1 for term, _ in terms if not term.startswith("#") and term.startswith(part))
+
+    distinct = set(parts)
+    common = len(distinct) > 1 and all(rows(part) >= cap for part in distinct)
+    return min(conjunction, cap) if common else cap
 
 
 @settings(
@@ -400,18 +438,19 @@ def test_every_plan_finds_what_the_rule_says(api, run, specs, suspend, asked):
         if suspend:
             run(moderation.user_suspend, user=authors[0])
         assert set(BoardTerm.objects.values_list("term", "board_id")) == terms_expected()
-        for parts, cap, offset, limit in asked:
+        for parts, cap, conjunction, offset, limit in asked:
             query = " ".join(parts)
             words = [part for part in parts if not part.startswith("#")]
             tags = sorted({part[1:] for part in parts if part.startswith("#")})
-            window = sql_window(words, tags, cap=cap)
+            window = sql_window(words, tags, cap=window_expected(parts, cap=cap, conjunction=conjunction))
             expected = (window[offset : offset + limit], len(window))
-            search.SEARCH_MATCHES_MAX = cap
+            search.SEARCH_MATCHES_MAX, search.SEARCH_CONJUNCTION_MATCHES_MAX = cap, conjunction
             try:
                 for plan in (None, "rows", "merge", "walk"):
                     assert search.boards_search(query, offset=offset, limit=limit, plan=plan) == expected, (query, plan)
             finally:
                 search.SEARCH_MATCHES_MAX = SEARCH_MATCHES_MAX
+                search.SEARCH_CONJUNCTION_MATCHES_MAX = SEARCH_CONJUNCTION_MATCHES_MAX
         transaction.set_rollback(True)
 
 

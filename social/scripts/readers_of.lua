@@ -17,13 +17,16 @@
 -- recent reads walked against a table of the asked ids, O(reads), or, when they hold many more
 -- reads than ids are asked, ZMSCORE of the ids, O(N) probes.
 -- KEYS     none
--- cutoff  the cut-off (epoch seconds): older reads do not count
+-- cutoff  the cut-off (epoch seconds): older reads do not count; 0 or less, none (every time held
+--         is a positive epoch second, so the hits' times are not looked at: the likes)
 -- count  B, how many board ids follow
 -- board_ids...    B board ids
 -- then            the scratch set rq:{u:<first reader>}, or "" on a cluster
 -- then            pairs: the read set r:{u:<id>} and the id set rs:{u:<id>} of each reader
--- Returns  a flat list of pairs {reader position (1-based, among the readers), board position
---          (1-based, among the board ids)} for every read found
+-- Returns  a flat list: for each reader with a read found, minus its position (1-based, among the
+--          readers), then the position (1-based, among the board ids) of each board it read
+--          ({-1, 4, 7, -3, 2}: the first reader read boards 4 and 7, the third board 2), so a
+--          reader's position crosses once, not once a hit
 local cutoff = tonumber(ARG.cutoff)
 local count = tonumber(ARG.count)
 local first, last = ARG.board_ids_at, ARG.board_ids_at + count - 1  -- the board ids in ARGV
@@ -57,7 +60,7 @@ local function alone(reads)
     return hits
 end
 
-local found = {}
+local found, n = {}, 0
 local reader = 0
 for k = last + 2, #ARGV, 2 do
     reader = reader + 1
@@ -68,7 +71,7 @@ for k = last + 2, #ARGV, 2 do
     end
     if scratch == '' or (#hits == 0 and redis.call('EXISTS', ids) == 0) then
         hits = alone(reads)
-    elseif #hits > 0 then
+    elseif #hits > 0 and cutoff > 0 then
         local oldest = redis.call('ZRANGE', reads, 0, 0, 'WITHSCORES')
         if oldest[2] and tonumber(oldest[2]) < cutoff then
             local scores = redis.call('ZMSCORE', reads, unpack(hits))
@@ -81,9 +84,13 @@ for k = last + 2, #ARGV, 2 do
             hits = recent
         end
     end
-    for _, member in ipairs(hits) do
-        found[#found + 1] = reader
-        found[#found + 1] = position[member]
+    if #hits > 0 then
+        n = n + 1
+        found[n] = -reader
+        for i = 1, #hits do
+            n = n + 1
+            found[n] = position[hits[i]]
+        end
     end
 end
 if scratch ~= '' then
