@@ -30,13 +30,15 @@ QUIET = 0.5  # seconds without a byte from the client after the close frame
 LINGER_MAX = 10.0  # seconds at most between the close frame and the TCP close
 FRAMES = "ugcsite.frames"  # the scope extension of send_texts (above)
 FRAME_CACHE = 512  # texts whose frame bytes are kept: those of this moment's broadcasts
+FRAME_CACHE_TEXT = 4096  # longer texts (a hello with its doc, one a socket) are framed, not kept
 
 _frames: dict[str, bytes] = {}
 
 
 def text_frame(text: str) -> bytes:
     """An unmasked, unfragmented text frame of ``text`` (RFC 6455 5.2, a server's), built once
-    for all the sockets it goes to in this moment (a small cache, emptied when full)."""
+    for all the sockets it goes to in this moment (a small cache of short texts, emptied when
+    full: at most FRAME_CACHE x FRAME_CACHE_TEXT characters)."""
     frame = _frames.get(text)
     if frame is None:
         payload = text.encode()
@@ -48,9 +50,10 @@ def text_frame(text: str) -> bytes:
         else:
             head = struct.pack("!BBQ", 0x81, 127, n)
         frame = head + payload
-        if len(_frames) >= FRAME_CACHE:
-            _frames.clear()
-        _frames[text] = frame
+        if n <= FRAME_CACHE_TEXT:
+            if len(_frames) >= FRAME_CACHE:
+                _frames.clear()
+            _frames[text] = frame
     return frame
 
 
