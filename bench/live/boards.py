@@ -47,6 +47,18 @@ LADDER = (1, 1.5, 2, 3, 4, 6, 8)
 QUICK_LADDER = (1, 2, 3, 4)
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds the processes have used (/proc/PID/stat)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _rss_kib(pids: list[int]) -> int:
     total = 0
     for pid in pids:
@@ -111,14 +123,17 @@ class Ours:
 
     def pids(self) -> list[int]:
         """uvicorn's live processes and nginx's: what holds a live connection."""
+        return [pid for pids in self.programs().values() for pid in pids]
+
+    def programs(self) -> dict[str, list[int]]:
+        """The pids of the live server and of nginx, each with its children."""
         from ugcsite.serving import descendants
 
-        pids = []
+        found = {}
         for program in ("live", "proxy"):
             answer = self.site.supervisorctl("pid", program).stdout.strip()
-            if answer.isdigit():
-                pids += descendants(int(answer))  # the process itself and its children
-        return pids
+            found[program] = descendants(int(answer)) if answer.isdigit() else []
+        return found
 
     def boards(self, world) -> list[dict]:
         return [{"url": f"{self.site.ws}/ws/boards/{board_id}", "tokens": tokens} for board_id, tokens in world]
@@ -163,6 +178,9 @@ class Peer:
     def pids(self) -> list[int]:
         return [self.process.pid]
 
+    def programs(self) -> dict[str, list[int]]:
+        return {"server": [self.process.pid]}
+
     def settle(self) -> None:
         pass  # it keeps nothing: no work outlives a scenario
 
@@ -184,13 +202,24 @@ def run(server, world, *, rate: float, seconds: float) -> dict:
 
     mode = "ugc" if server.name == "ours" else "yjs"
     server.settle()
+    programs = server.programs()
+    load = os.getloadavg()[0]
+    cpu = {name: _cpu_seconds(pids) for name, pids in programs.items()}
+    wall = time.monotonic()
     result = livegen.run_loadgen({"mode": mode, "boards": server.boards(world), "rate": rate, "seconds": seconds})
+    wall = time.monotonic() - wall
+    # The server's CPU over the whole run (connecting, sending, settling, closing), in cores.
+    result["server_cores"] = {name: (_cpu_seconds(pids) - cpu[name]) / wall for name, pids in programs.items()}
+    result["load"] = load  # the host's 1-minute load average as the run began (2 cores)
     print(
         f"  {server.name:<12} {rate:g} op/s a client: {result['accepted_per_s']:.0f} ops/s accepted of "
         f"{result['offered_per_s']:.0f} offered, {result['deliveries_per_s']:.0f} deliveries/s, p50 "
         f"{result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, {result['lost']} of {result['sent']} lost"
         + (f", {result['closed']} closed {result.get('close_codes')}" if result.get("closed") else "")
-        + (f", {result['errors']} errors" if result.get("errors") else ""),
+        + (f", {result['errors']} errors" if result.get("errors") else "")
+        + "; cores: "
+        + ", ".join(f"{name} {cores:.2f}" for name, cores in result["server_cores"].items())
+        + f"; load {load:.1f}",
         flush=True,
     )
     return result
@@ -335,6 +364,18 @@ def report(ours: dict, peer: dict, *, seconds: float, workers: str, judged_table
             f"| {rate:g} | {o['accepted_per_s']:.0f} | {o['p99_ms']:.1f} | {o['lost']} | {p['accepted_per_s']:.0f} "
             f"| {p['p99_ms']:.1f} | {p['lost']} |"
         )
+
+    def cores(figures):
+        return ", ".join(f"{name} {value:.2f}" for name, value in figures.get("server_cores", {}).items())
+
+    lines += [
+        "",
+        f"The servers' CPU over each whole run (connecting, sending, settling; cores) and the host's load "
+        f"average as it began: 1 x 200 ours {cores(ours['one'])} (load {ours['one'].get('load', 0):.1f}), the "
+        f"peer {cores(peer['one'])} (load {peer['one'].get('load', 0):.1f}); 100 x 5 ours {cores(ours['many'])} "
+        f"(load {ours['many'].get('load', 0):.1f}), the peer {cores(peer['many'])} "
+        f"(load {peer['many'].get('load', 0):.1f}).",
+    ]
     oi, pi = ours["idle"], peer["idle"]
     lines += [
         "",

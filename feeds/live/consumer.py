@@ -58,6 +58,7 @@ from feeds.services.boards import BoardGone, board_change_live
 from social import hiding
 from ugcsite.platform.errors import Invalid
 from ugcsite.platform.http import whole_number
+from ugcsite.platform.livesocket import FRAMES
 from ugcsite.platform.redis import REDIS_FAILURES, get_async_batcher
 
 logger = logging.getLogger(__name__)
@@ -176,7 +177,8 @@ class LiveSocket(AsyncWebsocketConsumer):
         await handler(message)
 
     async def accept(self, subprotocol=None, headers=None):
-        self.outbox = Outbox(self._write, self._too_slow, held=self.held_until_hello)
+        frames = self.scope.get("extensions", {}).get(FRAMES)  # the live server's: frames written at once
+        self.outbox = Outbox(self._write, self._too_slow, held=self.held_until_hello, frames=frames)
         await super().accept(subprotocol, headers)
 
     async def close(self, code=None, reason=None):
@@ -272,7 +274,7 @@ class BoardConsumer(LiveSocket):
         return code
 
     async def _open(self) -> int | None:
-        board = await _db(oplog.live_load)(self.board_id)
+        board = await _db(oplog.live_open)(self.board_id)
         if board is None:
             return CLOSE_NOT_FOUND
         if (
@@ -328,27 +330,22 @@ class BoardConsumer(LiveSocket):
                 return
         self.gen, self.head, self.seq = snapshot.gen, snapshot.head, snapshot.seq
         self._drop_pending()
-        self._say_hello(
-            {
-                "type": "hello",
-                "seq": self.seq,
-                "doc": snapshot.doc(),
-                "title": snapshot.title,
-                "you": you,
-                "peers": peers,
-                "limits": STROKE_LIMITS,
-            }
-        )
+        # The doc goes as the live state's text (each element as it was sent), never parsed
+        # and encoded again: a board's hello is O(its text), not a JSON round trip of it.
+        head = {"type": "hello", "seq": self.seq}
+        rest = {"title": snapshot.title, "you": you, "peers": peers, "limits": STROKE_LIMITS}
+        self._say_hello(f'{oplog._json(head)[:-1]},"doc":{snapshot.doc_text()},{oplog._json(rest)[1:]}')
         self._flush()
 
-    def _say_hello(self, message: dict) -> None:
+    def _say_hello(self, message: dict | str) -> None:
         """The first hello goes before whatever the room sent meanwhile (held in the outbox);
-        a later one (a reset, a gap too wide) in its turn."""
+        a later one (a reset, a gap too wide) in its turn. ``message`` as a dict or its JSON."""
+        text = message if isinstance(message, str) else oplog._json(message)
         if self.outbox is not None and self.outbox.held:
             if not self.closing:
-                self.outbox.release(oplog._json(message))
+                self.outbox.release(text)
         else:
-            self.put(oplog._json(message))
+            self.put(text)
 
     def _drop_pending(self) -> None:
         self.greeted = True

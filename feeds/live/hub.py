@@ -80,27 +80,47 @@ def publish_comment(board_id: int, text: str) -> None:
 
 
 class Outbox:
-    """What waits to be written to one socket, written by one task that lives while there is
-    something to write (an idle socket has none). Ops and strokes wait in order; cursors (one a
-    sender) and presence wait beside them, only the latest kept, written once the ops are out,
-    so a storm of cursor moves never delays an op. Past LIVE_SEND_BUFFER characters waiting
-    the socket is too slow: ``too_slow`` is called and everything waiting dropped.
+    """What waits to be written to one socket. Ops and strokes wait in order; cursors (one a
+    sender) and presence wait beside them, only the latest kept, written after the ops, so a
+    storm of cursor moves never delays an op. Past LIVE_SEND_BUFFER characters waiting the
+    socket is too slow: ``too_slow`` is called and everything waiting dropped.
+
+    With the live server's ``frames`` (ugcsite.platform.livesocket.FRAMES: write several text
+    frames at once, and the transport's ``writable`` event), what a socket was handed in one
+    turn of the event loop goes out at the end of that turn in one write: no task, no await, a
+    syscall a socket a turn however many frames (issue 42: a write a frame a socket was 41% of a
+    delivery). While the transport's buffer is full, one task waits for it to drain, then
+    writes what gathered meanwhile. Without them (another ASGI server), one task writes each
+    frame through ``send`` while there is something to write.
 
     An outbox made ``held`` writes nothing until ``release(first)``: a board socket's frames
     from its room (presence, cursors, strokes) wait there, under the same rules, until its
     ``hello`` goes first, however busy the room is while the hello is being read."""
 
-    __slots__ = ("send", "too_slow", "queue", "latest", "queued", "writer", "since", "closed", "held")
+    __slots__ = (
+        "send",
+        "too_slow",
+        "frames",
+        "queue",
+        "latest",
+        "queued",
+        "writer",
+        "since",
+        "closed",
+        "held",
+        "scheduled",
+    )
 
-    def __init__(self, send, too_slow, *, held: bool = False):
-        self.send, self.too_slow = send, too_slow
+    def __init__(self, send, too_slow, *, held: bool = False, frames: dict | None = None):
+        self.send, self.too_slow, self.frames = send, too_slow, frames
         self.queue: deque[str] = deque()
         self.latest: dict[str, str] = {}
         self.queued = 0
         self.writer: asyncio.Task | None = None
-        self.since: float | None = None  # when the write under way began (stuck writers)
+        self.since: float | None = None  # when the write under way (or the wait to write) began
         self.closed = False
         self.held = held
+        self.scheduled = False  # a write at the end of this loop turn is due
 
     def put(self, text: str, *, coalesce: str | None = None) -> None:
         if self.closed:
@@ -114,8 +134,8 @@ class Outbox:
                 self.drop()
                 self.too_slow()
                 return
-        if self.writer is None and not self.held:
-            self.writer = asyncio.get_running_loop().create_task(self._write())
+        if not self.held:
+            self._kick()
 
     def release(self, first: str) -> None:
         """Write ``first`` before anything that waited while held, then write as usual."""
@@ -124,8 +144,48 @@ class Outbox:
         self.held = False
         self.queue.appendleft(first)
         self.queued += len(first)
-        if self.writer is None:
-            self.writer = asyncio.get_running_loop().create_task(self._write())
+        self._kick()
+
+    def _kick(self) -> None:
+        if self.writer is not None or self.scheduled:
+            return
+        loop = asyncio.get_running_loop()
+        if self.frames is None:
+            self.writer = loop.create_task(self._write())
+        else:
+            self.scheduled = True
+            loop.call_soon(self._flush)
+
+    def _take(self) -> list[str]:
+        texts = list(self.queue)
+        if self.latest:
+            texts += self.latest.values()
+        self.queue.clear()
+        self.latest.clear()
+        self.queued = 0
+        return texts
+
+    def _flush(self) -> None:
+        """Write everything waiting in one go (frames), or wait for the transport to drain."""
+        self.scheduled = False
+        if self.closed or self.writer is not None or not (self.queue or self.latest):
+            return
+        if not self.frames["writable"].is_set():
+            self.since = asyncio.get_running_loop().time()
+            self.writer = asyncio.get_running_loop().create_task(self._write_drained())
+            return
+        try:
+            self.frames["send"](self._take())
+        except Exception as error:  # the connection is closing or went: nothing more to write
+            logger.debug("live outbox: a write failed: %s", error)
+            self.drop()
+
+    async def _write_drained(self) -> None:
+        try:
+            await self.frames["writable"].wait()
+        finally:
+            self.writer, self.since = None, None
+        self._flush()
 
     async def _write(self) -> None:
         loop = asyncio.get_running_loop()
@@ -147,8 +207,13 @@ class Outbox:
             self.writer, self.since = None, None
 
     async def drain(self, timeout: float) -> None:
-        """Wait (up to ``timeout``) until what waits is written: a last error before a close."""
-        if self.writer is not None and not self.closed:
+        """Write what waits (waiting up to ``timeout`` for a full transport): a last error
+        before a close."""
+        if self.closed:
+            return
+        if self.frames is not None and self.writer is None:
+            self._flush()
+        if self.writer is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self.writer), timeout)
             except Exception:  # too slow or gone: the close goes anyway
