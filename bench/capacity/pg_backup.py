@@ -21,7 +21,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.harness.report import ROOT
+from bench.harness.report import ROOT, measured
 
 SCRIPT = str(ROOT / "scripts" / "pg-backup.sh")
 RESULTS = ROOT / "bench" / "results" / "pg-backup.md"
@@ -137,19 +137,16 @@ def main() -> None:
             ("  the new full backup", seconds_in(restore_out, r"Took in (\d+) s")),
         ]
         when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        text = [
-            f"# PostgreSQL backups at {args.boards:,} boards ({when}, make bench-pg)",
-            "",
-            "pgBackRest 2.45, zstd, process-max 2, on this machine's shared cores; a cluster of its own with",
-            "WAL archiving (scripts/pg-backup.sh start), the world bulk-loaded by bench/harness/world.py.",
-            "",
-            "| what | measured |",
-            "|---|---|",
-            *[f"| {what} | {value} |" for what, value in rows],
-            "",
-        ]
-        RESULTS.write_text("\n".join(text))
-        print("\n".join(text))
+        measured(
+            RESULTS,
+            [
+                f"# PostgreSQL backups at {args.boards:,} boards ({when}, make bench-pg)",
+                "",
+                "pgBackRest 2.45, zstd, process-max 2, on this machine's shared cores; a cluster of its own with",
+                "WAL archiving (scripts/pg-backup.sh start), the world bulk-loaded by bench/harness/world.py.",
+            ],
+            rows,
+        )
     finally:
         subprocess.run([SCRIPT, "stop"], cwd=ROOT, env=env, timeout=120)
         shutil.rmtree(folder, ignore_errors=True)

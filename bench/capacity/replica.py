@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.capacity.pg_backup import free_port
-from bench.harness.report import ROOT
+from bench.harness.report import ROOT, measured
 
 RESULTS = ROOT / "bench" / "results" / "replica.md"
 PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
@@ -210,21 +210,18 @@ def main() -> None:
                 f"({len(samples)} samples)",
             ),
         ]
-        text = [
-            f"# Search on a streaming replica ({when}, make bench-replica, load {load:.1f})",
-            "",
-            f"{args.boards:,} boards, 20,000 people; the SQL of {len(files)} search shapes ({', '.join(labels)}),",
-            f"replayed by pgbench with {args.clients} clients a server for {args.seconds} s. The primary and the",
-            "replica each pinned to one of this machine's two cores (taskset), pgbench unpinned. The",
-            "servers run without fsync, as the benchmarks' do.",
-            "",
-            "| what | measured |",
-            "|---|---|",
-            *[f"| {what} | {value} |" for what, value in rows],
-            "",
-        ]
-        RESULTS.write_text("\n".join(text))
-        print("\n".join(text))
+        measured(
+            RESULTS,
+            [
+                f"# Search on a streaming replica ({when}, make bench-replica, load {load:.1f})",
+                "",
+                f"{args.boards:,} boards, 20,000 people; the SQL of {len(files)} search shapes ({', '.join(labels)}),",
+                f"replayed by pgbench with {args.clients} clients a server for {args.seconds} s. The primary and the",
+                "replica each pinned to one of this machine's two cores (taskset), pgbench unpinned. The",
+                "servers run without fsync, as the benchmarks' do.",
+            ],
+            rows,
+        )
     finally:
         shell(f"pg_stop {replica}; pg_stop {primary}", env)
         shutil.rmtree(folder, ignore_errors=True)

@@ -28,6 +28,14 @@ def ensure_tool(binary: str, package: str) -> bool:
     return True
 
 
+def measured(path: Path, heading: list[str], rows: list[tuple[str, str]]) -> None:
+    """Write and print a results file: ``heading`` (its title first), then a "what | measured"
+    table of ``rows``."""
+    text = "\n".join([*heading, "", "| what | measured |", "|---|---|", *[f"| {w} | {v} |" for w, v in rows], ""])
+    path.write_text(text)
+    print(text)
+
+
 def fmt(value, digits=2):
     return "—" if value is None else f"{value:,.{digits}f}"
 
