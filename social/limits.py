@@ -30,6 +30,12 @@ class TokenRefused(Exception):
     """The gate found the token revoked, expired or another person's: a 401."""
 
 
+def person_limits_forget(user_id: int) -> None:
+    """Delete a person's read-limit count (a deleted account keeps no key). O(1)."""
+    per_user, _ = ratelimits.read_limits(user_id=user_id, address="")
+    get_redis().delete(keys.read_limit(user_id, per_user.per_minute))
+
+
 def _keyed(*, user_id: int | None, address: str) -> list[tuple[str, ratelimits.Limit]]:
     """The read limits that count, each with its hash, the person's first."""
     per_user, per_address = ratelimits.read_limits(user_id=user_id, address=address)

@@ -17,7 +17,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest, Lower  # counts never go below 0, even over bulk-loaded data
 from django.utils import timezone
 
-from social import graph, hiding, keys, mail, tokens, two_factor
+from social import graph, hiding, keys, limits, mail, token_cache, tokens, two_factor
 from social.avatars import AVATAR_CONTENT_TYPE, avatar_process
 from social.models import ApiToken, Avatar, Block, Follow, Mute, RetiredUsername, TwoFactor, UserSession
 from social.rules import SESSION_ID_RE, SESSION_TOUCH_SECONDS, USER_AGENT_MAX
@@ -299,7 +299,7 @@ def account_close(*, user: User, password: str) -> None:
     with transaction.atomic():
         User.objects.filter(pk=user.pk).update(is_active=False)
         user.is_active = False
-        tokens.tokens_revoke(user=user)
+        tokens.tokens_end(user=user)
         sessions = list(UserSession.objects.filter(user=user).values_list("session_key", flat=True))
         Session.objects.filter(session_key__in=sessions).delete()
         UserSession.objects.filter(user=user).delete()
@@ -327,7 +327,7 @@ def account_purge(*, user_id: int) -> bool:
     follower and following sets and of everyone's hidden sets, the follow counts of the people
     it followed or who followed it lowered, its own keys and its buffered reads deleted, then
     its row (and with it, by cascade, its follows, reads, blocks, mutes, tokens, picture and
-    sessions' records). Idempotent; False when there is no such closed account.
+    sessions' records), then its tokens' cache entries and its read count. Idempotent; False when there is no such closed account.
     O(relations of the person), in batches."""
     if User.objects.filter(pk=user_id, is_active=False).first() is None:
         return False
@@ -348,12 +348,17 @@ def account_purge(*, user_id: int) -> bool:
     buffered = [field for field, _ in client.hscan_iter(bucket, match=f"{user_id}:*", count=1000)]
     for start in range(0, len(buffered), ACCOUNT_PURGE_BATCH):
         client.hdel(bucket, *buffered[start : start + ACCOUNT_PURGE_BATCH])
+    token_hashes = list(ApiToken.objects.filter(user_id=user_id).values_list("key_hash", flat=True))
     with transaction.atomic():
         followees = Follow.objects.filter(follower_id=user_id).values_list("followee_id", flat=True)
         followers = Follow.objects.filter(followee_id=user_id).values_list("follower_id", flat=True)
         User.objects.filter(pk__in=followees).update(followers_count=Greatest(F("followers_count") - 1, 0))
         User.objects.filter(pk__in=followers).update(following_count=Greatest(F("following_count") - 1, 0))
         User.objects.filter(pk=user_id).delete()
+    # Their tokens' tombstones (written as the rows went) and read count are in their slot: no
+    # fill can race these deletes, since a closed account's token is never cached again.
+    token_cache.forget(token_hashes, owner=user_id)
+    limits.person_limits_forget(user_id)
     return True
 
 

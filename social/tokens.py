@@ -73,6 +73,14 @@ def tokens_revoke(*, user) -> int:
     return deleted
 
 
+def tokens_end(*, user) -> None:
+    """End every token of a user whose account closes: each is refused at once (its cache entry
+    revoked; the closed account fails every lookup after) while its row stays for the purge,
+    which deletes the rows and then their cache entries, the account's last keys. O(tokens of
+    the user)."""
+    token_cache.revoke(ApiToken.objects.filter(user=user).values_list("key_hash", flat=True), owner=user.pk)
+
+
 def token_create(*, user, user_agent: str = "") -> str:
     """A new bearer token for ``user`` (``<user id>.<secret>``), noting the client that asked
     (``user_agent``, cut to its column); only its hash is stored. Expired tokens of the user go."""
