@@ -14,7 +14,9 @@ from ugcsite.platform.http import ApiError, client_address, endpoint, login_requ
 from ugcsite.platform.ratelimits import write_attempt
 
 HANDLE_MAX = 512
-HANDLE_PATTERN = r"^@?[^@/\s]+@[^@/\s]+$"  # user@host (OpenAPI reads it from here)
+# user@host (OpenAPI reads it from here). The spaces are spelled out: Python's \s also takes
+# \x1c-\x1f, JSON Schema's (ECMA 262) does not, and the two must agree (the fuzz found one).
+HANDLE_PATTERN = r"^@?[^@/ \t\n\r\f\v]+@[^@/ \t\n\r\f\v]+$"
 HANDLE_RE = re.compile(HANDLE_PATTERN.removesuffix("$") + r"\Z")
 HANDLE = parameter(
     "handle",

@@ -7,6 +7,7 @@ bodies that must never make a 5xx."""
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from feeds import keys
 from feeds.federation import delivery, documents, remote, services as federation
+from feeds.federation.api import HANDLE_PATTERN
 from feeds.models import (
     Board,
     Comment,
@@ -421,6 +423,10 @@ def test_remote_blocks_through_the_api(site, peer, api):
     answer = me.put("/api/v1/me/remote-blocks/nobody@nowhere.example")
     assert answer.status_code == 404 and answer.json()["detail"]
     assert me.put("/api/v1/me/remote-blocks/not-a-handle").status_code == 400
+    assert me.put("/api/v1/me/remote-blocks/a%20b@example.com").status_code == 400
+    # What the document's pattern takes, the server takes: \x1c is no space to JSON Schema.
+    assert re.fullmatch(HANDLE_PATTERN.strip("^$"), "a\x1c@b.example")
+    assert me.put("/api/v1/me/remote-blocks/a%1C@b.example").status_code == 404
     assert me.delete(f"/api/v1/me/remote-blocks/{handle}").status_code == 204
     assert me.get("/api/v1/me/remote-blocks").json()["items"] == []
     assert api.get("/api/v1/me/remote-blocks").status_code == 401
