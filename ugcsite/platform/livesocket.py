@@ -26,7 +26,7 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
 
-QUIET = 0.5  # seconds without a byte from the client after the close frame
+QUIET = 2.0  # seconds without a byte from the client after the close frame (a loaded host pauses a sender)
 LINGER_MAX = 10.0  # seconds at most between the close frame and the TCP close
 FRAMES = "ugcsite.frames"  # the scope extension of send_texts (above)
 FRAME_CACHE = 512  # texts whose frame bytes are kept: those of this moment's broadcasts
