@@ -11,7 +11,6 @@ import os
 import platform
 import shutil
 import statistics
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import django
 
 from bench.cluster.scale import DISCOVERY_RESULTS, DISCOVERY_TARGET
+from bench.harness.measure import wsgi_get
 from bench.harness.report import RESULTS, Table, ensure_tool
 from bench.harness.targets import Target, judged, zadd_rate
 
@@ -67,31 +67,12 @@ def profile_http(token: str, *, calls: int = 500) -> None:
         from pyinstrument import Profiler
     except ImportError:
         return
-    from io import BytesIO
-
     from django.core.handlers.wsgi import WSGIHandler
 
     handler = WSGIHandler()
 
     def call(path="/api/v1/feed"):
-        environ = {
-            "REQUEST_METHOD": "GET",
-            "PATH_INFO": path,
-            "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8000",
-            "HTTP_HOST": "127.0.0.1",
-            "HTTP_AUTHORIZATION": f"Bearer {token}",
-            "wsgi.input": BytesIO(b""),
-            "wsgi.url_scheme": "http",
-            "wsgi.errors": sys.stderr,
-            "SERVER_PROTOCOL": "HTTP/1.1",
-        }
-        chunks = handler(environ, lambda status, headers: None)
-        body = b"".join(chunks)
-        if hasattr(chunks, "close"):
-            chunks.close()
-        return body
+        return wsgi_get(handler, path, token)[1]
 
     plain = {}
     for path in ("/api/v1/health", "/api/v1/feed"):  # unprofiled first: the real cost of each

@@ -20,12 +20,12 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
-from io import BytesIO
 from pathlib import Path
 
 import django
+
+from bench.harness.measure import wsgi_get
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -83,27 +83,8 @@ def run(args) -> None:
     handler = WSGIHandler()
 
     def call(path: str, token: str | None) -> bytes:
-        environ = {
-            "REQUEST_METHOD": "GET",
-            "PATH_INFO": path,
-            "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8000",
-            "HTTP_HOST": "127.0.0.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "wsgi.input": BytesIO(b""),
-            "wsgi.url_scheme": "http",
-            "wsgi.errors": sys.stderr,
-            "SERVER_PROTOCOL": "HTTP/1.1",
-        }
-        if token is not None:
-            environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-        status = []
-        chunks = handler(environ, lambda line, headers: status.append(line))
-        body = b"".join(chunks)
-        if hasattr(chunks, "close"):
-            chunks.close()
-        assert status[0].startswith("200"), (path, status, body[:200])
+        status, body = wsgi_get(handler, path, token)
+        assert status.startswith("200"), (path, status, body[:200])
         return body
 
     rows = {

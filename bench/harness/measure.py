@@ -1,7 +1,9 @@
 """Measurements: each returns p50/p99 (ms) of a callable, or a figure, measured in this process."""
 
+import io
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -260,3 +262,29 @@ def timeline_memory(user_ids: list[int]) -> dict:
         "timelines": sum(encodings.values()),
         "entries": total_entries,
     }
+
+
+def wsgi_get(handler, path: str, token: str | None = None) -> tuple[str, bytes]:
+    """GET ``path`` through a Django WSGIHandler in this process, as the web server would call it
+    (from 127.0.0.1, with ``token`` as a bearer token when given): (status line, body)."""
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "HTTP_HOST": "127.0.0.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": sys.stderr,
+        "SERVER_PROTOCOL": "HTTP/1.1",
+    }
+    if token is not None:
+        environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    status = []
+    chunks = handler(environ, lambda line, headers: status.append(line))
+    body = b"".join(chunks)
+    if hasattr(chunks, "close"):
+        chunks.close()
+    return status[0], body
