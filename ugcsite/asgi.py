@@ -6,6 +6,8 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from ugcsite.platform.heap import freeze_startup
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ugcsite.settings")
 django_application = get_asgi_application()  # sets Django up before the consumers import models
 
@@ -19,3 +21,4 @@ application = ProtocolTypeRouter(
         "websocket": SessionUser(URLRouter(websocket_urlpatterns)),
     }
 )
+freeze_startup()  # the startup heap out of the collector's walks (ugcsite.platform.heap)
