@@ -466,6 +466,12 @@ def inbox_open(inbox: str) -> str:
     return "fo:" + _inbox_tag(inbox)
 
 
+def picture_gate(board_id: int) -> str:
+    """String with a TTL of PICTURE_RENDER_SECONDS: a board's picture was rendered in this window
+    ("sent"), or a render waits for its end ("due"; feeds.services.boards). Example: ``pr:{b:1234}``."""
+    return f"pr:{{b:{int(board_id)}}}"
+
+
 def board_update_gate(board_id: int) -> str:
     """String with a TTL of FEDERATION_UPDATE_SECONDS: a board's Update was sent (or is due) in
     this window; an edit meanwhile waits for its end. Example: ``fu:{b:1234}``."""

@@ -6,7 +6,9 @@ beneath: scripts/services.sh installs it), at most ``MAX_SIDE`` pixels on its lo
 its BlurHash (the placeholder Mastodon shows while the picture loads). It is rendered once per
 version of the board (its ``updated_at``) and kept in PostgreSQL (feeds.models.BoardPicture):
 a Celery task renders it when a board is published or its drawing or title changes
-(``board_picture_render``), so serving it is one primary-key read; a request that finds no
+(``board_picture_render``; a board changing often, as a live board compacted every few seconds
+does, at most twice every PICTURE_RENDER_SECONDS: feeds.services.boards), so serving it is one
+primary-key read; a request that finds no
 render of the current version renders it itself (the first request after a change the task has
 not reached yet), once.
 

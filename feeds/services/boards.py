@@ -17,7 +17,7 @@ from django.db.models.functions import Greatest  # counts never go below 0, even
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from feeds import tasks, versions
+from feeds import keys, tasks, versions
 from feeds.discovery import counters, indexes
 from feeds.federation import services as federation
 from feeds.live import broadcast, oplog
@@ -31,17 +31,18 @@ from feeds.timelines.visibility import board_show, board_unshow
 from feeds.validation import doc_with_ids
 from social import reading
 from ugcsite.platform.errors import NotAllowed, NotFound
-from ugcsite.platform.redis import REDIS_FAILURES
+from ugcsite.platform.redis import REDIS_FAILURES, get_redis
 
 logger = logging.getLogger(__name__)
 User = get_user_model()
 _ID_ATTEMPTS = 5
 
 
-def enqueue(task, *args) -> None:
-    """Send a task; with the broker unreachable, leave it to the outbox (beat sends it again)."""
+def enqueue(task, *args, countdown: int | None = None) -> None:
+    """Send a task (``countdown``: run it that many seconds from now); with the broker
+    unreachable, leave it to the outbox (beat sends it again)."""
     try:
-        task.delay(*args)
+        task.apply_async(args, countdown=countdown)
     except BrokerUnreachable as error:
         logger.warning(
             "%s%s not sent (the broker is unreachable: %s); the outbox sends it again", task.name, args, error
@@ -304,10 +305,31 @@ def _board_write(
         if {"kind", "tags"} & changes.keys():
             _board_indexed(live)  # only the indexes that changed are written
         if {"doc", "doc_json", "title"} & changes.keys():
-            enqueue(tasks.board_picture_render, board.id)  # the PNG of the new version (feeds.pictures)
+            _picture_soon(board.id)  # the PNG of the new version (feeds.pictures)
 
     transaction.on_commit(publish)
     return board
+
+
+def _picture_soon(board_id: int) -> None:
+    """Render a changed board's picture: at once on the first change in PICTURE_RENDER_SECONDS,
+    and once when that window ends for every later change in it (of the version then; the task
+    renders nothing if that version is kept). A board drawn live is compacted every few seconds:
+    it renders twice a window, not at every compaction. With the data Redis unreachable, at once.
+    One Redis SET, two in a window already open."""
+    gate = keys.picture_gate(board_id)
+    try:
+        client = get_redis()
+        if client.set(gate, "sent", nx=True, ex=settings.PICTURE_RENDER_SECONDS):
+            wait = None
+        elif client.set(gate, "due", xx=True, keepttl=True, get=True) == "sent":
+            wait = max(client.ttl(gate), 0) + 1  # after the window: a change then opens the next one
+        else:
+            return  # a render at the window's end is due already (or the window just closed: see above)
+    except REDIS_FAILURES as error:
+        logger.warning("board %s: its picture's window unknown (%s); rendered now", board_id, error)
+        wait = None
+    enqueue(tasks.board_picture_render, board_id, countdown=wait)
 
 
 def board_leave(board: Board, state: str) -> bool:

@@ -5,6 +5,7 @@ page's Open Graph and Twitter card tags. Pixels are read back with Pillow."""
 
 import io
 import re
+import time
 
 import blurhash
 import pytest
@@ -13,6 +14,7 @@ from PIL import Image
 from feeds import pictures
 from feeds.models import Board, BoardPicture
 from feeds.services import boards as services
+from ugcsite.testing import wait_for
 
 BOARDS = "/api/v1/boards"
 RED, BLUE, PAPER = (255, 0, 0), (0, 0, 255), (250, 250, 250)
@@ -173,6 +175,32 @@ def test_publishing_and_changing_a_board_render_it_in_a_task(run, alice):
     changed = BoardPicture.objects.get(board_id=board_id)
     assert changed.version == pictures.version_of(Board.objects.get(pk=board_id)) != kept.version
     assert Image.open(io.BytesIO(bytes(changed.png))).convert("RGB").getpixel((100, 50)) == BLUE
+
+
+def _kept_version(board_id: int) -> str | None:
+    return BoardPicture.objects.filter(board_id=board_id).values_list("version", flat=True).first()
+
+
+def test_changes_inside_a_window_render_once_more_when_it_ends(celery_worker, api, settings):
+    """A board changed again and again (a live board is compacted every few seconds) renders at
+    its first change, then once for every later change of the window, when the window ends."""
+    settings.PICTURE_RENDER_SECONDS = 6
+    alice = api.as_user("alice")
+    board_id = _create(alice, drawing())
+    wait_for(lambda: _kept_version(board_id) is not None, what="the picture rendered on publish")
+
+    assert alice.patch(f"{BOARDS}/{board_id}", {"doc": drawing("#0000ff")}).status_code == 200  # opens a window
+    blue = pictures.version_of(Board.objects.get(pk=board_id))
+    wait_for(lambda: _kept_version(board_id) == blue, what="the first change's render, at once")
+
+    for fill in ("#00ff00", "#ff0000"):  # two more inside the window
+        assert alice.patch(f"{BOARDS}/{board_id}", {"doc": drawing(fill)}).status_code == 200
+    last = pictures.version_of(Board.objects.get(pk=board_id))
+    time.sleep(2)  # a render takes a fraction of that: were it sent now, it would be kept
+    assert _kept_version(board_id) == blue  # their render waits for the window's end
+    wait_for(lambda: _kept_version(board_id) == last, timeout=30, what="the render at the window's end")
+    png = BoardPicture.objects.get(board_id=board_id).png
+    assert Image.open(io.BytesIO(bytes(png))).convert("RGB").getpixel((100, 50)) == RED
 
 
 @pytest.mark.django_db
