@@ -534,9 +534,10 @@ FEDERATION_ENABLED = env_bool("FEDERATION_ENABLED", True)
 # development only (a public server must not be made to reach its own network: SSRF).
 FEDERATION_ALLOW_PRIVATE = env_bool("FEDERATION_ALLOW_PRIVATE", False)
 # A board's picture (feeds.pictures, a PNG for link previews and federation) is rendered at once
-# on its first change, then at most once more this many seconds later, of the version then: a live
-# board compacted every LIVE_COMPACT_SECONDS rendered at every compaction (~0.2 s of a worker each).
-PICTURE_RENDER_SECONDS = int(os.environ.get("PICTURE_RENDER_SECONDS", "30"))
+# on its first change, then at most once more this many seconds later, of the version then, and
+# when a live board's last editor leaves: a live board's compactions each rendered one (~0.2 s of
+# a worker). /b/<id>.png renders a newer version itself, so previews are never stale.
+PICTURE_RENDER_SECONDS = int(os.environ.get("PICTURE_RENDER_SECONDS", "300"))
 # A live board's edits send Update at most this often (the last edit is sent when the time is up).
 FEDERATION_UPDATE_SECONDS = int(os.environ.get("FEDERATION_UPDATE_SECONDS", "300"))
 # Outgoing requests: each bounded in time (seconds), redirects followed and bytes read.

@@ -14,11 +14,11 @@ import time
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from feeds import versions
+from feeds import tasks, versions
 from feeds.live import oplog
 from feeds.live.oplog import BoardRef
 from feeds.models import Board, BoardEditor
-from feeds.services.boards import board_update
+from feeds.services.boards import board_update, enqueue
 from feeds.services.notifications import notify_board_changed
 
 logger = logging.getLogger(__name__)
@@ -31,7 +31,8 @@ def board_compact(board_id: int, *, last_editor_left: bool = False) -> int | Non
 
     A version is kept (feeds.versions) when the doc written is VERSION_EVERY_SECONDS past the
     latest version, and when the last editor left (``last_editor_left``), unless the doc equals
-    the latest version's; who drew meanwhile is noted for it. One indexed read more a run."""
+    the latest version's; who drew meanwhile is noted for it, and the board's picture is
+    rendered (at once, not at the end of its window). One indexed read more a run."""
     board = Board.objects.select_related("author").filter(pk=board_id).first()
     if board is None:
         return None
@@ -65,6 +66,9 @@ def board_compact(board_id: int, *, last_editor_left: bool = False) -> int | Non
                 written = snapshot.seq
     if written is None and last_editor_left and board.state == Board.State.PUBLISHED:
         _version_on_leave(board)
+    if last_editor_left and board.state == Board.State.PUBLISHED:
+        # The board at rest: its picture now, not at the end of its window (feeds.services.boards).
+        transaction.on_commit(lambda: enqueue(tasks.board_picture_render, board.pk))
     oplog.live_mark_compacted(ref, snapshot.seq)
     oplog.dirty_clear(ref, snapshot.seq)
     return written

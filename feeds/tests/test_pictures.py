@@ -184,7 +184,7 @@ def _kept_version(board_id: int) -> str | None:
 def test_changes_inside_a_window_render_once_more_when_it_ends(celery_worker, api, settings):
     """A board changed again and again (a live board is compacted every few seconds) renders at
     its first change, then once for every later change of the window, when the window ends."""
-    settings.PICTURE_RENDER_SECONDS = 6
+    settings.PICTURE_RENDER_SECONDS = 6  # (5 minutes by default)
     alice = api.as_user("alice")
     board_id = _create(alice, drawing())
     wait_for(lambda: _kept_version(board_id) is not None, what="the picture rendered on publish")

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from feeds import versions
+from feeds import keys, pictures, versions
 from feeds.live import compaction, oplog, tasks as live_tasks
-from feeds.models import Board, BoardVersion
+from feeds.models import Board, BoardPicture, BoardVersion
 from feeds.services import boards as board_services, editors as editor_services, moderation
 from feeds.services.versions import version_restore
 from social.models import User
@@ -241,6 +241,19 @@ def test_the_task_the_last_editor_leaving_sends_keeps_a_version(live_board, sett
     live_draw(live_board, "bob", stroke("t1"))
     run(live_tasks.live_compact, live_board.pk)
     assert numbers(live_board.pk)[-1] == (2, ["bob"], 2)
+
+
+def test_the_last_editor_leaving_renders_the_picture_of_the_doc_left(live_board, run, redis_data):
+    """Compactions inside a picture's window leave its render to the window's end; the last
+    editor leaving renders it at once."""
+    board = live_board
+    redis_data.set(keys.picture_gate(board.pk), "due", ex=300)  # a window open, its render due at its end
+    live_draw(board, "bob", stroke("p1"))
+    run(compaction.board_compact, board.pk)
+    current = pictures.version_of(Board.objects.get(pk=board.pk))
+    assert BoardPicture.objects.filter(board_id=board.pk, version=current).count() == 0
+    run(compaction.board_compact, board.pk, last_editor_left=True)
+    assert BoardPicture.objects.filter(board_id=board.pk, version=current).count() == 1
 
 
 def test_a_restore_on_a_live_board_replaces_its_live_doc(live_board, run):
