@@ -127,10 +127,14 @@ def picture_of(board: Board) -> dict:
 
 def board_picture_refresh(board_id: int) -> None:
     """The task's work: render a published board's current version unless it is kept already
-    (a board gone or hidden meanwhile is done). O(1) reads, then at most one render."""
-    board = Board.objects.filter(pk=board_id, state=Board.State.PUBLISHED).first()
-    if board is None:
+    (a board gone or hidden meanwhile is done). O(1) reads, the doc read only to render: a
+    live board's leaving sends one each time its last editor goes, most with nothing to do."""
+    published = Board.objects.filter(pk=board_id, state=Board.State.PUBLISHED)
+    updated_at = published.values_list("updated_at", flat=True).first()
+    if updated_at is None:
         return
     kept = BoardPicture.objects.filter(board_id=board_id).values_list("version", flat=True).first()
-    if kept != version_of(board):
-        picture_render(board)
+    if kept != version_of(Board(updated_at=updated_at)):
+        board = published.first()
+        if board is not None:
+            picture_render(board)
