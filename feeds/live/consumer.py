@@ -20,12 +20,15 @@ one else waits for it.
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.db import DatabaseSyncToAsync
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
@@ -114,6 +117,10 @@ def _user_by_id(user_id: int):
     return User.objects.filter(pk=user_id, is_active=True).first()
 
 
+async def _none() -> None:
+    return None
+
+
 def _enqueue_compaction(board_id: int) -> None:
     try:
         live_compact.delay(board_id)
@@ -121,24 +128,67 @@ def _enqueue_compaction(board_id: int) -> None:
         logger.warning("compaction of board %s not enqueued: %s", board_id, error)
 
 
-async def socket_user(scope) -> tuple[object | None, int | None]:
-    """Who opens a socket: (user, None), (None, None) for anonymous, or (None, close code). A
-    bearer token on the upgrade, else the session cookie, which counts only from the site's own
-    origin (cross-site WebSocket hijacking)."""
+def _credentials(scope) -> tuple[str | None, object | None, int | None]:
+    """What a socket's upgrade says of who opens it: (bearer token, None, None) with an
+    Authorization header ("" when it names no bearer token), (None, session user, None) for a
+    session cookie, which counts only from the site's own origin (cross-site WebSocket hijacking:
+    (None, None, 4403) from another), (None, None, None) for anonymous."""
     headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
     authorization = headers.get("authorization")
     if authorization is not None:
         scheme, _, key = authorization.partition(" ")
-        user_id = await _db(_token_user_id)(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
-        user = await _db(_user_by_id)(user_id) if user_id is not None else None
-        return (user, None) if user is not None else (None, CLOSE_UNAUTHENTICATED)
+        return (key.strip() if scheme.lower() == "bearer" else ""), None, None
     session_user = scope.get("user")
     if session_user is not None and session_user.is_authenticated:
         origin = headers.get("origin")
         if origin is None or urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
-            return None, CLOSE_FORBIDDEN
-        return session_user, None
-    return None, None
+            return None, None, CLOSE_FORBIDDEN
+        return None, session_user, None
+    return None, None, None
+
+
+def _bearer_user(key: str):
+    """The active user of a bearer token, or None. Storage: a cached token is O(1) in Redis, and
+    its user one indexed read."""
+    user_id = _token_user_id(key) if key else None
+    return _user_by_id(user_id) if user_id is not None else None
+
+
+async def socket_user(scope) -> tuple[object | None, int | None]:
+    """Who opens a socket: (user, None), (None, None) for anonymous, or (None, close code)."""
+    bearer, user, code = _credentials(scope)
+    if bearer is not None:
+        user = await _db(_bearer_user)(bearer)
+        return (user, None) if user is not None else (None, CLOSE_UNAUTHENTICATED)
+    return user, code
+
+
+@dataclass(slots=True)
+class Opening:
+    """What a board socket learns before it joins its room (``board_opening``)."""
+
+    user: object | None
+    board: Board
+    can_edit: bool
+
+
+def board_opening(board_id: int, bearer: str | None, user) -> Opening | int:
+    """Who opens board ``board_id`` and what they may do, in one thread hop (issue 42: a connect
+    made ten): the bearer token's user (``bearer``; else ``user``, the session's or None), the
+    board made live if it is not (``oplog.live_open``), whether its author blocks them and
+    whether they may draw. An Opening, or the close code: 4401 for a token that opens nothing,
+    4404 for no board to them. Storage: a few indexed reads and O(1) Redis calls (a board not yet
+    live: ``live_load``'s O(elements))."""
+    if bearer is not None:
+        user = _bearer_user(bearer)
+        if user is None:
+            return CLOSE_UNAUTHENTICATED
+    board = oplog.live_open(board_id)
+    if board is None:
+        return CLOSE_NOT_FOUND
+    if user is not None and user.pk != board.author_id and hiding.blocked_by(user.pk, board.author_id):
+        return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
+    return Opening(user=user, board=board, can_edit=selectors.board_may_draw(board, user))
 
 
 class TokenBucket:
@@ -166,6 +216,26 @@ class LiveSocket(AsyncWebsocketConsumer):
     heard_at: float | None = None  # when the client last sent a frame, once it has pinged (LIVE_SILENCE)
     silent = False  # closed for its silence: a drop, not a goodbye
     held_until_hello = False  # a board socket's first frame is its hello (API.md), whatever comes first
+
+    async def __call__(self, scope, receive, send):
+        """Channels' loop without its Channels layer (a board socket's frames come through the
+        hub): each message dispatched as it comes, with no task a message nor a second task an
+        idle socket waiting beside the one of its connection (Channels' await_many_dispatch makes
+        both, and an asyncio.wait each time)."""
+        if get_channel_layer(self.channel_layer_alias) is not None:
+            return await super().__call__(scope, receive, send)
+        self.scope, self.channel_layer, self.base_send = scope, None, send
+        try:
+            while True:
+                await self.dispatch(await receive())
+        except StopConsumer:
+            pass
+
+    async def websocket_disconnect(self, message):
+        """Channels' without its close_old_connections on the one shared sync thread (a thread
+        hop a close): nothing here holds a database connection on this thread."""
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def dispatch(self, message):
         """Channels' dispatch without its thread hop a message (close_old_connections, run on the
@@ -257,9 +327,7 @@ class BoardConsumer(LiveSocket):
         self.dirty_marked = 0.0
         self.images_placeable: set[str] = set()  # pictures this socket may place (checked once each)
         try:
-            code = await self._authenticate()
-            if code is None:
-                code = await self._open()
+            code = await self._open()
         except REDIS_FAILURES as error:
             logger.warning("live board %s: storage unreachable at connect: %s", self.board_id, error)
             code = CLOSE_TRY_AGAIN
@@ -269,42 +337,44 @@ class BoardConsumer(LiveSocket):
         if code is not None:
             await self.close(code)
 
-    async def _authenticate(self) -> int | None:
-        self.user, code = await socket_user(self.scope)
-        return code
-
     async def _open(self) -> int | None:
-        board = await _db(oplog.live_open)(self.board_id)
-        if board is None:
-            return CLOSE_NOT_FOUND
-        if (
-            self.user is not None
-            and self.user.pk != board.author_id
-            and await _thread(hiding.blocked_by)(self.user.pk, board.author_id)
-        ):
-            return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
-        self.ref = BoardRef.of(board)
+        """One thread hop for who and what (``board_opening``), then the room and one batch of
+        Redis calls on the loop's client: the presence entry written and read with the doc (or
+        the ops since ``?since=``), the hello, and the presence frame to the others (coalesced)."""
+        bearer, user, code = _credentials(self.scope)
+        if code is not None:
+            return code
+        opening = await _db(board_opening)(self.board_id, bearer, user)
+        if isinstance(opening, int):
+            return opening
+        self.user, self.can_edit = opening.user, opening.can_edit
+        self.ref = BoardRef.of(opening.board)
         self.username = self.user.username if self.user is not None else None
-        self.can_edit = await _db(selectors.board_may_draw)(board, self.user)
         await self.hub.join(self)  # subscribed before the state is read: no op falls between
         self.joined = True
-        await _thread(oplog.presence_set)(self.ref, self.sid, username=self.username, can_edit=self.can_edit)
-        if self.username is not None:
-            await _thread(oplog.presence_back)(self.ref, self.username)
-        await self._hello(since=self._since())
-        await self._presence_changed()
+        since = self._since()
+        entries, snapshot = await asyncio.gather(
+            oplog.presence_join_async(self.ref, self.sid, username=self.username, can_edit=self.can_edit),
+            oplog.live_snapshot_async(self.ref) if since is None else _none(),
+        )
+        await self._hello(since=since, entries=entries, snapshot=snapshot)
+        self.hub.presence_changed(self.ref, self.sid)
         return None
 
     def _since(self) -> int | None:
         return whole_number(parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get("since", [""])[0])
 
-    async def _hello(self, *, since: int | None = None) -> None:
-        """Say hello: the doc and its seq, or (``since``) the ops after it when the log has them."""
-        peers = oplog.peers_of(await _thread(oplog.presence_list)(self.ref))
+    async def _hello(self, *, since: int | None = None, entries: list | None = None, snapshot=None) -> None:
+        """Say hello: the doc and its seq, or (``since``) the ops after it when the log has them.
+        ``entries`` (the board's presence) and ``snapshot`` (its doc) when already read."""
+        if entries is None:
+            entries = await oplog.presence_list_async(self.ref)
+        peers = oplog.peers_of(entries)
         you = {"username": self.username, "can_edit": self.can_edit}
         if since is not None:
-            entries = await _thread(oplog.live_replay)(self.ref, since)
-            head = await oplog.live_head_async(self.ref)
+            entries, head = await asyncio.gather(
+                oplog.live_replay_async(self.ref, since), oplog.live_head_async(self.ref)
+            )
             if entries is not None and head is not None and all(entry.op is not None for entry in entries):
                 self.gen, self.head = head
                 self.seq = entries[-1].seq if entries else since
@@ -321,10 +391,11 @@ class BoardConsumer(LiveSocket):
                 )
                 self._flush()
                 return
-        snapshot = await _thread(oplog.live_snapshot)(self.ref)
+        if snapshot is None:
+            snapshot = await oplog.live_snapshot_async(self.ref)
         if snapshot is None:  # the live state expired or was lost meanwhile: load it again
             board = await _db(oplog.live_load)(self.board_id)
-            snapshot = await _thread(oplog.live_snapshot)(self.ref) if board is not None else None
+            snapshot = await oplog.live_snapshot_async(self.ref) if board is not None else None
             if snapshot is None:
                 await self.close(CLOSE_NOT_FOUND)
                 return
@@ -368,26 +439,19 @@ class BoardConsumer(LiveSocket):
         self.joined = False
         try:
             await self.hub.leave(self)
-            if (self.closing and not self.silent) or code in GOODBYE_CODES or self.username is None:
-                await _thread(oplog.presence_remove)(self.ref, self.sid)
-            else:  # dropped: the others see "reconnecting" for a while
-                await _thread(oplog.presence_away)(
-                    self.ref,
-                    self.sid,
-                    username=self.username,
-                    can_edit=self.can_edit,
-                    grace=LIVE_RECONNECT_GRACE,
-                )
-            entries = await self._presence_changed()
+            left = (self.closing and not self.silent) or code in GOODBYE_CODES or self.username is None
+            entries = await oplog.presence_leave_async(  # dropped: the others see "reconnecting" a while
+                self.ref,
+                self.sid,
+                username=self.username,
+                can_edit=self.can_edit,
+                grace=None if left else LIVE_RECONNECT_GRACE,
+            )
+            self.hub.presence_changed(self.ref, self.sid)
             if self.can_edit and not any(entry["e"] and not entry.get("r") for entry in entries):
                 await _thread(_enqueue_compaction)(self.board_id)  # the last editor left
         except Exception as error:  # leaving never fails loudly: presence entries expire anyway
             logger.warning("live board %s: leaving was not recorded: %s", self.board_id, error)
-
-    async def _presence_changed(self) -> list[dict]:
-        entries = await _thread(oplog.presence_list)(self.ref)
-        await self._publish(PRESENCE, {"type": "presence", "peers": oplog.peers_of(entries)})
-        return entries
 
     # --- from the client ---------------------------------------------------------------------
 
@@ -628,7 +692,7 @@ class BoardConsumer(LiveSocket):
             upto = None if to_head else (max(self.pending) if self.pending else None)
             if upto is None and not to_head:
                 return
-            entries = await _thread(oplog.live_replay)(self.ref, self.seq, upto)
+            entries = await oplog.live_replay_async(self.ref, self.seq, upto)
             if entries is None or any(entry.op is None for entry in entries):
                 self.gap_task = None
                 await self._hello()  # too far behind, or the doc was replaced: the whole doc
