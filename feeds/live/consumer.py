@@ -168,27 +168,29 @@ class Opening:
     """What a board socket learns before it joins its room (``board_opening``)."""
 
     user: object | None
-    board: Board
+    author_id: int
     can_edit: bool
 
 
 def board_opening(board_id: int, bearer: str | None, user) -> Opening | int:
     """Who opens board ``board_id`` and what they may do, in one thread hop (issue 42: a connect
-    made ten): the bearer token's user (``bearer``; else ``user``, the session's or None), the
-    board made live if it is not (``oplog.live_open``), whether its author blocks them and
-    whether they may draw. An Opening, or the close code: 4401 for a token that opens nothing,
-    4404 for no board to them. Storage: a few indexed reads and O(1) Redis calls (a board not yet
-    live: ``live_load``'s O(elements))."""
+    made five, each holding a database connection over Redis calls): the bearer token's user
+    (``bearer``; else ``user``, the session's or None), the board's author and the right to draw,
+    in one query (selectors.board_access). An Opening, or the close code: 4401 for a token (or
+    session) that names no active person, 4404 for a board that is not published. Storage: one
+    O(1) Redis read for a cached token, one indexed query."""
     if bearer is not None:
-        user = _bearer_user(bearer)
-        if user is None:
+        user_id = _token_user_id(bearer) if bearer else None
+        if user_id is None:
             return CLOSE_UNAUTHENTICATED
-    board = oplog.live_open(board_id)
-    if board is None:
+    else:
+        user_id = user.pk if user is not None else None
+    user, author_id, can_edit = selectors.board_access(board_id, user_id)
+    if user_id is not None and user is None:
+        return CLOSE_UNAUTHENTICATED
+    if author_id is None:
         return CLOSE_NOT_FOUND
-    if user is not None and user.pk != board.author_id and hiding.blocked_by(user.pk, board.author_id):
-        return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
-    return Opening(user=user, board=board, can_edit=selectors.board_may_draw(board, user))
+    return Opening(user=user, author_id=author_id, can_edit=can_edit)
 
 
 class TokenBucket:
@@ -338,17 +340,28 @@ class BoardConsumer(LiveSocket):
             await self.close(code)
 
     async def _open(self) -> int | None:
-        """One thread hop for who and what (``board_opening``), then the room and one batch of
-        Redis calls on the loop's client: the presence entry written and read with the doc (or
-        the ops since ``?since=``), the hello, and the presence frame to the others (coalesced)."""
+        """One thread hop for who and what (``board_opening``), then the loop's Redis client,
+        batched with the other sockets' calls: whether the board is live (else one hop to load
+        it) and whether its author blocks them; the room; the presence entry written and read with
+        the doc (or the ops since ``?since=``); the hello, and the presence frame to the others
+        (coalesced, feeds.live.hub)."""
         bearer, user, code = _credentials(self.scope)
         if code is not None:
             return code
         opening = await _db(board_opening)(self.board_id, bearer, user)
         if isinstance(opening, int):
             return opening
-        self.user, self.can_edit = opening.user, opening.can_edit
-        self.ref = BoardRef.of(opening.board)
+        ref = BoardRef(opening.author_id, self.board_id)
+        blocks = opening.user is not None and opening.user.pk != ref.author_id
+        live, blocked = await asyncio.gather(
+            oplog.live_titled_async(ref),
+            hiding.blocked_by_async(opening.user.pk, ref.author_id) if blocks else _none(),
+        )
+        if blocked:
+            return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
+        if not live and await _db(oplog.live_load)(self.board_id) is None:
+            return CLOSE_NOT_FOUND  # unpublished meanwhile
+        self.user, self.can_edit, self.ref = opening.user, opening.can_edit, ref
         self.username = self.user.username if self.user is not None else None
         await self.hub.join(self)  # subscribed before the state is read: no op falls between
         self.joined = True

@@ -133,18 +133,13 @@ def live_load(board_id: int) -> Board | None:
     return board
 
 
-def live_open(board_id: int) -> Board | None:
-    """The board a socket opens (without its doc), made live first if it is not: a board already
-    live (its state in Redis, with its title) costs one indexed read and one HEXISTS, not a
-    parse of its doc under the row lock (issue 42: 200 sockets opening one big board at once
-    each parsed and sent the whole doc to Redis, in turn). None if it is not published.
-    O(1) when live; else ``live_load``'s O(elements)."""
-    board = Board.objects.defer("doc_json").filter(pk=board_id, state=Board.State.PUBLISHED).first()
-    if board is None:
-        return None
-    if get_redis().hexists(keys.live_meta(board.author_id, board.pk), "title"):
-        return board
-    return live_load(board_id)
+async def live_titled_async(ref: BoardRef) -> bool:
+    """Whether a board is live, with its title kept (a state loaded before titles were kept is
+    loaded again): a socket opening a board already live reads nothing more of it than this
+    before its snapshot, where ``live_load`` parses its doc under the row lock (issue 42: 200
+    sockets opening one big board at once each parsed and sent the whole doc to Redis, in turn).
+    From an event loop, batched with the loop's other calls. O(1)."""
+    return bool(await get_async_batcher().call(lambda pipe: pipe.hexists(keys.live_meta(*ref.key_args), "title")))
 
 
 def published_among(board_ids: set[int]) -> set[int]:
