@@ -309,6 +309,16 @@ class BoardConsumer(LiveSocket):
     user = None
     ref: BoardRef | None = None
     joined = False
+    # What a socket starts with, kept on the class until it changes (an idle socket's own
+    # dictionary holds only what it set: 5,000 of them, issue 42).
+    seq = 0
+    greeted = False  # ops wait in pending until hello has gone
+    gap_task = None
+    cursor_at = 0.0  # when this sender's last cursor went out
+    cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
+    refused = 0
+    dirty_marked = 0.0
+    images_placeable: frozenset[str] | set[str] = frozenset()  # pictures this socket may place (checked once each)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -317,17 +327,9 @@ class BoardConsumer(LiveSocket):
         self.board_id = int(self.scope["url_route"]["kwargs"]["board_id"])
         self.hub = hubs.hub()
         self.sid = self.hub.socket_id()
-        self.seq = 0
         self.pending: dict[int, str] = {}  # ops ahead of the next one this socket owes its client
-        self.greeted = False  # ops wait in pending until hello has gone
-        self.gap_task = None
         self.ops = TokenBucket(LIVE_OPS_PER_SECOND, LIVE_OPS_BURST)
         self.strokes = TokenBucket(LIVE_STROKE_FRAMES_PER_SECOND, LIVE_STROKE_FRAMES_PER_SECOND)
-        self.cursor_at = 0.0  # when this sender's last cursor went out
-        self.cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
-        self.refused = 0
-        self.dirty_marked = 0.0
-        self.images_placeable: set[str] = set()  # pictures this socket may place (checked once each)
         try:
             code = await self._open()
         except REDIS_FAILURES as error:
@@ -359,7 +361,7 @@ class BoardConsumer(LiveSocket):
         )
         if blocked:
             return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
-        if not live and await _db(oplog.live_load)(self.board_id) is None:
+        if not live and not await self._load():
             return CLOSE_NOT_FOUND  # unpublished meanwhile
         self.user, self.can_edit, self.ref = opening.user, opening.can_edit, ref
         self.username = self.user.username if self.user is not None else None
@@ -373,6 +375,17 @@ class BoardConsumer(LiveSocket):
         await self._hello(since=since, entries=entries, snapshot=snapshot)
         self.hub.presence_changed(self.ref, self.sid)
         return None
+
+    async def _load(self) -> bool:
+        """Make the board live (``oplog.live_load``), once for all the sockets of this process
+        that open it meanwhile: each loading it took the board's row lock in turn, and a database
+        connection of the pool while it waited (issue 42: 50 sockets opening a board not yet
+        live held up every other opening). Whether it is published."""
+        loading = self.hub.loading.get(self.board_id)
+        if loading is None:
+            loading = self.hub.loading[self.board_id] = asyncio.ensure_future(_db(oplog.live_load)(self.board_id))
+            loading.add_done_callback(lambda _: self.hub.loading.pop(self.board_id, None))
+        return await asyncio.shield(loading) is not None  # a socket that goes leaves the load to the others
 
     def _since(self) -> int | None:
         return whole_number(parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get("since", [""])[0])
@@ -407,8 +420,7 @@ class BoardConsumer(LiveSocket):
         if snapshot is None:
             snapshot = await oplog.live_snapshot_async(self.ref)
         if snapshot is None:  # the live state expired or was lost meanwhile: load it again
-            board = await _db(oplog.live_load)(self.board_id)
-            snapshot = await oplog.live_snapshot_async(self.ref) if board is not None else None
+            snapshot = await oplog.live_snapshot_async(self.ref) if await self._load() else None
             if snapshot is None:
                 await self.close(CLOSE_NOT_FOUND)
                 return
@@ -645,7 +657,7 @@ class BoardConsumer(LiveSocket):
             )
         except Invalid as error:
             raise BadMessage(str(error), cid) from None
-        self.images_placeable.add(element["image"])
+        self.images_placeable = {*self.images_placeable, element["image"]}
 
     def _apply(self, message, op: dict, op_json: str, element_json: str | None):
         if op["kind"] == "board":
