@@ -440,30 +440,6 @@ def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit:
         pipe.execute()
 
 
-def presence_remove(ref: BoardRef, channel: str) -> None:
-    get_redis().hdel(keys.live_presence(*ref.key_args), channel)
-
-
-def presence_away(ref: BoardRef, channel: str, *, username: str, can_edit: bool, grace: float) -> None:
-    """A connection dropped without saying goodbye: its entry stays for ``grace`` seconds, marked
-    reconnecting (``peers_of``), unless its person comes back sooner. O(1)."""
-    key = keys.live_presence(*ref.key_args)
-    get_redis().hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + grace, "r": True}))
-
-
-def presence_back(ref: BoardRef, username: str) -> None:
-    """``username`` connected again: the entries of their dropped connections go. O(connections)."""
-    key = keys.live_presence(*ref.key_args)
-    client = get_redis()
-    gone = [
-        channel
-        for channel, raw in client.hgetall(key).items()
-        if (entry := json.loads(raw)).get("r") and entry["u"] == username
-    ]
-    if gone:
-        client.hdel(key, *gone)
-
-
 def presence_list(ref: BoardRef) -> list[dict]:
     """The live entries of the board's connections (expired ones are dropped). O(connections)."""
     key = keys.live_presence(*ref.key_args)
@@ -489,7 +465,7 @@ def _presence_entries(everything: dict, now: float, *, back: str | None = None) 
 
 async def presence_join_async(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool) -> list[dict]:
     """A connection opens (the live sockets, from their event loop): its entry is recorded, the
-    entries of its person's dropped connections (``presence_back``) and the lapsed ones go, and
+    entries of its person's dropped connections (they are back) and the lapsed ones go, and
     the board's live entries come back (``presence_list``, this one included). One batch of the
     loop's (one round trip), and one HDEL more when something is to go. O(connections)."""
     key = keys.live_presence(*ref.key_args)
@@ -510,7 +486,7 @@ async def presence_leave_async(
     ref: BoardRef, channel: str, *, username: str | None, can_edit: bool, grace: float | None
 ) -> list[dict]:
     """A connection closes (the live sockets): its entry goes (``grace`` None), or stays marked
-    reconnecting for ``grace`` seconds (``presence_away``: it dropped); the board's live entries
+    reconnecting for ``grace`` seconds (it dropped: ``peers_of``); the board's live entries
     come back. One batch (one round trip), and one HDEL more for lapsed entries. O(connections)."""
     key = keys.live_presence(*ref.key_args)
     batcher = get_async_batcher()
@@ -538,7 +514,7 @@ async def presence_list_async(ref: BoardRef) -> list[dict]:
 
 def peers_of(entries: list[dict], *, now: float | None = None) -> list[dict]:
     """``[{"username", "reconnecting"}]`` of the people connected (each once, watchers without a
-    name left out). Someone whose every entry is one of a dropped connection (``presence_away``)
+    name left out). Someone whose every entry is one of a dropped connection (``presence_leave_async``)
     is ``reconnecting``, with ``forget_after``: the seconds until that entry lapses."""
     now = time.time() if now is None else now
     people: dict[str, dict] = {}
