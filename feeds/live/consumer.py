@@ -39,7 +39,6 @@ from feeds.live.hub import CURSOR, OP, PRESENCE, STROKE, Outbox
 from feeds.live.oplog import BoardRef, OpRefused
 from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame, stroke_check
 from feeds.live.tasks import live_compact
-from feeds.models import Board
 from feeds.notifications import notifications_unread
 from feeds.rules import (
     LIVE_CURSORS_PER_SECOND,
@@ -306,7 +305,8 @@ class LiveSocket(AsyncWebsocketConsumer):
 class BoardConsumer(LiveSocket):
     channel_layer_alias = NO_LAYER
     held_until_hello = True
-    user = None
+    user_id: int | None = None  # the person's id and name, not their row: 5,000 sockets kept 5,000 rows
+    username: str | None = None
     ref: BoardRef | None = None
     joined = False
     # What a socket starts with, kept on the class until it changes (an idle socket's own
@@ -363,8 +363,9 @@ class BoardConsumer(LiveSocket):
             return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
         if not live and not await self._load():
             return CLOSE_NOT_FOUND  # unpublished meanwhile
-        self.user, self.can_edit, self.ref = opening.user, opening.can_edit, ref
-        self.username = self.user.username if self.user is not None else None
+        if opening.user is not None:
+            self.user_id, self.username = opening.user.pk, opening.user.username
+        self.can_edit, self.ref = opening.can_edit, ref
         await self.hub.join(self)  # subscribed before the state is read: no op falls between
         self.joined = True
         since = self._since()
@@ -681,7 +682,7 @@ class BoardConsumer(LiveSocket):
         cid = message.client_op_id
         if "title" not in op:
             return await oplog.live_board_op_async(self.ref, op, by=self.username, client_op_id=cid)
-        if self.user.pk != self.ref.author_id:
+        if self.user_id != self.ref.author_id:
             raise BadMessage("Only the board's author may change its title; you may change its drawing.", cid)
         try:
             return await _db(board_change_live)(board_id=self.board_id, op=op, by=self.username, client_op_id=cid)
@@ -755,11 +756,7 @@ class BoardConsumer(LiveSocket):
             log("live board %s: a notice failed: %r", self.board_id, error)
 
     async def _access_changed(self) -> None:
-        self.can_edit = await _db(self._may_draw_now)()
-
-    def _may_draw_now(self) -> bool:
-        board = Board.objects.filter(pk=self.board_id).first()
-        return board is not None and selectors.board_may_draw(board, self.user)
+        self.can_edit = (await _db(selectors.board_access)(self.board_id, self.user_id))[2]
 
     async def _gone(self) -> None:
         await self._error(None, "This board was deleted.")
