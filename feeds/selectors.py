@@ -10,7 +10,7 @@ from typing import Annotated, Literal, NotRequired
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Subquery
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -650,11 +650,34 @@ class NotBoardAuthorOrEditor(NotAllowed):
 
 
 def board_may_draw(board: Board, user) -> bool:
-    """Whether ``user`` (or None) may change ``board``'s drawing: its author or an editor.
-    One indexed query at most."""
+    """Whether ``user`` (or None) may change ``board``'s drawing: its author or an editor (the
+    rule board_access reads in its query too). One indexed query at most."""
     if user is None or not user.is_authenticated:
         return False
     return board.author_id == user.pk or BoardEditor.objects.filter(board_id=board.pk, user_id=user.pk).exists()
+
+
+def board_access(board_id: int, user_id: int | None) -> tuple[object | None, int | None, bool]:
+    """Who opens a board and what they may do there, in one indexed query (a live socket opening
+    it, feeds.live.consumer): (the active user ``user_id`` names, or None; the board's author id,
+    or None when it is not published; whether the user may change its drawing, board_may_draw's
+    rule: its author or an editor). ``user_id`` None: anonymous, who may only watch."""
+    published = Board.objects.filter(pk=board_id, state=Board.State.PUBLISHED)
+    if user_id is None:
+        return None, published.values_list("author_id", flat=True).first(), False
+    user = (
+        get_user_model()
+        .objects.filter(pk=user_id, is_active=True)
+        .annotate(
+            board_author=Subquery(published.values("author_id")[:1]),
+            board_editor=Exists(BoardEditor.objects.filter(board_id=board_id, user_id=OuterRef("pk"))),
+        )
+        .first()
+    )
+    if user is None:
+        return None, None, False
+    author_id = user.board_author
+    return user, author_id, author_id is not None and (author_id == user.pk or user.board_editor)
 
 
 def board_get_drawable(board_id: int, user) -> Board:

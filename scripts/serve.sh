@@ -35,7 +35,10 @@ python -m ugcsite.serving check
 # its own (1009) and a sentence saying why. No permessage-deflate: a board's frames are small JSON,
 # and compressing each once per receiver cost more CPU and memory (a zlib state a connection) than
 # it saved on the wire (bench/results/live.md); y-websocket's server leaves it off too.
-live="uvicorn ugcsite.asgi:application --ws ugcsite.platform.livesocket:LingeringProtocol --ws-max-size 4194304 --ws-per-message-deflate false --timeout-graceful-shutdown 5 --no-access-log"
+# --log-level warning, as the WSGI servers': uvicorn logs every socket it accepts at info ("[accepted]",
+# an access log --no-access-log leaves on), and writing those lines was a fifth of the live
+# process's loop while 5,000 sockets connected (issue 42, py-spy).
+live="uvicorn ugcsite.asgi:application --ws ugcsite.platform.livesocket:LingeringProtocol --ws-max-size 4194304 --ws-per-message-deflate false --timeout-graceful-shutdown 5 --no-access-log --log-level warning"
 case "$WEB_STACK" in
     split)
         ensure_nginx

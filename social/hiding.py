@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from social import keys
 from social.models import Block, Mute
 from social.scripts import scripts
-from ugcsite.platform.redis import get_redis
+from ugcsite.platform.redis import get_async_batcher, get_redis
 
 BLOCKS = 1  # the owner blocks them
 BLOCKED_BY = 2  # they block the owner
@@ -60,6 +60,13 @@ def hidden_all(user_id: int, *, bits: int = BLOCKED_EITHER_WAY | MUTES) -> list[
 def blocked_by(user_id: int, other_id: int) -> bool:
     """Whether ``other_id`` blocks the user (so the user gets 404 for their profile). O(1)."""
     score = get_redis().zscore(keys.hidden(user_id), other_id)
+    return bool(score and int(score) & BLOCKED_BY)
+
+
+async def blocked_by_async(user_id: int, other_id: int) -> bool:
+    """blocked_by from an event loop (a live socket opening a board), batched with the loop's
+    other calls (ugcsite.platform.redis.Batcher). O(1)."""
+    score = await get_async_batcher().call(lambda pipe: pipe.zscore(keys.hidden(user_id), other_id))
     return bool(score and int(score) & BLOCKED_BY)
 
 

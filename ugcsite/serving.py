@@ -195,6 +195,9 @@ http {{
             proxy_set_header Upgrade $http_upgrade;
             proxy_set_header Connection $connection_upgrade;
             proxy_buffering off;
+            # What nginx holds for each open socket: one buffer a direction, of this size (a page,
+            # 4k, by default). A frame larger than it is passed on in pieces.
+            proxy_buffer_size 1k;
             proxy_read_timeout 1h;
             proxy_send_timeout 1h;
             # A client that takes nothing of what the board sends for this long is cut, and its

@@ -20,12 +20,15 @@ one else waits for it.
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.db import DatabaseSyncToAsync
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils.module_loading import import_string
@@ -36,7 +39,6 @@ from feeds.live.hub import CURSOR, OP, PRESENCE, STROKE, Outbox
 from feeds.live.oplog import BoardRef, OpRefused
 from feeds.live.protocol import BadMessage, cursor_check, op_check, parse_frame, stroke_check
 from feeds.live.tasks import live_compact
-from feeds.models import Board
 from feeds.notifications import notifications_unread
 from feeds.rules import (
     LIVE_CURSORS_PER_SECOND,
@@ -114,6 +116,10 @@ def _user_by_id(user_id: int):
     return User.objects.filter(pk=user_id, is_active=True).first()
 
 
+async def _none() -> None:
+    return None
+
+
 def _enqueue_compaction(board_id: int) -> None:
     try:
         live_compact.delay(board_id)
@@ -121,24 +127,69 @@ def _enqueue_compaction(board_id: int) -> None:
         logger.warning("compaction of board %s not enqueued: %s", board_id, error)
 
 
-async def socket_user(scope) -> tuple[object | None, int | None]:
-    """Who opens a socket: (user, None), (None, None) for anonymous, or (None, close code). A
-    bearer token on the upgrade, else the session cookie, which counts only from the site's own
-    origin (cross-site WebSocket hijacking)."""
+def _credentials(scope) -> tuple[str | None, object | None, int | None]:
+    """What a socket's upgrade says of who opens it: (bearer token, None, None) with an
+    Authorization header ("" when it names no bearer token), (None, session user, None) for a
+    session cookie, which counts only from the site's own origin (cross-site WebSocket hijacking:
+    (None, None, 4403) from another), (None, None, None) for anonymous."""
     headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
     authorization = headers.get("authorization")
     if authorization is not None:
         scheme, _, key = authorization.partition(" ")
-        user_id = await _db(_token_user_id)(key.strip()) if scheme.lower() == "bearer" and key.strip() else None
-        user = await _db(_user_by_id)(user_id) if user_id is not None else None
-        return (user, None) if user is not None else (None, CLOSE_UNAUTHENTICATED)
+        return (key.strip() if scheme.lower() == "bearer" else ""), None, None
     session_user = scope.get("user")
     if session_user is not None and session_user.is_authenticated:
         origin = headers.get("origin")
         if origin is None or urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
-            return None, CLOSE_FORBIDDEN
-        return session_user, None
-    return None, None
+            return None, None, CLOSE_FORBIDDEN
+        return None, session_user, None
+    return None, None, None
+
+
+def _bearer_user(key: str):
+    """The active user of a bearer token, or None. Storage: a cached token is O(1) in Redis, and
+    its user one indexed read."""
+    user_id = _token_user_id(key) if key else None
+    return _user_by_id(user_id) if user_id is not None else None
+
+
+async def socket_user(scope) -> tuple[object | None, int | None]:
+    """Who opens a socket: (user, None), (None, None) for anonymous, or (None, close code)."""
+    bearer, user, code = _credentials(scope)
+    if bearer is not None:
+        user = await _db(_bearer_user)(bearer)
+        return (user, None) if user is not None else (None, CLOSE_UNAUTHENTICATED)
+    return user, code
+
+
+@dataclass(slots=True)
+class Opening:
+    """What a board socket learns before it joins its room (``board_opening``)."""
+
+    user: object | None
+    author_id: int
+    can_edit: bool
+
+
+def board_opening(board_id: int, bearer: str | None, user) -> Opening | int:
+    """Who opens board ``board_id`` and what they may do, in one thread hop (issue 42: a connect
+    made five, each holding a database connection over Redis calls): the bearer token's user
+    (``bearer``; else ``user``, the session's or None), the board's author and the right to draw,
+    in one query (selectors.board_access). An Opening, or the close code: 4401 for a token (or
+    session) that names no active person, 4404 for a board that is not published. Storage: one
+    O(1) Redis read for a cached token, one indexed query."""
+    if bearer is not None:
+        user_id = _token_user_id(bearer) if bearer else None
+        if user_id is None:
+            return CLOSE_UNAUTHENTICATED
+    else:
+        user_id = user.pk if user is not None else None
+    user, author_id, can_edit = selectors.board_access(board_id, user_id)
+    if user_id is not None and user is None:
+        return CLOSE_UNAUTHENTICATED
+    if author_id is None:
+        return CLOSE_NOT_FOUND
+    return Opening(user=user, author_id=author_id, can_edit=can_edit)
 
 
 class TokenBucket:
@@ -166,6 +217,26 @@ class LiveSocket(AsyncWebsocketConsumer):
     heard_at: float | None = None  # when the client last sent a frame, once it has pinged (LIVE_SILENCE)
     silent = False  # closed for its silence: a drop, not a goodbye
     held_until_hello = False  # a board socket's first frame is its hello (API.md), whatever comes first
+
+    async def __call__(self, scope, receive, send):
+        """Channels' loop without its Channels layer (a board socket's frames come through the
+        hub): each message dispatched as it comes, with no task a message nor a second task an
+        idle socket waiting beside the one of its connection (Channels' await_many_dispatch makes
+        both, and an asyncio.wait each time)."""
+        if get_channel_layer(self.channel_layer_alias) is not None:
+            return await super().__call__(scope, receive, send)
+        self.scope, self.channel_layer, self.base_send = scope, None, send
+        try:
+            while True:
+                await self.dispatch(await receive())
+        except StopConsumer:
+            pass
+
+    async def websocket_disconnect(self, message):
+        """Channels' without its close_old_connections on the one shared sync thread (a thread
+        hop a close): nothing here holds a database connection on this thread."""
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def dispatch(self, message):
         """Channels' dispatch without its thread hop a message (close_old_connections, run on the
@@ -234,9 +305,20 @@ class LiveSocket(AsyncWebsocketConsumer):
 class BoardConsumer(LiveSocket):
     channel_layer_alias = NO_LAYER
     held_until_hello = True
-    user = None
+    user_id: int | None = None  # the person's id and name, not their row: 5,000 sockets kept 5,000 rows
+    username: str | None = None
     ref: BoardRef | None = None
     joined = False
+    # What a socket starts with, kept on the class until it changes (an idle socket's own
+    # dictionary holds only what it set: 5,000 of them, issue 42).
+    seq = 0
+    greeted = False  # ops wait in pending until hello has gone
+    gap_task = None
+    cursor_at = 0.0  # when this sender's last cursor went out
+    cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
+    refused = 0
+    dirty_marked = 0.0
+    images_placeable: frozenset[str] | set[str] = frozenset()  # pictures this socket may place (checked once each)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -245,21 +327,11 @@ class BoardConsumer(LiveSocket):
         self.board_id = int(self.scope["url_route"]["kwargs"]["board_id"])
         self.hub = hubs.hub()
         self.sid = self.hub.socket_id()
-        self.seq = 0
         self.pending: dict[int, str] = {}  # ops ahead of the next one this socket owes its client
-        self.greeted = False  # ops wait in pending until hello has gone
-        self.gap_task = None
         self.ops = TokenBucket(LIVE_OPS_PER_SECOND, LIVE_OPS_BURST)
         self.strokes = TokenBucket(LIVE_STROKE_FRAMES_PER_SECOND, LIVE_STROKE_FRAMES_PER_SECOND)
-        self.cursor_at = 0.0  # when this sender's last cursor went out
-        self.cursor_next: str | None = None  # a cursor waiting for its turn (coalesced)
-        self.refused = 0
-        self.dirty_marked = 0.0
-        self.images_placeable: set[str] = set()  # pictures this socket may place (checked once each)
         try:
-            code = await self._authenticate()
-            if code is None:
-                code = await self._open()
+            code = await self._open()
         except REDIS_FAILURES as error:
             logger.warning("live board %s: storage unreachable at connect: %s", self.board_id, error)
             code = CLOSE_TRY_AGAIN
@@ -269,42 +341,67 @@ class BoardConsumer(LiveSocket):
         if code is not None:
             await self.close(code)
 
-    async def _authenticate(self) -> int | None:
-        self.user, code = await socket_user(self.scope)
-        return code
-
     async def _open(self) -> int | None:
-        board = await _db(oplog.live_open)(self.board_id)
-        if board is None:
-            return CLOSE_NOT_FOUND
-        if (
-            self.user is not None
-            and self.user.pk != board.author_id
-            and await _thread(hiding.blocked_by)(self.user.pk, board.author_id)
-        ):
+        """One thread hop for who and what (``board_opening``), then the loop's Redis client,
+        batched with the other sockets' calls: whether the board is live (else one hop to load
+        it) and whether its author blocks them; the room; the presence entry written and read with
+        the doc (or the ops since ``?since=``); the hello, and the presence frame to the others
+        (coalesced, feeds.live.hub)."""
+        bearer, user, code = _credentials(self.scope)
+        if code is not None:
+            return code
+        opening = await _db(board_opening)(self.board_id, bearer, user)
+        if isinstance(opening, int):
+            return opening
+        ref = BoardRef(opening.author_id, self.board_id)
+        blocks = opening.user is not None and opening.user.pk != ref.author_id
+        live, blocked = await asyncio.gather(
+            oplog.live_titled_async(ref),
+            hiding.blocked_by_async(opening.user.pk, ref.author_id) if blocks else _none(),
+        )
+        if blocked:
             return CLOSE_NOT_FOUND  # its author blocks them: no board to them, as over HTTP
-        self.ref = BoardRef.of(board)
-        self.username = self.user.username if self.user is not None else None
-        self.can_edit = await _db(selectors.board_may_draw)(board, self.user)
+        if not live and not await self._load():
+            return CLOSE_NOT_FOUND  # unpublished meanwhile
+        if opening.user is not None:
+            self.user_id, self.username = opening.user.pk, opening.user.username
+        self.can_edit, self.ref = opening.can_edit, ref
         await self.hub.join(self)  # subscribed before the state is read: no op falls between
         self.joined = True
-        await _thread(oplog.presence_set)(self.ref, self.sid, username=self.username, can_edit=self.can_edit)
-        if self.username is not None:
-            await _thread(oplog.presence_back)(self.ref, self.username)
-        await self._hello(since=self._since())
-        await self._presence_changed()
+        since = self._since()
+        entries, snapshot = await asyncio.gather(
+            oplog.presence_join_async(self.ref, self.sid, username=self.username, can_edit=self.can_edit),
+            oplog.live_snapshot_async(self.ref) if since is None else _none(),
+        )
+        await self._hello(since=since, entries=entries, snapshot=snapshot)
+        self.hub.presence_changed(self.ref, self.sid)
         return None
+
+    async def _load(self) -> bool:
+        """Make the board live (``oplog.live_load``), once for all the sockets of this process
+        that open it meanwhile: each loading it took the board's row lock in turn, and a database
+        connection of the pool while it waited (issue 42: 50 sockets opening a board not yet
+        live held up every other opening). Whether it is published."""
+        loading = self.hub.loading.get(self.board_id)
+        if loading is None:
+            loading = self.hub.loading[self.board_id] = asyncio.ensure_future(_db(oplog.live_load)(self.board_id))
+            loading.add_done_callback(lambda _: self.hub.loading.pop(self.board_id, None))
+        return await asyncio.shield(loading) is not None  # a socket that goes leaves the load to the others
 
     def _since(self) -> int | None:
         return whole_number(parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get("since", [""])[0])
 
-    async def _hello(self, *, since: int | None = None) -> None:
-        """Say hello: the doc and its seq, or (``since``) the ops after it when the log has them."""
-        peers = oplog.peers_of(await _thread(oplog.presence_list)(self.ref))
+    async def _hello(self, *, since: int | None = None, entries: list | None = None, snapshot=None) -> None:
+        """Say hello: the doc and its seq, or (``since``) the ops after it when the log has them.
+        ``entries`` (the board's presence) and ``snapshot`` (its doc) when already read."""
+        if entries is None:
+            entries = await oplog.presence_list_async(self.ref)
+        peers = oplog.peers_of(entries)
         you = {"username": self.username, "can_edit": self.can_edit}
         if since is not None:
-            entries = await _thread(oplog.live_replay)(self.ref, since)
-            head = await oplog.live_head_async(self.ref)
+            entries, head = await asyncio.gather(
+                oplog.live_replay_async(self.ref, since), oplog.live_head_async(self.ref)
+            )
             if entries is not None and head is not None and all(entry.op is not None for entry in entries):
                 self.gen, self.head = head
                 self.seq = entries[-1].seq if entries else since
@@ -321,10 +418,10 @@ class BoardConsumer(LiveSocket):
                 )
                 self._flush()
                 return
-        snapshot = await _thread(oplog.live_snapshot)(self.ref)
+        if snapshot is None:
+            snapshot = await oplog.live_snapshot_async(self.ref)
         if snapshot is None:  # the live state expired or was lost meanwhile: load it again
-            board = await _db(oplog.live_load)(self.board_id)
-            snapshot = await _thread(oplog.live_snapshot)(self.ref) if board is not None else None
+            snapshot = await oplog.live_snapshot_async(self.ref) if await self._load() else None
             if snapshot is None:
                 await self.close(CLOSE_NOT_FOUND)
                 return
@@ -368,26 +465,19 @@ class BoardConsumer(LiveSocket):
         self.joined = False
         try:
             await self.hub.leave(self)
-            if (self.closing and not self.silent) or code in GOODBYE_CODES or self.username is None:
-                await _thread(oplog.presence_remove)(self.ref, self.sid)
-            else:  # dropped: the others see "reconnecting" for a while
-                await _thread(oplog.presence_away)(
-                    self.ref,
-                    self.sid,
-                    username=self.username,
-                    can_edit=self.can_edit,
-                    grace=LIVE_RECONNECT_GRACE,
-                )
-            entries = await self._presence_changed()
+            left = (self.closing and not self.silent) or code in GOODBYE_CODES or self.username is None
+            entries = await oplog.presence_leave_async(  # dropped: the others see "reconnecting" a while
+                self.ref,
+                self.sid,
+                username=self.username,
+                can_edit=self.can_edit,
+                grace=None if left else LIVE_RECONNECT_GRACE,
+            )
+            self.hub.presence_changed(self.ref, self.sid)
             if self.can_edit and not any(entry["e"] and not entry.get("r") for entry in entries):
                 await _thread(_enqueue_compaction)(self.board_id)  # the last editor left
         except Exception as error:  # leaving never fails loudly: presence entries expire anyway
             logger.warning("live board %s: leaving was not recorded: %s", self.board_id, error)
-
-    async def _presence_changed(self) -> list[dict]:
-        entries = await _thread(oplog.presence_list)(self.ref)
-        await self._publish(PRESENCE, {"type": "presence", "peers": oplog.peers_of(entries)})
-        return entries
 
     # --- from the client ---------------------------------------------------------------------
 
@@ -568,7 +658,7 @@ class BoardConsumer(LiveSocket):
             )
         except Invalid as error:
             raise BadMessage(str(error), cid) from None
-        self.images_placeable.add(element["image"])
+        self.images_placeable = {*self.images_placeable, element["image"]}
 
     def _apply(self, message, op: dict, op_json: str, element_json: str | None):
         if op["kind"] == "board":
@@ -592,7 +682,7 @@ class BoardConsumer(LiveSocket):
         cid = message.client_op_id
         if "title" not in op:
             return await oplog.live_board_op_async(self.ref, op, by=self.username, client_op_id=cid)
-        if self.user.pk != self.ref.author_id:
+        if self.user_id != self.ref.author_id:
             raise BadMessage("Only the board's author may change its title; you may change its drawing.", cid)
         try:
             return await _db(board_change_live)(board_id=self.board_id, op=op, by=self.username, client_op_id=cid)
@@ -628,7 +718,7 @@ class BoardConsumer(LiveSocket):
             upto = None if to_head else (max(self.pending) if self.pending else None)
             if upto is None and not to_head:
                 return
-            entries = await _thread(oplog.live_replay)(self.ref, self.seq, upto)
+            entries = await oplog.live_replay_async(self.ref, self.seq, upto)
             if entries is None or any(entry.op is None for entry in entries):
                 self.gap_task = None
                 await self._hello()  # too far behind, or the doc was replaced: the whole doc
@@ -666,11 +756,7 @@ class BoardConsumer(LiveSocket):
             log("live board %s: a notice failed: %r", self.board_id, error)
 
     async def _access_changed(self) -> None:
-        self.can_edit = await _db(self._may_draw_now)()
-
-    def _may_draw_now(self) -> bool:
-        board = Board.objects.filter(pk=self.board_id).first()
-        return board is not None and selectors.board_may_draw(board, self.user)
+        self.can_edit = (await _db(selectors.board_access)(self.board_id, self.user_id))[2]
 
     async def _gone(self) -> None:
         await self._error(None, "This board was deleted.")

@@ -29,7 +29,6 @@ import itertools
 import logging
 import secrets
 import weakref
-from collections import deque
 
 import redis
 import redis.asyncio
@@ -37,6 +36,7 @@ from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 
 from feeds import keys
+from feeds.live import oplog
 from feeds.live.oplog import PRESENCE_TTL, published_among
 from feeds.rules import LIVE_PING_EVERY, LIVE_SEND_BUFFER
 from ugcsite.platform.redis import Batcher, get_async_redis, plain_redis
@@ -46,6 +46,7 @@ logger = logging.getLogger(__name__)
 OP, CURSOR, STROKE, PRESENCE, NOTICE, COMMENT = "o", "c", "s", "p", "x", "m"
 NOTICES = ("access", "gone", "reset")
 SUBSCRIBE_TIMEOUT = 5.0
+PRESENCE_EVERY = 0.1  # a board's presence frame goes from a process at most this often (the latest state)
 TICK = 5.0  # how often the hub looks for stuck writers (and refreshes presence every few ticks)
 
 
@@ -113,7 +114,7 @@ class Outbox:
 
     def __init__(self, send, too_slow, *, held: bool = False, frames: dict | None = None):
         self.send, self.too_slow, self.frames = send, too_slow, frames
-        self.queue: deque[str] = deque()
+        self.queue: list[str] = []  # a list, not a deque: an empty deque holds a 0.5 KiB block, and most sockets idle
         self.latest: dict[str, str] = {}
         self.queued = 0
         self.writer: asyncio.Task | None = None
@@ -142,7 +143,7 @@ class Outbox:
         if self.closed:
             return
         self.held = False
-        self.queue.appendleft(first)
+        self.queue.insert(0, first)
         self.queued += len(first)
         self._kick()
 
@@ -157,10 +158,9 @@ class Outbox:
             loop.call_soon(self._flush)
 
     def _take(self) -> list[str]:
-        texts = list(self.queue)
+        texts, self.queue = self.queue, []
         if self.latest:
             texts += self.latest.values()
-        self.queue.clear()
         self.latest.clear()
         self.queued = 0
         return texts
@@ -191,15 +191,19 @@ class Outbox:
         loop = asyncio.get_running_loop()
         try:
             while not self.closed:
-                if self.queue:
-                    text = self.queue.popleft()
-                    self.queued -= len(text)
-                elif self.latest:
-                    text = self.latest.pop(next(iter(self.latest)))
-                else:
+                if self.queue:  # what waits now, in order; what comes meanwhile waits after it
+                    batch, self.queue = self.queue, []
+                    for text in batch:
+                        if self.closed:
+                            return
+                        self.queued -= len(text)
+                        self.since = loop.time()
+                        await self.send(text)
+                    continue
+                if not self.latest:
                     return
                 self.since = loop.time()
-                await self.send(text)
+                await self.send(self.latest.pop(next(iter(self.latest))))
         except Exception as error:  # the connection went meanwhile: nothing more to write
             logger.debug("live outbox: a write failed: %s", error)
             self.drop()
@@ -257,6 +261,9 @@ class Hub:
         self.ticker: asyncio.Task | None = None
         self.pinger: asyncio.Task | None = None
         self.connects = 0
+        self.announcing: dict[int, asyncio.Task] = {}  # boards whose presence frame is under way
+        self.presence_due: dict[int, tuple] = {}  # board -> (its BoardRef, who changed it): to announce
+        self.loading: dict[int, asyncio.Future] = {}  # boards being made live by a socket of this process
 
     def socket_id(self) -> str:
         return f"{self.prefix}.{next(self.counter)}"
@@ -306,6 +313,37 @@ class Hub:
         while the last batch was under way go together, in one pipeline (ugcsite.platform.redis.Batcher)."""
         channel, payload = keys.live_channel(board_id), envelope(kind, text, seq=seq, sender=sender)
         return self.publisher.call(lambda pipe: pipe.publish(channel, payload))
+
+    def presence_changed(self, ref, sender: str = "-") -> None:
+        """Someone joined, left or dropped (``sender``: their socket id): the board's sockets get
+        a presence frame with the peers as they stand. Coalesced: the first goes at once (read
+        as it stands then), and while one is under way or PRESENCE_EVERY has not passed since,
+        the changes wait and go together in the next, read afresh. One frame then answers many
+        joins (a board filling up cost a frame to every socket a join: O(n^2) deliveries). The
+        frame skips its one sender (who learnt the peers in its hello); several changes in one
+        frame reach everyone. O(connections of the board) a frame."""
+        due = self.presence_due.get(ref.board_id)
+        if due is None:
+            due = self.presence_due[ref.board_id] = (ref, set())
+        due[1].add(sender)
+        if ref.board_id not in self.announcing:
+            self.announcing[ref.board_id] = asyncio.get_running_loop().create_task(self._announce(ref.board_id))
+
+    async def _announce(self, board_id: int) -> None:
+        try:
+            while board_id in self.presence_due:
+                ref, senders = self.presence_due.pop(board_id)
+                try:
+                    peers = oplog.peers_of(await oplog.presence_list_async(ref))
+                    text = oplog._json({"type": "presence", "peers": peers})
+                    await self.publish(
+                        board_id, PRESENCE, text, sender=next(iter(senders)) if len(senders) == 1 else "-"
+                    )
+                except Exception as error:  # presence is ephemeral: the next change sends it
+                    logger.warning("live board %s: presence not sent: %s", board_id, error)
+                await asyncio.sleep(PRESENCE_EVERY)
+        finally:
+            self.announcing.pop(board_id, None)
 
     # --- inside ------------------------------------------------------------------------------
 

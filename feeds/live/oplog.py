@@ -12,6 +12,7 @@ A board with no live state is loaded from PostgreSQL when someone opens it (``li
 state expires LIVE_STATE_TTL after the last op, long after compaction wrote it to PostgreSQL.
 """
 
+import asyncio
 import json
 import math
 import secrets
@@ -27,7 +28,7 @@ from feeds.models import Board
 from feeds.rules import MAX_ELEMENTS, MAX_POINTS
 from feeds.scripts import scripts as common_scripts
 from feeds.validation import doc_with_ids, element_extent, element_points
-from ugcsite.platform.redis import get_async_redis, get_redis
+from ugcsite.platform.redis import get_async_batcher, get_async_redis, get_redis
 
 # Ops kept in a board's log for replay (?since=): a client further behind gets the whole doc.
 LIVE_REPLAY_KEEP = 5_000
@@ -132,18 +133,13 @@ def live_load(board_id: int) -> Board | None:
     return board
 
 
-def live_open(board_id: int) -> Board | None:
-    """The board a socket opens (without its doc), made live first if it is not: a board already
-    live (its state in Redis, with its title) costs one indexed read and one HEXISTS, not a
-    parse of its doc under the row lock (issue 42: 200 sockets opening one big board at once
-    each parsed and sent the whole doc to Redis, in turn). None if it is not published.
-    O(1) when live; else ``live_load``'s O(elements)."""
-    board = Board.objects.defer("doc_json").filter(pk=board_id, state=Board.State.PUBLISHED).first()
-    if board is None:
-        return None
-    if get_redis().hexists(keys.live_meta(board.author_id, board.pk), "title"):
-        return board
-    return live_load(board_id)
+async def live_titled_async(ref: BoardRef) -> bool:
+    """Whether a board is live, with its title kept (a state loaded before titles were kept is
+    loaded again): a socket opening a board already live reads nothing more of it than this
+    before its snapshot, where ``live_load`` parses its doc under the row lock (issue 42: 200
+    sockets opening one big board at once each parsed and sent the whole doc to Redis, in turn).
+    From an event loop, batched with the loop's other calls. O(1)."""
+    return bool(await get_async_batcher().call(lambda pipe: pipe.hexists(keys.live_meta(*ref.key_args), "title")))
 
 
 def published_among(board_ids: set[int]) -> set[int]:
@@ -298,7 +294,15 @@ def live_extents_fill(ref: BoardRef) -> None:
 
 def live_snapshot(ref: BoardRef) -> Snapshot | None:
     """The live doc and its seq, or None when the board is not live. O(elements)."""
-    answer = scripts.live_snapshot(keys=ref.state_keys()[:3])
+    return _snapshot(scripts.live_snapshot(keys=ref.state_keys()[:3]))
+
+
+async def live_snapshot_async(ref: BoardRef) -> Snapshot | None:
+    """live_snapshot from an event loop (a socket's hello), batched with the loop's other calls."""
+    return _snapshot(await scripts.live_snapshot.run_async(keys=ref.state_keys()[:3]))
+
+
+def _snapshot(answer: list) -> Snapshot | None:
     if not answer:
         return None
     gen, seq, compacted, head, title, *elements = answer
@@ -347,10 +351,38 @@ class LogEntry:
 def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogEntry] | None:
     """The log's entries after ``since`` (up to ``upto``), or None when the log no longer holds
     all of them (trimmed, or the live state was lost). O(log n + entries)."""
-    stream = keys.live_ops(*ref.key_args)
     end = f"{upto}-1" if upto is not None else "+"
-    rows = get_redis().xrange(stream, f"{since + 1}-0", end)
-    entries = [
+    rows = get_redis().xrange(keys.live_ops(*ref.key_args), f"{since + 1}-0", end)
+    entries = _log_entries(rows)
+    if entries:
+        return entries if entries[0].seq == since + 1 else None
+    return _replay_empty(get_redis().hget(keys.live_meta(*ref.key_args), "seq"), since, upto)
+
+
+async def live_replay_async(ref: BoardRef, since: int, upto: int | None = None) -> list[LogEntry] | None:
+    """live_replay from an event loop (a socket's hello with ``?since=``): the log's range and
+    the board's seq in one batch (one round trip). O(log n + entries)."""
+    end = f"{upto}-1" if upto is not None else "+"
+    batcher = get_async_batcher()
+    rows, current = await asyncio.gather(
+        batcher.call(lambda pipe: pipe.xrange(keys.live_ops(*ref.key_args), f"{since + 1}-0", end)),
+        batcher.call(lambda pipe: pipe.hget(keys.live_meta(*ref.key_args), "seq")),
+    )
+    entries = _log_entries(rows)
+    if entries:
+        return entries if entries[0].seq == since + 1 else None
+    return _replay_empty(current, since, upto)
+
+
+def _replay_empty(current: str | None, since: int, upto: int | None) -> list | None:
+    """No entry after ``since``: nothing missed ([]) when the board stands at it, else None."""
+    if current is None:
+        return None
+    return [] if int(current) == since or (upto is not None and upto <= since) else None
+
+
+def _log_entries(rows: list) -> list[LogEntry]:
+    return [
         LogEntry(
             seq=int(entry_id.split("-")[0]),
             by=fields.get("by", ""),
@@ -360,12 +392,6 @@ def live_replay(ref: BoardRef, since: int, upto: int | None = None) -> list[LogE
         )
         for entry_id, fields in rows
     ]
-    if entries:
-        return entries if entries[0].seq == since + 1 else None
-    current = get_redis().hget(keys.live_meta(*ref.key_args), "seq")
-    if current is None:
-        return None
-    return [] if int(current) == since or (upto is not None and upto <= since) else None
 
 
 def live_mark_compacted(ref: BoardRef, seq: int) -> None:
@@ -414,47 +440,81 @@ def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit:
         pipe.execute()
 
 
-def presence_remove(ref: BoardRef, channel: str) -> None:
-    get_redis().hdel(keys.live_presence(*ref.key_args), channel)
-
-
-def presence_away(ref: BoardRef, channel: str, *, username: str, can_edit: bool, grace: float) -> None:
-    """A connection dropped without saying goodbye: its entry stays for ``grace`` seconds, marked
-    reconnecting (``peers_of``), unless its person comes back sooner. O(1)."""
-    key = keys.live_presence(*ref.key_args)
-    get_redis().hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + grace, "r": True}))
-
-
-def presence_back(ref: BoardRef, username: str) -> None:
-    """``username`` connected again: the entries of their dropped connections go. O(connections)."""
-    key = keys.live_presence(*ref.key_args)
-    client = get_redis()
-    gone = [
-        channel
-        for channel, raw in client.hgetall(key).items()
-        if (entry := json.loads(raw)).get("r") and entry["u"] == username
-    ]
-    if gone:
-        client.hdel(key, *gone)
-
-
 def presence_list(ref: BoardRef) -> list[dict]:
     """The live entries of the board's connections (expired ones are dropped). O(connections)."""
     key = keys.live_presence(*ref.key_args)
     client = get_redis()
-    now = time.time()
-    entries, stale = [], []
-    for channel, raw in client.hgetall(key).items():
-        entry = json.loads(raw)
-        (stale if entry["t"] < now else entries).append(entry if entry["t"] >= now else channel)
+    entries, stale = _presence_entries(client.hgetall(key), time.time())
     if stale:
         client.hdel(key, *stale)
     return entries
 
 
+def _presence_entries(everything: dict, now: float, *, back: str | None = None) -> tuple[list[dict], list[str]]:
+    """(the live entries, the channels to forget) of a presence hash as HGETALL reads it: the
+    lapsed entries go, and with ``back`` (a person who connected again) their dropped ones."""
+    entries, gone = [], []
+    for channel, raw in everything.items():
+        entry = json.loads(raw)
+        if entry["t"] < now or (back is not None and entry.get("r") and entry["u"] == back):
+            gone.append(channel)
+        else:
+            entries.append(entry)
+    return entries, gone
+
+
+async def presence_join_async(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool) -> list[dict]:
+    """A connection opens (the live sockets, from their event loop): its entry is recorded, the
+    entries of its person's dropped connections (they are back) and the lapsed ones go, and
+    the board's live entries come back (``presence_list``, this one included). One batch of the
+    loop's (one round trip), and one HDEL more when something is to go. O(connections)."""
+    key = keys.live_presence(*ref.key_args)
+    mine = {"u": username, "e": can_edit, "t": time.time() + PRESENCE_TTL}
+    batcher = get_async_batcher()
+    _, _, everything = await asyncio.gather(
+        batcher.call(lambda pipe: pipe.hset(key, channel, _json(mine))),
+        batcher.call(lambda pipe: pipe.expire(key, PRESENCE_TTL * 2)),
+        batcher.call(lambda pipe: pipe.hgetall(key)),
+    )
+    entries, gone = _presence_entries(everything, time.time(), back=username)
+    if gone:
+        await batcher.call(lambda pipe: pipe.hdel(key, *gone))
+    return entries
+
+
+async def presence_leave_async(
+    ref: BoardRef, channel: str, *, username: str | None, can_edit: bool, grace: float | None
+) -> list[dict]:
+    """A connection closes (the live sockets): its entry goes (``grace`` None), or stays marked
+    reconnecting for ``grace`` seconds (it dropped: ``peers_of``); the board's live entries
+    come back. One batch (one round trip), and one HDEL more for lapsed entries. O(connections)."""
+    key = keys.live_presence(*ref.key_args)
+    batcher = get_async_batcher()
+    if grace is None:
+        change = batcher.call(lambda pipe: pipe.hdel(key, channel))
+    else:
+        away = _json({"u": username, "e": can_edit, "t": time.time() + grace, "r": True})
+        change = batcher.call(lambda pipe: pipe.hset(key, channel, away))
+    _, everything = await asyncio.gather(change, batcher.call(lambda pipe: pipe.hgetall(key)))
+    entries, stale = _presence_entries(everything, time.time())
+    if stale:
+        await batcher.call(lambda pipe: pipe.hdel(key, *stale))
+    return entries
+
+
+async def presence_list_async(ref: BoardRef) -> list[dict]:
+    """presence_list from an event loop, batched with the loop's other calls. O(connections)."""
+    key = keys.live_presence(*ref.key_args)
+    batcher = get_async_batcher()
+    entries, stale = _presence_entries(await batcher.call(lambda pipe: pipe.hgetall(key)), time.time())
+    if stale:
+        await batcher.call(lambda pipe: pipe.hdel(key, *stale))
+    return entries
+
+
 def peers_of(entries: list[dict], *, now: float | None = None) -> list[dict]:
     """``[{"username", "reconnecting"}]`` of the people connected (each once, watchers without a
-    name left out). Someone whose every entry is one of a dropped connection (``presence_away``)
+    name left out). Someone whose every entry is one of a dropped connection (``presence_leave_async``)
     is ``reconnecting``, with ``forget_after``: the seconds until that entry lapses."""
     now = time.time() if now is None else now
     people: dict[str, dict] = {}

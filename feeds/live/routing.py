@@ -36,7 +36,8 @@ class SessionUser:
             morsel = cookies.get(settings.SESSION_COOKIE_NAME)
             if morsel is not None and morsel.value:
                 user = await get_user({"session": self.store(morsel.value)})
-        return await self.inner({**scope, "user": user}, receive, send)
+        scope["user"] = user  # the server's scope, not a copy of it: each open socket keeps it (issue 42)
+        return await self.inner(scope, receive, send)
 
 
 websocket_urlpatterns = [
