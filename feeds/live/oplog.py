@@ -429,12 +429,19 @@ def dirty_clear(ref: BoardRef, seq: int) -> None:
 # --- who is on the board ------------------------------------------------------------------------
 
 
+def _presence_entry(username: str | None, can_edit: bool, lasts: float, *, dropped: bool = False) -> str:
+    """A connection's presence entry as the hash keeps it: lapsing ``lasts`` seconds from now,
+    marked reconnecting when ``dropped``."""
+    entry = {"u": username, "e": can_edit, "t": time.time() + lasts}
+    return _json({**entry, "r": True} if dropped else entry)
+
+
 def presence_set(ref: BoardRef, channel: str, *, username: str | None, can_edit: bool, client=None) -> None:
     """Record (or refresh) an open connection. O(1). ``client``: a pipeline to queue it in (the
     live sockets refresh theirs together, feeds.live.hub)."""
     key = keys.live_presence(*ref.key_args)
     pipe = client if client is not None else get_redis().pipeline(transaction=False)
-    pipe.hset(key, channel, _json({"u": username, "e": can_edit, "t": time.time() + PRESENCE_TTL}))
+    pipe.hset(key, channel, _presence_entry(username, can_edit, PRESENCE_TTL))
     pipe.expire(key, PRESENCE_TTL * 2)
     if client is None:
         pipe.execute()
@@ -469,10 +476,10 @@ async def presence_join_async(ref: BoardRef, channel: str, *, username: str | No
     the board's live entries come back (``presence_list``, this one included). One batch of the
     loop's (one round trip), and one HDEL more when something is to go. O(connections)."""
     key = keys.live_presence(*ref.key_args)
-    mine = {"u": username, "e": can_edit, "t": time.time() + PRESENCE_TTL}
+    mine = _presence_entry(username, can_edit, PRESENCE_TTL)
     batcher = get_async_batcher()
     _, _, everything = await asyncio.gather(
-        batcher.call(lambda pipe: pipe.hset(key, channel, _json(mine))),
+        batcher.call(lambda pipe: pipe.hset(key, channel, mine)),
         batcher.call(lambda pipe: pipe.expire(key, PRESENCE_TTL * 2)),
         batcher.call(lambda pipe: pipe.hgetall(key)),
     )
@@ -493,7 +500,7 @@ async def presence_leave_async(
     if grace is None:
         change = batcher.call(lambda pipe: pipe.hdel(key, channel))
     else:
-        away = _json({"u": username, "e": can_edit, "t": time.time() + grace, "r": True})
+        away = _presence_entry(username, can_edit, grace, dropped=True)
         change = batcher.call(lambda pipe: pipe.hset(key, channel, away))
     _, everything = await asyncio.gather(change, batcher.call(lambda pipe: pipe.hgetall(key)))
     entries, stale = _presence_entries(everything, time.time())
